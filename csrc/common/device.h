@@ -1,0 +1,42 @@
+// Per-device properties, read once per device and cached in a table keyed by
+// the device index (never one process-wide value: a process may drive GPUs
+// of different generations). CUDA translation units only.
+#pragma once
+
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <mutex>
+
+namespace torchquant {
+
+struct DeviceCaps {
+  int major = 0;
+  int minor = 0;
+  int sm_count = 0;
+  int l2_bytes = 0;
+  int max_smem_optin = 0;  // dynamic shared memory a block may opt into
+  int cc() const { return major * 10 + minor; }
+};
+
+inline const DeviceCaps& device_caps(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::array<DeviceCaps, kMaxDevices> table;
+  static std::array<std::once_flag, kMaxDevices> once;
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torchquant: device index ", device,
+              " out of range");
+  std::call_once(once[device], [device] {
+    cudaDeviceProp p;
+    C10_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    DeviceCaps& c = table[device];
+    c.major = p.major;
+    c.minor = p.minor;
+    c.sm_count = p.multiProcessorCount;
+    c.l2_bytes = p.l2CacheSize;
+    c.max_smem_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  });
+  return table[device];
+}
+
+}  // namespace torchquant

@@ -1,0 +1,124 @@
+// torchquant: the one schema file.
+//
+// Every operator the library exposes is declared here, once, with named and
+// typed arguments. Implementations live per format and per backend:
+//   csrc/cpu/*.cpp            TORCH_LIBRARY_IMPL(torchquant, CPU)
+//   csrc/<format>/*.cu        TORCH_LIBRARY_IMPL(torchquant, CUDA)
+// Python wrappers with register_fake for each schema are in torchquant/ops.py.
+//
+// Conventions shared by every op (see ../shared/design/formats.md):
+//   y[M, N] = x[M, K] @ W[N, K]^T (+ bias[N]), weights row-major, K contiguous.
+//   `kernel` selects an implementation path: "auto" lets the dispatcher in
+//   csrc/common/dispatch.h decide; any other name forces that path so tests
+//   can reach every kernel. Unknown names and names of another backend raise.
+//
+// The module is a plain C extension whose PyInit creates an empty module:
+// importing torchquant._C runs the static registrations below and nothing
+// else, so no pybind11 and the stable (limited) Python ABI.
+
+#include <Python.h>
+#include <torch/library.h>
+
+extern "C" {
+PyObject* PyInit__C(void) {
+  static struct PyModuleDef module_def = {
+      PyModuleDef_HEAD_INIT,
+      "_C",  // name
+      "torchquant operator library; ops live under torch.ops.torchquant",
+      -1,    // no per-module state
+      nullptr,
+  };
+  return PyModule_Create(&module_def);
+}
+}
+
+TORCH_LIBRARY(torchquant, m) {
+  // ---------------------------------------------------------------- INT8 --
+  // W8A8 matmul with an exact int32 accumulation and a fused epilogue:
+  //   y[m,n] = a_scale[m] * w_scale[n] * (acc[m,n] - a_zero[m] * w_colsum[n])
+  //            + bias[n],     acc = sum_k a_q[m,k] * w_q[n,k]
+  // a_q int8 [M, K]; a_scale fp32 [M] (per token) or one element;
+  // a_zero int32 [M] or one element, None for a symmetric activation;
+  // w_q int8 [N, K]; w_scale fp32 [N] (per channel) or one element;
+  // w_colsum int32 [N] = sum_k w_q[n, k], needed with a_zero (computed when
+  // omitted); bias [N] in any float dtype; out_dtype float32 (default),
+  // float16 or bfloat16. K <= 65536 so the accumulator cannot overflow.
+  // CUDA kernels: "gemv" (M <= 16, weight streamed once), "mma"
+  // (mma.sync m16n8k32 tensor cores, sm_80+), "wgmma" (sm_90a).
+  m.def(
+      "int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_q, "
+      "Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
+      "ScalarType? out_dtype=None, str kernel='auto') -> Tensor");
+
+  // Row-wise (per token / per output channel) or whole-tensor int8
+  // quantization of a float [R, C] tensor. Returns (q int8 [R, C],
+  // scale fp32 [R] or [], zero_point int32 of the scale's shape). Symmetric:
+  // s = amax / 127, zero 0. Asymmetric: the range [min(x, 0), max(x, 0)] is
+  // spread over all 256 codes, s = span / 255, zero = rne(-128 - lo / s).
+  m.def(
+      "quantize_int8(Tensor x, bool per_row=True, bool symmetric=True) -> "
+      "(Tensor q, Tensor scale, Tensor zero_point)");
+
+  // ----------------------------------------------------------------- FP8 --
+  // Decode GEMV over an FP8 E4M3 weight with fp32 scales per block of
+  // `block_size` along K: w[n,k] = w_q[n,k] * w_scale[n, k / block_size].
+  // x fp16 or bf16 [M, K] (decode: M = 1..16, larger M is tiled); output in
+  // x's dtype. block_size a multiple of 16 in [16, 256]; K a multiple of 16.
+  // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
+  m.def(
+      "fp8_block_gemv(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
+      "Tensor? bias=None, str kernel='auto') -> Tensor");
+
+  // scale = block_amax / 448 (1 for an all-zero block),
+  // w_q = e4m3(clamp(w / scale, -448, 448)). Returns (w_q [N, K] e4m3,
+  // scale fp32 [N, ceil(K / block_size)]).
+  m.def(
+      "quantize_fp8_block(Tensor w, int block_size=128) -> "
+      "(Tensor w_q, Tensor scale)");
+
+  // w = float(w_q) * scale[n, k / block_size], in out_dtype (default fp32).
+  m.def(
+      "dequantize_fp8_block(Tensor w_q, Tensor scale, int block_size=128, "
+      "ScalarType? out_dtype=None) -> Tensor");
+
+  // --------------------------------------------------------------- NVFP4 --
+  // Decode GEMV over packed E2M1 weights (uint8 [N, K/2], element 2j in the
+  // low nibble), E4M3 scales per 16 along K ([N, K/16]) and one fp32 global
+  // scale (a one-element tensor, read on the device: no host sync).
+  // x fp16 or bf16 [M, K], output in x's dtype, K a multiple of 16.
+  // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
+  m.def(
+      "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
+      "Tensor global_scale, Tensor? bias=None, str kernel='auto') -> Tensor");
+
+  // global = amax / (448 * 6) (1 for an all-zero tensor);
+  // block_scale = e4m3(min(block_amax / 6 / global, 448));
+  // q = e2m1_rne(clamp(w / (block_scale * global), -6, 6)); a block whose
+  // scale is 0 stores codes 0. Returns (packed uint8 [N, K/2],
+  // scale e4m3 [N, K/16], global_scale fp32 []).
+  m.def(
+      "quantize_nvfp4(Tensor w) -> "
+      "(Tensor w_packed, Tensor scale, Tensor global_scale)");
+
+  // w = e2m1 * float(scale) * global_scale, in out_dtype (default fp32).
+  m.def(
+      "dequantize_nvfp4(Tensor w_packed, Tensor scale, Tensor global_scale, "
+      "ScalarType? out_dtype=None) -> Tensor");
+
+  // ----------------------------------------------------------------- 2:4 --
+  // Keep the two largest magnitudes of every group of 4 along K (ties keep
+  // the lower index). Returns (pruned, same dtype and shape; mask bool).
+  m.def("prune24(Tensor w) -> (Tensor pruned, Tensor mask)");
+
+  // Compress a 2:4 tensor [N, K] (at most 2 nonzeros per group of 4; raises
+  // otherwise) to (values [N, K/2] in w's dtype, meta uint8 [N, ceil(K/8)]).
+  // Each group's nibble holds two 2-bit positions, first < second, in bits
+  // 0-1 and 2-3; group 2j sits in the low nibble of byte j, group 2j+1 in
+  // the high one (a missing last group leaves its nibble 0). A group with
+  // fewer than two nonzeros keeps its lowest zero positions, so the
+  // encoding is canonical. K a multiple of 4.
+  m.def("compress24(Tensor w) -> (Tensor values, Tensor meta)");
+
+  // Inverse of compress24: [N, K] with K = 2 * values.size(1).
+  m.def("decompress24(Tensor values, Tensor meta) -> Tensor");
+}

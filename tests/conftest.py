@@ -1,0 +1,33 @@
+"""Shared test fixtures and helpers.
+
+`poison_cuda()` makes the next CUDA allocations start out as NaN: it fills a
+large block from the caching allocator with NaN and frees it, so an output a
+kernel forgets to write reads back as NaN instead of a stale right answer.
+"""
+
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+
+
+def poison_cuda(nbytes: int = 1 << 28) -> None:
+    """Fill the caching allocator's free blocks with NaN (0xFF bytes)."""
+    if not HAS_CUDA:
+        return
+    block = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    block.fill_(0xFF)  # 0xFFFF is NaN in fp16/bf16, 0xFFFFFFFF NaN in fp32
+    del block
+
+
+@pytest.fixture
+def seeded():
+    torch.manual_seed(1234)
+    return torch.Generator().manual_seed(1234)
+
+
+def cuda_capability():
+    if not HAS_CUDA:
+        return (0, 0)
+    return torch.cuda.get_device_capability()

@@ -1,0 +1,209 @@
+"""The storage formats (torchquant.formats) against formats.md and independent oracles.
+
+torch provides e4m3 conversion (the oracle for FP8) and the float4_e2m1fn_x2
+container dtype without conversions; ml_dtypes' float4_e2m1fn provides the
+independent E2M1 rounding oracle.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from torchquant import formats as F
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+def test_e2m1_table_matches_format_doc():
+    codes = torch.arange(16, dtype=torch.uint8)
+    vals = F.e2m1_decode(codes)
+    mags = [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+    assert vals[:8].tolist() == mags
+    assert vals[8:].tolist() == [-m for m in mags]
+    assert torch.signbit(vals[8])  # code 8 is -0
+
+
+def test_e2m1_rne_matches_ml_dtypes_dense_sweep():
+    # every representable value, every midpoint (the ties), and a dense sweep
+    mags = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], dtype=np.float32)
+    mids = (mags[1:] + mags[:-1]) / 2
+    sweep = np.linspace(-6, 6, 24001, dtype=np.float32)
+    eps = np.float32(1e-6)
+    v = np.concatenate([mags, -mags, mids, -mids, mids + eps, mids - eps, -mids - eps, sweep])
+    want = v.astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
+    got = F.e2m1_encode(torch.from_numpy(v)).numpy()
+    bad = np.nonzero(got != want)[0]
+    assert bad.size == 0, f"first mismatch at {v[bad[0]]}: got {got[bad[0]]}, ml_dtypes {want[bad[0]]}"
+
+
+def test_e2m1_ties_to_even_explicit():
+    ties = torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0])
+    assert F.e2m1_decode(F.e2m1_encode(ties)).tolist() == [0.0, 1.0, 1.0, 2.0, 2.0, 4.0, 4.0]
+
+
+def test_nvfp4_packing_even_k_in_low_nibble():
+    codes = torch.tensor([[1, 2, 3, 4, 15, 8]], dtype=torch.uint8)
+    packed = F.pack_e2m1(codes)
+    assert packed.tolist() == [[0x21, 0x43, 0x8F]]
+    assert torch.equal(F.unpack_e2m1(packed), codes)
+    # The same bytes are torch's float4_e2m1fn_x2 container: 2 elements per byte.
+    x2 = packed.view(torch.float4_e2m1fn_x2)
+    assert x2.shape == (1, 3) and torch.equal(x2.view(torch.uint8), packed)
+
+
+def _ml_e2m1_pack(v: np.ndarray) -> np.ndarray:
+    c = v.astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
+    return (c[:, 0::2] | (c[:, 1::2] << 4)).astype(np.uint8)
+
+
+def test_quantize_nvfp4_recipe_against_independent_oracle():
+    torch.manual_seed(0)
+    w = torch.randn(24, 64) * torch.logspace(-3, 1, 64)
+    w[3] = 0.0  # an all-zero row: every block stores scale 0 and codes 0
+    packed, bs, g = F.quantize_nvfp4(w)
+    amax = w.abs().max()
+    assert g.dtype == torch.float32 and g.dim() == 0
+    assert float(g) == float(amax / (448.0 * 6.0))
+    bamax = w.view(24, 4, 16).abs().amax(2)
+    want_bs = torch.clamp(bamax / 6.0 / g, max=448.0).to(torch.float8_e4m3fn)
+    assert torch.equal(bs.view(torch.uint8), want_bs.view(torch.uint8))
+    denom = (bs.float() * g).repeat_interleave(16, 1)
+    scaled = torch.where(denom > 0, w / torch.where(denom > 0, denom, torch.ones_like(denom)), torch.zeros_like(w))
+    want = _ml_e2m1_pack(np.clip(scaled.numpy(), -6, 6))
+    want[denom.numpy()[:, 0::2] == 0] = 0
+    assert np.array_equal(packed.numpy(), want)
+    assert torch.all(packed[3] == 0) and torch.all(bs[3].float() == 0)
+
+
+def test_nvfp4_dequant_error_within_half_step():
+    torch.manual_seed(1)
+    w = torch.randn(16, 128)
+    packed, bs, g = F.quantize_nvfp4(w)
+    back = F.dequantize_nvfp4(packed, bs, g)
+    # half the largest E2M1 step (2, between 4 and 6) times the block's scale,
+    # plus the e4m3 rounding of the scale (relative 2^-4) on the largest value.
+    step = (bs.float() * g).repeat_interleave(16, 1)
+    assert torch.all((back - w).abs() <= step * 1.0 + w.abs() * 2**-4 + 1e-12)
+
+
+def test_fp8_block_quantize_matches_torch_cast_and_clamps():
+    torch.manual_seed(2)
+    w = torch.randn(7, 300) * 3
+    w[0, 5] = 1e-30  # tiny values stay finite
+    for bs in (16, 32, 128, 256):
+        q, s = F.quantize_fp8_block(w, bs)
+        nb = (300 + bs - 1) // bs
+        assert q.dtype == torch.float8_e4m3fn and s.shape == (7, nb)
+        for b in range(nb):
+            blk = w[:, b * bs : (b + 1) * bs]
+            amax = blk.abs().amax(1)
+            assert torch.equal(s[:, b], amax / 448.0)
+            want = torch.clamp(blk / s[:, b : b + 1], -448, 448).to(torch.float8_e4m3fn)
+            assert torch.equal(q[:, b * bs : (b + 1) * bs].view(torch.uint8), want.view(torch.uint8))
+        assert torch.isfinite(q.float()).all()
+        assert q.float().abs().max() <= 448
+
+
+def test_fp8_zero_block_gets_scale_one():
+    w = torch.zeros(2, 64)
+    w[1, 40] = 2.0
+    q, s = F.quantize_fp8_block(w, 32)
+    assert s.tolist() == [[1.0, 1.0], [1.0, float(torch.tensor(2.0) / 448.0)]]
+    assert float(F.dequantize_fp8_block(q, s, 32)[1, 40]) == 2.0
+
+
+def test_int8_symmetric_and_asymmetric_recipes():
+    torch.manual_seed(3)
+    x = torch.randn(5, 77)
+    q, s, z = F.quantize_int8(x, per_row=True, symmetric=True)
+    assert torch.equal(s, x.abs().amax(1) / 127.0)
+    assert torch.all(z == 0)
+    assert torch.equal(q, torch.clamp(torch.round(x / s[:, None]), -128, 127).to(torch.int8))
+    a = torch.rand(5, 77)  # non-negative: zero point earns its bit
+    q, s, z = F.quantize_int8(a, per_row=False, symmetric=False)
+    assert s.dim() == 0 and z.dim() == 0 and int(z) == -128
+    back = F.dequantize_int8(q, s, z)
+    assert float((back - a).abs().max()) <= float(s) / 2 * (1 + 1e-6)
+
+
+def test_int8_asymmetric_extremes_stay_in_range():
+    # [-1, 1]: lo / s lands a hair off -127.5, the zero point rounds to -1 and
+    # +1 maps to code 126 (126 - (-1) = 127 steps): in range, within s / 2.
+    x = torch.tensor([[-1.0, 1.0]])
+    q, s, z = F.quantize_int8(x, per_row=True, symmetric=False)
+    assert q.tolist() == [[-128, 126]] and z.tolist() == [-1]
+    assert torch.all((F.dequantize_int8(q, s, z) - x).abs() <= s / 2 * (1 + 2**-20))
+
+
+def test_int8_colsum():
+    w_q = torch.randint(-128, 128, (9, 33), dtype=torch.int8)
+    assert torch.equal(F.int8_colsum(w_q), w_q.long().sum(1).int())
+
+
+def test_quantizers_reject_nan_and_inf():
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        w = torch.ones(4, 32)
+        w[1, 3] = bad
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            F.quantize_int8(w)
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            F.quantize_fp8_block(w, 16)
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            F.quantize_nvfp4(w)
+        with pytest.raises(ValueError, match="NaN or Inf"):
+            F.prune24(w)
+
+
+def test_prune24_keeps_two_largest_ties_lower_index():
+    w = torch.tensor([[1.0, -3.0, 2.0, 0.5, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, -1.0]])
+    p, m = F.prune24(w)
+    assert p.tolist() == [[0.0, -3.0, 2.0, 0.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0]]
+    # the third group has one nonzero: the lowest zero position is kept
+    assert m.tolist() == [[False, True, True, False, True, True, False, False, True, False, False, True]]
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.bfloat16, torch.float32])
+def test_compress24_round_trip_and_layout(dtype):
+    torch.manual_seed(4)
+    w = (torch.randn(6, 44) * 50).to(dtype)
+    p, _ = F.prune24(w)
+    values, meta = F.compress24(p)
+    assert values.shape == (6, 22) and meta.shape == (6, 6) and meta.dtype == torch.uint8
+    assert torch.equal(F.decompress24(values, meta), p)
+    # nibble layout: group 0 in the low nibble of byte 0, positions p0 | p1 << 2
+    g0 = (p[0, :4] != 0).nonzero().flatten().tolist()
+    if len(g0) == 2:
+        assert int(meta[0, 0]) & 0xF == g0[0] | (g0[1] << 2)
+    # the odd 11th group leaves the last byte's high nibble 0
+    assert torch.all(meta[:, 5] >> 4 == 0)
+
+
+def test_compress24_rejects_three_nonzeros():
+    w = torch.zeros(2, 8)
+    w[1, 4:7] = 1.0
+    with pytest.raises(ValueError, match="row 1, group 1"):
+        F.compress24(w)
+
+
+def test_interop_compressed_tensors_inverts_global_scale():
+    torch.manual_seed(5)
+    w = torch.randn(8, 32)
+    packed, bs, g = F.quantize_nvfp4(w)
+    ct = F.nvfp4_to_compressed_tensors(packed, bs, g)
+    assert torch.allclose(ct["weight_global_scale"], 1.0 / g.reshape(1))
+    p2, bs2, g2 = F.nvfp4_from_compressed_tensors(ct["weight_packed"], ct["weight_scale"], ct["weight_global_scale"])
+    back = F.dequantize_nvfp4(p2, bs2, g2)
+    assert torch.allclose(back, F.dequantize_nvfp4(packed, bs, g), rtol=2**-22, atol=0)
+    p3, bs3, g3 = F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2), bs, g.reshape(1))
+    assert torch.equal(p3, packed) and float(g3) == float(g)
+    with pytest.raises(ValueError, match="linear, not swizzled"):
+        F.nvfp4_from_modelopt(packed, bs[:, :1], g)
+
+
+def test_interop_deepseek_128x128_scales():
+    s = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    ours = F.fp8_scales_from_128x128(s, 200, 256)
+    assert ours.shape == (200, 2)
+    assert ours[0].tolist() == [1.0, 2.0] and ours[127].tolist() == [1.0, 2.0] and ours[128].tolist() == [3.0, 4.0]
+    with pytest.raises(ValueError):
+        F.fp8_scales_from_128x128(s, 300, 256)

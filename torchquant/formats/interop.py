@@ -1,0 +1,65 @@
+"""Load tensors quantized by other tools into torchquant's formats.
+
+- ModelOpt NVFP4: `weight` (uint8 [N, K/2], low nibble first), `weight_scale`
+  (e4m3 [N, K/16]), `weight_scale_2` (fp32, the global dequant scale): the
+  same layout as ours, the global scale taken as is.
+- compressed-tensors NVFP4: `weight_packed`, `weight_scale`,
+  `weight_global_scale`; the last is the RECIPROCAL (448 * 6 / amax), so it
+  is inverted on load.
+- DeepSeek-style FP8 with 128x128 weight blocks: scales [ceil(N/128),
+  ceil(K/128)]; ours are per row and per K block, so each block-row scale is
+  repeated over its 128 rows (block_size = 128).
+"""
+
+from typing import Tuple
+
+import torch
+
+
+def _check_nvfp4(packed: torch.Tensor, scale: torch.Tensor, src: str) -> None:
+    if packed.dtype != torch.uint8 or packed.dim() != 2:
+        # float4_e2m1fn_x2 is the same bytes under another dtype name.
+        if getattr(torch, "float4_e2m1fn_x2", None) is not None and packed.dtype == torch.float4_e2m1fn_x2:
+            return
+        raise TypeError(f"{src}: packed weight must be uint8 [N, K/2], got {packed.dtype} {tuple(packed.shape)}")
+    N, Kh = packed.shape
+    if scale.dtype != torch.float8_e4m3fn or tuple(scale.shape) != (N, 2 * Kh // 16):
+        raise ValueError(
+            f"{src}: weight scale must be float8_e4m3fn [N, K/16] = [{N}, {2 * Kh // 16}] (linear, not swizzled), "
+            f"got {scale.dtype} {tuple(scale.shape)}"
+        )
+
+
+def _as_uint8(packed: torch.Tensor) -> torch.Tensor:
+    return packed if packed.dtype == torch.uint8 else packed.view(torch.uint8)
+
+
+def nvfp4_from_modelopt(weight: torch.Tensor, weight_scale: torch.Tensor, weight_scale_2: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    _check_nvfp4(weight, weight_scale, "nvfp4_from_modelopt")
+    g = weight_scale_2.detach().to(torch.float32).reshape(())
+    return _as_uint8(weight).contiguous(), weight_scale.contiguous(), g
+
+
+def nvfp4_from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Tensor, weight_global_scale: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    _check_nvfp4(weight_packed, weight_scale, "nvfp4_from_compressed_tensors")
+    inv = weight_global_scale.detach().to(torch.float32).reshape(())
+    if not bool(torch.isfinite(inv)) or float(inv) == 0.0:
+        raise ValueError(f"nvfp4_from_compressed_tensors: weight_global_scale must be finite and nonzero, got {float(inv)}")
+    return _as_uint8(weight_packed).contiguous(), weight_scale.contiguous(), (1.0 / inv).to(torch.float32)
+
+
+def nvfp4_to_compressed_tensors(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: torch.Tensor):
+    """Our NVFP4 triple as compressed-tensors names it (reciprocal global scale)."""
+    return {
+        "weight_packed": w_packed,
+        "weight_scale": scale,
+        "weight_global_scale": (1.0 / global_scale.to(torch.float32)).reshape(1),
+    }
+
+
+def fp8_scales_from_128x128(scale_inv: torch.Tensor, n: int, k: int) -> torch.Tensor:
+    """DeepSeek 128x128 block scales [ceil(N/128), ceil(K/128)] -> ours [N, ceil(K/128)]."""
+    nb_n, nb_k = (n + 127) // 128, (k + 127) // 128
+    if scale_inv.dim() != 2 or tuple(scale_inv.shape) != (nb_n, nb_k):
+        raise ValueError(f"fp8_scales_from_128x128: expected scales of shape ({nb_n}, {nb_k}) for a [{n}, {k}] weight, got {tuple(scale_inv.shape)}")
+    return scale_inv.to(torch.float32).repeat_interleave(128, dim=0)[:n].contiguous()

@@ -1,0 +1,83 @@
+"""NVFP4: packed E2M1 codes, an E4M3 scale per 16 along K, one fp32 global scale.
+
+Codes are s<<3 | e<<1 | m with magnitudes {0, .5, 1, 1.5, 2, 3, 4, 6}; code 8
+is -0. Two codes per byte, element 2j in the LOW nibble (the order of
+torch.float4_e2m1fn_x2, compressed-tensors, ModelOpt and ONNX Runtime).
+w = e2m1 * float(block_scale) * global_scale.
+
+Quantize: global = amax / (448 * 6) (1 for an all-zero tensor);
+block_scale = e4m3(min(block_amax / 6 / global, 448));
+q = e2m1_rne(clamp(w / (float(block_scale) * global), -6, 6)). A block whose
+scale rounds to 0 (all zero, or too small for e4m3) stores codes 0. The sign
+bit is kept as IEEE rounding keeps it: a negative value that rounds to zero
+encodes as -0 (code 8), as ml_dtypes' float4_e2m1fn does.
+"""
+
+from typing import Tuple
+
+import torch
+
+from torchquant.formats._common import check_2d_float, check_finite
+
+E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+E2M1_MAX = 6.0
+BLOCK = 16
+
+
+def e2m1_encode(v: torch.Tensor) -> torch.Tensor:
+    """Round-to-nearest-even to E2M1 codes (uint8 0..15). Input already within [-6, 6]."""
+    a = v.abs()
+    # Each step is one code boundary; ties go to the even code, so a midpoint
+    # between an odd and an even code uses >= or > accordingly.
+    code = (
+        (a > 0.25).to(torch.uint8)
+        + (a >= 0.75)
+        + (a > 1.25)
+        + (a >= 1.75)
+        + (a > 2.5)
+        + (a >= 3.5)
+        + (a > 5.0)
+    ).to(torch.uint8)
+    sign = torch.signbit(v).to(torch.uint8) << 3
+    return code | sign
+
+
+def e2m1_decode(codes: torch.Tensor) -> torch.Tensor:
+    table = torch.tensor(E2M1_VALUES, dtype=torch.float32, device=codes.device)
+    return table[codes.long()]
+
+
+def pack_e2m1(codes: torch.Tensor) -> torch.Tensor:
+    """[N, K] codes -> [N, K/2] bytes, even k in the low nibble."""
+    c = codes.to(torch.uint8)
+    return c[:, 0::2] | (c[:, 1::2] << 4)
+
+
+def unpack_e2m1(packed: torch.Tensor) -> torch.Tensor:
+    lo = packed & 0x0F
+    hi = packed >> 4
+    return torch.stack((lo, hi), dim=-1).reshape(packed.shape[0], -1)
+
+
+def quantize_nvfp4(w: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_2d_float(w, "quantize_nvfp4")
+    N, K = w.shape
+    if K % BLOCK:
+        raise ValueError(f"quantize_nvfp4: K must be a multiple of 16, got {K}")
+    check_finite(w, "quantize_nvfp4", "w")
+    wf = w.float()
+    amax = wf.abs().amax()
+    g = torch.where(amax > 0, amax / (448.0 * 6.0), torch.ones_like(amax))
+    bamax = wf.view(N, K // BLOCK, BLOCK).abs().amax(dim=2)
+    bs = torch.clamp(bamax / 6.0 / g, max=448.0).to(torch.float8_e4m3fn)
+    denom = (bs.float() * g).repeat_interleave(BLOCK, dim=1)
+    safe = torch.where(denom > 0, denom, torch.ones_like(denom))
+    scaled = torch.clamp(wf / safe, -E2M1_MAX, E2M1_MAX)
+    codes = torch.where(denom > 0, e2m1_encode(scaled), torch.zeros_like(scaled, dtype=torch.uint8))
+    return pack_e2m1(codes), bs, g.to(torch.float32)
+
+
+def dequantize_nvfp4(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: torch.Tensor, out_dtype=torch.float32) -> torch.Tensor:
+    vals = e2m1_decode(unpack_e2m1(w_packed))
+    full = scale.float().repeat_interleave(BLOCK, dim=1)
+    return (vals * full * global_scale.float().reshape(())).to(out_dtype)

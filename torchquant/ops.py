@@ -1,0 +1,269 @@
+"""Typed Python wrappers over torch.ops.torchquant.*, and their fake kernels.
+
+Every op has a `register_fake` here, so torch.compile, export and meta-device
+tracing know each output's shape and dtype without running a kernel. The
+fakes check what can be checked from metadata alone (ranks, shapes, dtypes)
+with torch._check and the same wording as the C++ validators.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+_ops = torch.ops.torchquant
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+# ----------------------------------------------------------------- wrappers --
+def int8_matmul(
+    a_q: Tensor,
+    a_scale: Tensor,
+    a_zero: Optional[Tensor],
+    w_q: Tensor,
+    w_scale: Tensor,
+    w_colsum: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+    kernel: str = "auto",
+) -> Tensor:
+    """y = a_scale * w_scale * (a_q @ w_q^T - a_zero * w_colsum) + bias (int32-exact core)."""
+    return _ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype, kernel)
+
+
+def quantize_int8(x: Tensor, per_row: bool = True, symmetric: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+    """(q int8, scale fp32, zero_point int32) per row or per tensor."""
+    return _ops.quantize_int8(x, per_row, symmetric)
+
+
+def fp8_block_gemv(
+    x: Tensor,
+    w_q: Tensor,
+    w_scale: Tensor,
+    block_size: int = 128,
+    bias: Optional[Tensor] = None,
+    kernel: str = "auto",
+) -> Tensor:
+    """y = x @ (w_q * w_scale per K block)^T + bias, in x's dtype."""
+    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, kernel)
+
+
+def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
+    return _ops.quantize_fp8_block(w, block_size)
+
+
+def dequantize_fp8_block(
+    w_q: Tensor, scale: Tensor, block_size: int = 128, out_dtype: Optional[torch.dtype] = None
+) -> Tensor:
+    return _ops.dequantize_fp8_block(w_q, scale, block_size, out_dtype)
+
+
+def nvfp4_gemv(
+    x: Tensor,
+    w_packed: Tensor,
+    w_scale: Tensor,
+    global_scale: Tensor,
+    bias: Optional[Tensor] = None,
+    kernel: str = "auto",
+) -> Tensor:
+    """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype."""
+    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, kernel)
+
+
+def quantize_nvfp4(w: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    return _ops.quantize_nvfp4(w)
+
+
+def dequantize_nvfp4(
+    w_packed: Tensor, scale: Tensor, global_scale: Tensor, out_dtype: Optional[torch.dtype] = None
+) -> Tensor:
+    return _ops.dequantize_nvfp4(w_packed, scale, global_scale, out_dtype)
+
+
+def prune24(w: Tensor) -> Tuple[Tensor, Tensor]:
+    return _ops.prune24(w)
+
+
+def compress24(w: Tensor) -> Tuple[Tensor, Tensor]:
+    return _ops.compress24(w)
+
+
+def decompress24(values: Tensor, meta: Tensor) -> Tensor:
+    return _ops.decompress24(values, meta)
+
+
+# -------------------------------------------------------------------- fakes --
+def _check_2d(t: Tensor, op: str, name: str) -> None:
+    torch._check(t.dim() == 2, lambda: f"{op}: {name} must be 2-D, got shape {tuple(t.shape)}")
+
+
+def _check_dtype(t: Tensor, dtypes, op: str, name: str) -> None:
+    if not isinstance(dtypes, tuple):
+        dtypes = (dtypes,)
+    torch._check(t.dtype in dtypes, lambda: f"{op}: {name} must be one of {dtypes}, got {t.dtype}")
+
+
+def _check_bias(bias: Optional[Tensor], n, op: str, dtype=None) -> None:
+    if bias is None:
+        return
+    torch._check(bias.dim() == 1 and bias.shape[0] == n, lambda: f"{op}: bias must be 1-D of length N = {n}")
+    if dtype is not None:
+        torch._check(bias.dtype == dtype, lambda: f"{op}: bias dtype {bias.dtype} must match x dtype {dtype}")
+
+
+@torch.library.register_fake("torchquant::int8_matmul")
+def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, kernel="auto"):
+    op = "int8_matmul"
+    _check_2d(a_q, op, "a_q")
+    _check_2d(w_q, op, "w_q")
+    _check_dtype(a_q, torch.int8, op, "a_q")
+    _check_dtype(w_q, torch.int8, op, "w_q")
+    M, K = a_q.shape
+    N = w_q.shape[0]
+    torch._check(w_q.shape[1] == K, lambda: f"{op}: a_q and w_q K differ")
+    torch._check(K <= 65536, lambda: f"{op}: K = {K} exceeds 65536")
+    _check_dtype(a_scale, torch.float32, op, "a_scale")
+    _check_dtype(w_scale, torch.float32, op, "w_scale")
+    if a_zero is not None:
+        _check_dtype(a_zero, torch.int32, op, "a_zero")
+    _check_bias(bias, N, op)
+    od = torch.float32 if out_dtype is None else out_dtype
+    torch._check(od in FLOAT_DTYPES, lambda: f"{op}: out_dtype must be float32, float16 or bfloat16")
+    return a_q.new_empty((M, N), dtype=od)
+
+
+@torch.library.register_fake("torchquant::quantize_int8")
+def _quantize_int8_fake(x, per_row=True, symmetric=True):
+    op = "quantize_int8"
+    _check_2d(x, op, "x")
+    _check_dtype(x, FLOAT_DTYPES, op, "x")
+    shape = (x.shape[0],) if per_row else ()
+    return (
+        x.new_empty(x.shape, dtype=torch.int8),
+        x.new_empty(shape, dtype=torch.float32),
+        x.new_empty(shape, dtype=torch.int32),
+    )
+
+
+def _check_block_size(block_size: int, op: str) -> None:
+    torch._check(
+        16 <= block_size <= 256 and block_size % 16 == 0,
+        lambda: f"{op}: block_size must be a multiple of 16 in [16, 256], got {block_size}",
+    )
+
+
+@torch.library.register_fake("torchquant::fp8_block_gemv")
+def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, kernel="auto"):
+    op = "fp8_block_gemv"
+    _check_block_size(block_size, op)
+    _check_2d(x, op, "x")
+    _check_2d(w_q, op, "w_q")
+    _check_2d(w_scale, op, "w_scale")
+    _check_dtype(x, HALF_DTYPES, op, "x")
+    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
+    _check_dtype(w_scale, torch.float32, op, "w_scale")
+    M, K = x.shape
+    N = w_q.shape[0]
+    torch._check(w_q.shape[1] == K, lambda: f"{op}: x and w_q K differ")
+    torch._check(K % 16 == 0, lambda: f"{op}: K must be a multiple of 16, got {K}")
+    _check_bias(bias, N, op, x.dtype)
+    return x.new_empty((M, N))
+
+
+@torch.library.register_fake("torchquant::quantize_fp8_block")
+def _quantize_fp8_block_fake(w, block_size=128):
+    op = "quantize_fp8_block"
+    _check_block_size(block_size, op)
+    _check_2d(w, op, "w")
+    _check_dtype(w, FLOAT_DTYPES, op, "w")
+    N, K = w.shape
+    nb = (K + block_size - 1) // block_size
+    return w.new_empty((N, K), dtype=torch.float8_e4m3fn), w.new_empty((N, nb), dtype=torch.float32)
+
+
+@torch.library.register_fake("torchquant::dequantize_fp8_block")
+def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
+    op = "dequantize_fp8_block"
+    _check_block_size(block_size, op)
+    _check_2d(w_q, op, "w_q")
+    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
+    _check_dtype(scale, torch.float32, op, "scale")
+    return w_q.new_empty(w_q.shape, dtype=torch.float32 if out_dtype is None else out_dtype)
+
+
+@torch.library.register_fake("torchquant::nvfp4_gemv")
+def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, kernel="auto"):
+    op = "nvfp4_gemv"
+    _check_2d(x, op, "x")
+    _check_2d(w_packed, op, "w_packed")
+    _check_2d(w_scale, op, "w_scale")
+    _check_dtype(x, HALF_DTYPES, op, "x")
+    _check_dtype(w_packed, torch.uint8, op, "w_packed")
+    _check_dtype(w_scale, torch.float8_e4m3fn, op, "w_scale")
+    _check_dtype(global_scale, torch.float32, op, "global_scale")
+    M, K = x.shape
+    N = w_packed.shape[0]
+    torch._check(K % 16 == 0, lambda: f"{op}: K must be a multiple of 16, got {K}")
+    torch._check(w_packed.shape[1] * 2 == K, lambda: f"{op}: w_packed must be [N, K/2]")
+    _check_bias(bias, N, op, x.dtype)
+    return x.new_empty((M, N))
+
+
+@torch.library.register_fake("torchquant::quantize_nvfp4")
+def _quantize_nvfp4_fake(w):
+    op = "quantize_nvfp4"
+    _check_2d(w, op, "w")
+    _check_dtype(w, FLOAT_DTYPES, op, "w")
+    N, K = w.shape
+    torch._check(K % 16 == 0, lambda: f"{op}: K must be a multiple of 16, got {K}")
+    return (
+        w.new_empty((N, K // 2), dtype=torch.uint8),
+        w.new_empty((N, K // 16), dtype=torch.float8_e4m3fn),
+        w.new_empty((), dtype=torch.float32),
+    )
+
+
+@torch.library.register_fake("torchquant::dequantize_nvfp4")
+def _dequantize_nvfp4_fake(w_packed, scale, global_scale, out_dtype=None):
+    op = "dequantize_nvfp4"
+    _check_2d(w_packed, op, "w_packed")
+    _check_dtype(w_packed, torch.uint8, op, "w_packed")
+    _check_dtype(scale, torch.float8_e4m3fn, op, "scale")
+    N, Kh = w_packed.shape
+    return w_packed.new_empty((N, Kh * 2), dtype=torch.float32 if out_dtype is None else out_dtype)
+
+
+_SPARSE_DTYPES = (torch.int8, torch.float16, torch.bfloat16, torch.float32)
+
+
+@torch.library.register_fake("torchquant::prune24")
+def _prune24_fake(w):
+    op = "prune24"
+    _check_2d(w, op, "w")
+    _check_dtype(w, _SPARSE_DTYPES, op, "w")
+    torch._check(w.shape[1] % 4 == 0, lambda: f"{op}: K must be a multiple of 4")
+    return torch.empty_like(w), w.new_empty(w.shape, dtype=torch.bool)
+
+
+@torch.library.register_fake("torchquant::compress24")
+def _compress24_fake(w):
+    op = "compress24"
+    _check_2d(w, op, "w")
+    _check_dtype(w, _SPARSE_DTYPES, op, "w")
+    N, K = w.shape
+    torch._check(K % 4 == 0, lambda: f"{op}: K must be a multiple of 4")
+    return w.new_empty((N, K // 2)), w.new_empty((N, (K + 7) // 8), dtype=torch.uint8)
+
+
+@torch.library.register_fake("torchquant::decompress24")
+def _decompress24_fake(values, meta):
+    op = "decompress24"
+    _check_2d(values, op, "values")
+    _check_dtype(values, _SPARSE_DTYPES, op, "values")
+    _check_dtype(meta, torch.uint8, op, "meta")
+    N, Kh = values.shape
+    return values.new_empty((N, Kh * 2))

@@ -1,0 +1,239 @@
+"""`python -m torchquant report`: the capability report and the accuracy census.
+
+The seed program (quant_matmul.cu) prints what this card's tensor cores can
+run, then prices each storage format on one synthetic weight matrix before any
+matmul runs, then runs an INT8 ladder (one scale, per-column scales, per-column
+plus a zero point) and a 2:4-pruned row against a float64 reference. This is
+that report through torchquant's own ops; the census needs no GPU.
+
+The synthetic operands reproduce the seed's generator exactly: a 32-bit LCG
+(Numerical Recipes constants, seed 20260901) draws A (post-ReLU activations in
+[0, 1)) and then B, a signed weight whose column gains span 64x (1, 1/2, ...,
+1/64, repeating every 7 columns) with an 8x outlier every 37th element. The
+seed stores B as [K, N]; torchquant's weights are [N, K], so W = B^T.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Dict, List, Tuple
+
+import numpy as np
+import torch
+
+import torchquant  # noqa: F401  (registers the ops)
+from torchquant import reference as ref
+from torchquant.formats.fp8 import E4M3_MAX
+
+_LCG_A = 1664525
+_LCG_C = 1013904223
+_SEED = 20260901
+_COLUMN_GAINS = 7
+_OUTLIER_PERIOD = 37
+_OUTLIER_GAIN = 8.0
+
+
+# ---------------------------------------------------------------- inputs --
+def _lcg_states(count: int, state: int) -> Tuple[np.ndarray, int]:
+    """The next `count` states of the seed's LCG, vectorised by jumping ahead."""
+    out = np.empty(count, dtype=np.uint64)
+    chunk = min(count, 4096)
+    s = state
+    for i in range(chunk):  # first chunk serially
+        s = (s * _LCG_A + _LCG_C) & 0xFFFFFFFF
+        out[i] = s
+    # x_{i + chunk} = A^chunk x_i + C_chunk (mod 2^32)
+    a_j, c_j = 1, 0
+    for _ in range(chunk):
+        a_j, c_j = (a_j * _LCG_A) & 0xFFFFFFFF, (c_j * _LCG_A + _LCG_C) & 0xFFFFFFFF
+    mask = np.uint64(0xFFFFFFFF)
+    for start in range(chunk, count, chunk):
+        stop = min(start + chunk, count)
+        prev = out[start - chunk : stop - chunk]
+        out[start:stop] = (prev * np.uint64(a_j) + np.uint64(c_j)) & mask
+    return out, int(out[-1])
+
+
+def _unit(states: np.ndarray) -> np.ndarray:
+    return ((states >> np.uint64(8)).astype(np.float32) / np.float32(16777216.0)).astype(np.float32)
+
+
+def seed_operands(m: int, n: int, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(A [m, k] float32 in [0, 1), W [n, k] float32) exactly as the seed draws them."""
+    sa, state = _lcg_states(m * k, _SEED)
+    a = _unit(sa).reshape(m, k)
+    sb, _ = _lcg_states(k * n, state)
+    b = (np.float32(2.0) * _unit(sb) - np.float32(1.0)).reshape(k, n)
+    col = np.arange(n)
+    gain = np.ldexp(np.float32(1.0), -(col % _COLUMN_GAINS)).astype(np.float32)
+    flat = np.arange(k * n).reshape(k, n)
+    outlier = np.where(flat % _OUTLIER_PERIOD == 0, np.float32(_OUTLIER_GAIN), np.float32(1.0))
+    b = (b * gain[None, :] * outlier).astype(np.float32)
+    return torch.from_numpy(a), torch.from_numpy(np.ascontiguousarray(b.T))
+
+
+# ------------------------------------------------------------ capability --
+# Minimum compute capability of each tensor-core feature, and what torchquant
+# runs on it. (INT8 mma exists from 7.5 as m8n8k16; torchquant's int8 kernels
+# use m16n8k32, an sm_80 shape.)
+_FLOORS = [
+    ("INT8 tensor cores (mma.sync m16n8k32 s8)", 80, "int8_matmul 'mma' and 'gemv' paths"),
+    ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' paths"),
+    ("2:4 sparse tensor cores (mma.sp)", 80, "sparse 2:4 execution"),
+    ("FP8 e4m3/e5m2 tensor cores", 89, "not used: weights are widened to fp16/bf16 exactly"),
+    ("Hopper warpgroup MMA (wgmma, sm_90a)", 90, "int8_matmul 'wgmma' path where built"),
+    ("FP4 (e2m1) tensor cores", 100, "not used: NVFP4 decodes with prmt lookups on any sm_80+"),
+]
+
+
+def _has_cuda_kernel(op: str) -> bool:
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(f"torchquant::{op}", "CUDA"))
+    except Exception:  # pragma: no cover - private API moved
+        return False
+
+
+def capability_report() -> List[str]:
+    lines = []
+    built = _has_cuda_kernel("fp8_block_gemv")
+    lines.append(f"torchquant build: {'CUDA kernels compiled in' if built else 'CPU kernels only (no CUDA in this build)'}")
+    if not torch.cuda.is_available():
+        lines.append("no CUDA GPU visible: every op runs its CPU kernel; tensor-core paths cannot be reported")
+        for name, cc, use in _FLOORS:
+            lines.append(f"  {name:<44} needs sm_{cc}   ({use})")
+        return lines
+    for dev in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(dev)
+        cc = p.major * 10 + p.minor
+        lines.append(
+            f"GPU {dev}: {p.name} (compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
+            f"{p.L2_cache_size / 2**20:.0f} MiB L2)"
+        )
+        for name, floor, use in _FLOORS:
+            ok = cc >= floor
+            if floor == 100 or floor == 89:
+                verdict = "yes" if ok else "no"
+            else:
+                verdict = ("yes -> " + use) if ok else "no on this card"
+            lines.append(f"  {name:<44} {verdict}")
+        tc = cc >= 80
+        lines.append("  torchquant will use:")
+        lines.append(f"    int8_matmul     {'M <= 16: gemv; M > 16: mma tiles' if tc else 'no CUDA path below sm_80 (run on CPU)'}")
+        lines.append(f"    fp8_block_gemv  {'mma (m16n8k16, fp32 accumulate)' if tc else 'fma (scalar)'}")
+        lines.append(f"    nvfp4_gemv      {'mma (m16n8k16, prmt decode)' if tc else 'fma (scalar, prmt decode)'}")
+    return lines
+
+
+# ---------------------------------------------------------------- census --
+def _err_stats(back: torch.Tensor, orig: torch.Tensor, scale_ref: float) -> Tuple[float, float]:
+    e = (back.to(torch.float64) - orig.to(torch.float64)).abs()
+    return float(e.max()) / scale_ref, float(e.pow(2).mean().sqrt()) / scale_ref
+
+
+def activation_census(a: torch.Tensor) -> Dict[str, Tuple[float, float]]:
+    """Round-trip error of one-scale INT8 on A, symmetric vs asymmetric."""
+    amax = float(a.abs().max())
+    out = {}
+    for name, sym in (("INT8 symmetric, one scale", True), ("INT8 asymmetric, zero point", False)):
+        q, s, z = torch.ops.torchquant.quantize_int8(a, False, sym)
+        back = (q.to(torch.float64) - z.to(torch.float64)) * s.to(torch.float64)
+        out[name] = _err_stats(back, a, amax)
+    return out
+
+
+def storage_census(w: torch.Tensor) -> Dict[str, Tuple[float, float]]:
+    """Round-trip error of each weight format on W, as a fraction of max|W|."""
+    ops = torch.ops.torchquant
+    wmax = float(w.abs().max())
+    out = {}
+    q, s, _ = ops.quantize_int8(w, False, True)
+    out["INT8, one scale for W"] = _err_stats(q.double() * s.double(), w, wmax)
+    q, s, _ = ops.quantize_int8(w, True, True)
+    out["INT8, one scale per channel"] = _err_stats(q.double() * s.double().reshape(-1, 1), w, wmax)
+    # FP8 with one scale for the whole tensor: block_size = K would need
+    # K <= 256, so compute the per-tensor scale directly (same recipe).
+    st = w.abs().max() / E4M3_MAX
+    back = torch.clamp(w / st, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).double() * st.double()
+    out["FP8 e4m3, one scale for W"] = _err_stats(back, w, wmax)
+    for bs in (32, 128):
+        wq, sc = ops.quantize_fp8_block(w, bs)
+        out[f"FP8 e4m3, one scale per {bs} along K"] = _err_stats(ops.dequantize_fp8_block(wq, sc, bs, None).double(), w, wmax)
+    if w.shape[1] % 16 == 0:
+        p, bsc, g = ops.quantize_nvfp4(w)
+        out["NVFP4 (e2m1, e4m3 per 16, fp32 global)"] = _err_stats(ops.dequantize_nvfp4(p, bsc, g, None).double(), w, wmax)
+    pruned, _ = ops.prune24(w)
+    out["2:4 pruned (values kept exact)"] = _err_stats(pruned, w, wmax)
+    return out
+
+
+def int8_ladder(a: torch.Tensor, w: torch.Tensor) -> List[Dict[str, float]]:
+    """The seed's INT8 rows through int8_matmul, judged against float64 over the originals."""
+    ops = torch.ops.torchquant
+    want = ref.linear_ref(a, w)
+    rows = []
+    aq_s, sa_s, _ = ops.quantize_int8(a, False, True)
+    aq_a, sa_a, za = ops.quantize_int8(a, False, False)
+    wq_t, sw_t, _ = ops.quantize_int8(w, False, True)
+    wq_c, sw_c, _ = ops.quantize_int8(w, True, True)
+    colsum = wq_c.to(torch.int32).sum(1, dtype=torch.int32)
+    pruned, _ = ops.prune24(w)
+    wq_p, sw_p, _ = ops.quantize_int8(pruned, True, True)
+    cases = [
+        ("int8 one scale", aq_s, sa_s, None, wq_t, sw_t, None, True),
+        ("int8 per-channel", aq_s, sa_s, None, wq_c, sw_c, None, True),
+        ("int8 per-chan + zp", aq_a, sa_a, za, wq_c, sw_c, colsum, True),
+        ("int8 2:4 pruned", aq_s, sa_s, None, wq_p, sw_p, None, False),
+    ]
+    for name, aq, sa, z, wq, sw, cs, gated in cases:
+        got = ops.int8_matmul(aq, sa, z, wq, sw, cs, None, torch.float32, "auto")
+        err = (got.double() - want).abs()
+        row = {"name": name, "max_err": float(err.max()), "rms_err": float(err.pow(2).mean().sqrt())}
+        if gated:
+            bound = ref.quantization_bound(a, w, sa, sw)
+            row["gate_frac"] = ref.worst_fraction(got, want, bound)
+            row["sqrtk_frac"] = ref.worst_fraction(got, want, ref.statistical_bound(a, w, sa, sw))
+        rows.append(row)
+    return rows
+
+
+def run(size: int = 2048, ladder: bool = True) -> str:
+    lines = ["== torchquant capability report =="]
+    lines += capability_report()
+    a, w = seed_operands(size, size, size)
+    lines.append("")
+    amax = float(a.abs().max())
+    lines.append(f"activation census on A ({a.numel()} values in [0, 1)), errors as a fraction of max|A| = {amax:.4f}")
+    lines.append(f"  {'format':<40} {'max err':>12} {'rms err':>12}")
+    act = activation_census(a)
+    for name, (mx, rms) in act.items():
+        lines.append(f"  {name:<40} {mx:12.3e} {rms:12.3e}")
+    sym_rms = act["INT8 symmetric, one scale"][1]
+    asym_rms = act["INT8 asymmetric, zero point"][1]
+    lines.append(f"  the zero point cuts rms error by {sym_rms / asym_rms:.2f}x on this non-negative tensor")
+    lines.append("")
+    wmax = float(w.abs().max())
+    lines.append(f"storage census on W ({size}x{size}), errors as a fraction of max|W| = {wmax:.4f}")
+    lines.append(f"  {'format':<40} {'max err':>12} {'rms err':>12}")
+    for name, (mx, rms) in storage_census(w).items():
+        lines.append(f"  {name:<40} {mx:12.3e} {rms:12.3e}")
+    if ladder:
+        lines.append("")
+        lines.append(f"INT8 ladder, {size}^3, against float64 over the original operands (gate: derived per-element bound, slack 4)")
+        lines.append(f"  {'kernel':<22} {'max err':>11} {'rms err':>11} {'gate frac':>10} {'sqrtK frac':>10}")
+        for r in int8_ladder(a, w):
+            g = f"{r['gate_frac']:10.3f}" if "gate_frac" in r else f"{'n/a':>10}"
+            s = f"{r['sqrtk_frac']:10.3f}" if "sqrtk_frac" in r else f"{'n/a':>10}"
+            lines.append(f"  {r['name']:<22} {r['max_err']:11.3e} {r['rms_err']:11.3e} {g} {s}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m torchquant report", description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", type=int, default=2048, help="M = N = K of the synthetic case (default 2048, the seed's largest)")
+    p.add_argument("--no-ladder", action="store_true", help="skip the INT8 matmul ladder")
+    args = p.parse_args(argv)
+    if args.size <= 0 or args.size % 32:
+        p.error("--size must be a positive multiple of 32")
+    print(run(args.size, not args.no_ladder))
+    return 0
