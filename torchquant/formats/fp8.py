@@ -40,5 +40,9 @@ def quantize_fp8_block(w: torch.Tensor, block_size: int = 128) -> Tuple[torch.Te
 def dequantize_fp8_block(w_q: torch.Tensor, scale: torch.Tensor, block_size: int = 128, out_dtype=torch.float32) -> torch.Tensor:
     _check_block_size(block_size, "dequantize_fp8_block")
     K = w_q.shape[1]
-    full = scale.float().repeat_interleave(block_size, dim=1)[:, :K]
-    return (w_q.float() * full).to(out_dtype)
+    # Products are formed in float64 when that is asked for (the references),
+    # otherwise in fp32 like the kernels: a 4-bit e4m3 significand times a
+    # 24-bit scale needs 28 bits, more than fp32 holds.
+    work = torch.float64 if out_dtype == torch.float64 else torch.float32
+    full = scale.to(work).repeat_interleave(block_size, dim=1)[:, :K]
+    return (w_q.to(work) * full).to(out_dtype)

@@ -78,6 +78,7 @@ def quantize_nvfp4(w: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.T
 
 
 def dequantize_nvfp4(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: torch.Tensor, out_dtype=torch.float32) -> torch.Tensor:
-    vals = e2m1_decode(unpack_e2m1(w_packed))
-    full = scale.float().repeat_interleave(BLOCK, dim=1)
-    return (vals * full * global_scale.float().reshape(())).to(out_dtype)
+    work = torch.float64 if out_dtype == torch.float64 else torch.float32
+    vals = e2m1_decode(unpack_e2m1(w_packed)).to(work)
+    full = scale.to(work).repeat_interleave(BLOCK, dim=1)  # e2m1 * e4m3 is exact in either
+    return (vals * full * global_scale.to(work).reshape(())).to(out_dtype)

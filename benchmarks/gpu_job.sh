@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The one GPU job: build for this GPU's arch only, run the GPU tests (and a
+# compute-sanitizer pass), then the benchmarks; full logs and results go to
+# the folder given as $1 (default $OUT, else ./gpu_out); a short table last.
+#
+#   bash benchmarks/gpu_job.sh [OUTDIR] [--full] [--no-tests] [--no-bench] [--sanitize]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUTDIR=${1:-${OUT:-./gpu_out}}
+shift || true
+FULL=0; TESTS=1; BENCH=1; SAN=0; PYTEST_ARGS=${PYTEST_ARGS:-}
+for a in "$@"; do
+  case $a in
+    --full) FULL=1 ;; --no-tests) TESTS=0 ;; --no-bench) BENCH=0 ;; --sanitize) SAN=1 ;;
+  esac
+done
+mkdir -p "$OUTDIR"
+export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
+PY=${PYTHON:-python3}
+ARCH=$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$ARCH}
+export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; $PY -c "import torch; print('torch', torch.__version__)"; } | tee "$OUTDIR/env.txt"
+
+t0=$(date +%s)
+if ! $PY setup.py build_ext --inplace > "$OUTDIR/build.log" 2>&1; then
+  grep -E "error|Error" "$OUTDIR/build.log" | head -40
+  echo "BUILD FAILED"; exit 1
+fi
+grep -E "registers|spill|stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -i "spill\|stack" | grep -v "0 bytes stack frame" | head -20 > "$OUTDIR/spills.txt" || true
+echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$OUTDIR/spills.txt")"
+
+rc=0
+if [ $TESTS = 1 ]; then
+  t0=$(date +%s)
+  $PY -m pytest -q -x --timeout=300 -p no:cacheprovider tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
+  tail -n 25 "$OUTDIR/tests.log"
+  echo "tests: rc=$rc, $(( $(date +%s) - t0 )) s"
+fi
+if [ $SAN = 1 ]; then
+  t0=$(date +%s)
+  compute-sanitizer --tool memcheck --error-exitcode 9 $PY -m pytest -q -x -p no:cacheprovider \
+    tests/test_int8_cuda.py tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py -k "not large and not slow" \
+    > "$OUTDIR/sanitizer.log" 2>&1; src=$?
+  tail -n 6 "$OUTDIR/sanitizer.log"; echo "memcheck: rc=$src, $(( $(date +%s) - t0 )) s"
+fi
+if [ $BENCH = 1 ]; then
+  mode=--quick; [ $FULL = 1 ] && mode=--full
+  $PY benchmarks/run_all.py $mode --out "$OUTDIR/bench" > "$OUTDIR/bench.log" 2>&1 || echo "benchmarks failed rc=$?"
+  (cd "$OUTDIR" && tar czf bench.tar.gz bench && rm -rf bench)
+  tail -n 60 "$OUTDIR/bench.log"
+fi
+exit $rc

@@ -1,0 +1,184 @@
+"""QuantLinear and quantize_model: accuracy with derived bounds, dispatch,
+state_dict / safetensors round trips, checkpoint interop, compile and graphs."""
+
+import pytest
+import torch
+from torch import nn
+
+import torchquant  # noqa: F401
+from torchquant import formats as F
+from torchquant import reference as ref
+from torchquant.nn import QuantLinear, choose_path, load_quantized, quantize_model, save_quantized
+
+from conftest import HAS_CUDA
+
+DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+
+
+def _linear(k=96, n=40, bias=True, seed=0, device="cpu"):
+    torch.manual_seed(seed)
+    lin = nn.Linear(k, n, bias=bias)
+    with torch.no_grad():
+        lin.weight.mul_(torch.logspace(-1, 0.5, k))  # channels of different scale
+    return lin.to(device)
+
+
+def _weight_error_bound(q: QuantLinear, w: torch.Tensor) -> torch.Tensor:
+    """Per-element bound on |dequantized - w| from the format's rounding (derived)."""
+    w = w.double()
+    if q.format == "int8":
+        return (q.weight_scale.double() / 2)[:, None].expand_as(w)
+    if q.format == "fp8_block":
+        s = q.weight_scale.double().repeat_interleave(q.block_size, 1)[:, : w.shape[1]]
+        v = (w / s).abs()
+        # e4m3: half an ulp is <= 2^-4 |v| for normals, 2^-10 in the subnormal range
+        return s * torch.maximum(v * 2.0**-4, torch.full_like(v, 2.0**-10))
+    s = q.weight_scale.double().repeat_interleave(16, 1) * q.weight_global_scale.double()
+    v = (w / s).abs()
+    half_step = torch.where(v < 2, 0.25, torch.where(v < 4, 0.5, 1.0))
+    clamp_excess = torch.clamp(w.abs() - 6 * s, min=0)
+    return torch.where(s > 0, s * half_step + clamp_excess, w.abs())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+@pytest.mark.parametrize("M", [1, 5, 16, 40])
+def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
+    lin = _linear(device=device)
+    q = QuantLinear.from_float(lin, fmt, block_size=32)
+    torch.manual_seed(M)
+    x = torch.randn(M, 96, device=device, dtype=torch.bfloat16)
+    y = q(x)
+    assert y.dtype == torch.bfloat16 and y.shape == (M, 40)
+    want = ref.linear_ref(x, lin.weight, lin.bias)
+    if fmt == "int8":
+        _, sa, _ = F.quantize_int8(x.float().cpu())
+        bound = ref.quantization_bound(x.cpu(), lin.weight.detach().cpu(), sa, q.weight_scale.cpu()).to(device)
+    else:
+        eb = _weight_error_bound(q, lin.weight.detach())
+        bound = x.double().abs() @ eb.T * 4.0  # slack 4, as formats.md
+        if fmt == "fp8_block":
+            wd = ref.dequantize_fp8_block_ref(q.weight_q, q.weight_scale, q.block_size)
+        else:
+            wd = ref.dequantize_nvfp4_ref(q.weight_packed, q.weight_scale, q.weight_global_scale)
+        bound = bound + ref.fp32_accum_bound(x, wd, q.bias, torch.float32)
+    bound = bound + want.abs() * 2.0**-8 + 2.0**-133  # the bf16 output rounding
+    assert ref.worst_fraction(y, want, bound) <= 1.0
+
+
+@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+def test_quantlinear_state_dict_and_safetensors_round_trip(tmp_path, fmt):
+    pytest.importorskip("safetensors")
+    model = nn.Sequential(_linear(n=48, seed=1), nn.ReLU(), _linear(k=48, n=32, seed=2))
+    x = torch.randn(3, 96, dtype=torch.bfloat16)
+    quantize_model(model, {"format": fmt, "block_size": 32}, progress=False)
+    y = model(x)
+    sd = model.state_dict()
+    fresh = quantize_model(nn.Sequential(_linear(n=48, seed=5), nn.ReLU(), _linear(k=48, n=32, seed=6)),
+                           {"format": fmt, "block_size": 32}, progress=False)
+    fresh.load_state_dict(sd)
+    assert torch.equal(fresh(x), y)
+    path = str(tmp_path / "m.safetensors")
+    save_quantized(model, path)
+    loaded = load_quantized(nn.Sequential(_linear(n=48, seed=7), nn.ReLU(), _linear(k=48, n=32, seed=8)), path)
+    assert isinstance(loaded[0], QuantLinear) and loaded[0].format == fmt
+    assert torch.equal(loaded(x), y)
+
+
+def test_quantize_model_skip_and_overrides():
+    model = nn.Sequential()
+    model.add_module("q_proj", _linear(seed=1))
+    model.add_module("mlp", nn.Sequential(_linear(k=48, n=48, seed=2)))
+    model.add_module("lm_head", _linear(k=48, n=10, seed=3))
+    model.add_module("odd", _linear(k=20, n=8, seed=4))  # K = 20: not fp8/nvfp4-able
+    with pytest.warns(UserWarning, match="odd"):
+        quantize_model(model, {"format": "nvfp4", "skip": ["lm_head"], "overrides": {"mlp.*": {"format": "fp8_block", "block_size": 16}}}, progress=False)
+    assert model.q_proj.format == "nvfp4"
+    assert model.mlp[0].format == "fp8_block" and model.mlp[0].block_size == 16
+    assert isinstance(model.lm_head, nn.Linear) and isinstance(model.odd, nn.Linear)
+    with pytest.raises(ValueError, match="unknown config"):
+        quantize_model(nn.Sequential(_linear()), {"format": "int8", "blocksize": 3})
+    with pytest.raises(ValueError, match="format must be one of"):
+        quantize_model(nn.Sequential(_linear()), "int4")
+
+
+def test_quantlinear_asymmetric_int8_after_relu():
+    lin = _linear(seed=3)
+    q = QuantLinear.from_float(lin, "int8", act_symmetric=False)
+    x = torch.relu(torch.randn(6, 96))
+    y = q(x)
+    assert y.dtype == torch.float32
+    _, sa, _ = F.quantize_int8(x, True, False)
+    bound = ref.quantization_bound(x, lin.weight.detach(), sa, q.weight_scale) + 2.0**-20
+    assert ref.worst_fraction(y, ref.linear_ref(x, lin.weight, lin.bias), bound) <= 1.0
+
+
+def test_checkpoint_interop_into_quantlinear():
+    lin = _linear(k=64, n=24, seed=4)
+    p, s, g = F.quantize_nvfp4(lin.weight.detach())
+    ct = F.nvfp4_to_compressed_tensors(p, s, g)
+    q = QuantLinear.from_nvfp4(*F.nvfp4_from_compressed_tensors(ct["weight_packed"], ct["weight_scale"], ct["weight_global_scale"]),
+                               bias=lin.bias.detach().to(torch.bfloat16))
+    q2 = QuantLinear.from_float(lin, "nvfp4")
+    x = torch.randn(2, 64, dtype=torch.bfloat16)
+    # the reciprocal global scale survives the round trip to within one fp32 rounding
+    assert torch.allclose(q(x).float(), q2(x).float(), rtol=2**-7, atol=1e-6)
+    w_q, sc = F.quantize_fp8_block(lin.weight.detach(), 128)
+    q3 = QuantLinear.from_fp8_block(w_q, sc, 128)
+    assert torch.equal(q3.weight_q.view(torch.uint8), w_q.view(torch.uint8))
+
+
+def test_dispatch_buckets():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert choose_path("nvfp4", 1, cpu) == "cpu"
+    assert choose_path("int8", 1, cuda) == "int8_mma"
+    assert choose_path("fp8_block", 16, cuda) == "gemv"
+    assert choose_path("nvfp4", 17, cuda) == "dequant_mm"
+    with pytest.raises(ValueError):
+        choose_path("int4", 1, cpu)
+
+
+def test_quantlinear_bad_inputs():
+    with pytest.raises(ValueError, match="format must be"):
+        QuantLinear(16, 8, format="int4")
+    with pytest.raises(ValueError, match="divisible by 16"):
+        QuantLinear(20, 8, format="nvfp4")
+    q = QuantLinear.from_float(_linear(), "int8")
+    with pytest.raises(ValueError, match="expected last dim 96"):
+        q(torch.randn(2, 95))
+    lin = _linear()
+    with torch.no_grad():
+        lin.weight[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        QuantLinear.from_float(lin, "fp8_block")
+
+
+@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+def test_compile_fullgraph_no_graph_break(fmt):
+    q = QuantLinear.from_float(_linear(), fmt, block_size=32)
+    x = torch.randn(4, 96, dtype=torch.bfloat16)
+    compiled = torch.compile(q, fullgraph=True, backend="aot_eager")
+    assert torch.equal(compiled(x), q(x))
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+def test_cuda_graph_capture_and_inductor(fmt):
+    q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), fmt)
+    x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)
+    eager = q(x)
+    g = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        q(static_x)  # warm up outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        static_y = q(static_x)
+    static_x.copy_(x)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(static_y, eager)
+    compiled = torch.compile(q, fullgraph=True)
+    assert torch.equal(compiled(x), eager)

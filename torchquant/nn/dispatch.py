@@ -1,0 +1,36 @@
+"""Which kernel a QuantLinear runs, by format, device capability and M.
+
+This is the one place the Python layer decides; the ops themselves pick
+their internal variant (mma vs fma, tiles) in csrc (see each op's
+choose_*_kernel). Every bucket says why.
+"""
+
+from __future__ import annotations
+
+import torch
+
+# Decode GEMV kernels stream the weight once for up to 16 activation rows (one
+# mma n-tile pair); past that the weight is re-read per 16-row tile, and a
+# tensor-core GEMM over a dequantized weight wins once M is large enough to
+# be compute-bound. 16 matches the kernels' M tile.
+GEMV_MAX_M = 16
+
+
+def choose_path(fmt: str, m: int, device: torch.device) -> str:
+    """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm"."""
+    if fmt not in ("int8", "fp8_block", "nvfp4"):
+        raise ValueError(f"unknown format {fmt!r}")
+    if device.type != "cuda":
+        # CPU: every op has a C++ kernel that handles any M.
+        return "cpu"
+    if fmt == "int8":
+        # int8_matmul dispatches gemv (M <= 16) vs tensor-core tiles itself;
+        # both are W8A8 on the int8 datapath, so the layer always calls it.
+        return "int8_mma"
+    if m <= GEMV_MAX_M:
+        # fp8_block / nvfp4 decode: memory-bound; the fused GEMV reads 1.03
+        # (fp8) or 0.56 (nvfp4) bytes per weight instead of bf16's 2.
+        return "gemv"
+    # Prefill: compute-bound; widen the weight to the activation dtype once per
+    # call and use cuBLAS tensor cores (bf16/fp16 mma at full rate).
+    return "dequant_mm"

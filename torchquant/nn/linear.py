@@ -1,0 +1,173 @@
+"""QuantLinear: nn.Linear with an INT8 (W8A8), FP8-block (W8A16) or NVFP4 (W4A16) weight.
+
+Weights live in registered buffers in the storage formats of formats.md, so
+`state_dict`, `load_state_dict`, `.to(device)` and safetensors work as for
+any module. The forward pass is inference only (no autograd) and is one or
+two torchquant ops, so CUDA graph capture and torch.compile(fullgraph=True)
+trace it without graph breaks.
+
+  int8       dynamic per-token activation quantization (symmetric, or
+             asymmetric with a zero point) + int8_matmul with the fused
+             epilogue: two launches.
+  fp8_block  fp8_block_gemv for decode; dequantize + cuBLAS for prefill.
+  nvfp4      nvfp4_gemv for decode; dequantize + cuBLAS for prefill.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+import torchquant  # noqa: F401  (registers the ops)
+from torchquant import formats
+from torchquant.formats._common import check_finite
+from torchquant.nn.dispatch import choose_path
+
+FORMATS = ("int8", "fp8_block", "nvfp4")
+_ops = torch.ops.torchquant
+
+
+class QuantLinear(nn.Module):
+    """y = x @ W^T + b with W stored quantized. Build it with `from_float`."""
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        format: str = "int8",
+        *,
+        block_size: int = 128,
+        act_symmetric: bool = True,
+        dtype: torch.dtype = torch.bfloat16,
+        device=None,
+    ) -> None:
+        super().__init__()
+        if format not in FORMATS:
+            raise ValueError(f"QuantLinear: format must be one of {FORMATS}, got {format!r}")
+        if format == "nvfp4" and in_features % 16:
+            raise ValueError(f"QuantLinear: nvfp4 needs in_features divisible by 16, got {in_features}")
+        if format == "fp8_block" and in_features % 16:
+            raise ValueError(f"QuantLinear: fp8_block needs in_features divisible by 16, got {in_features}")
+        if dtype not in (torch.float16, torch.bfloat16, torch.float32):
+            raise TypeError(f"QuantLinear: dtype must be a float dtype, got {dtype}")
+        self.in_features, self.out_features = in_features, out_features
+        self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
+        N, K = out_features, in_features
+        kw = dict(device=device)
+        if format == "int8":
+            self.register_buffer("weight_q", torch.zeros(N, K, dtype=torch.int8, **kw))
+            self.register_buffer("weight_scale", torch.ones(N, dtype=torch.float32, **kw))
+            self.register_buffer("weight_colsum", torch.zeros(N, dtype=torch.int32, **kw))
+        elif format == "fp8_block":
+            nb = (K + block_size - 1) // block_size
+            self.register_buffer("weight_q", torch.zeros(N, K, dtype=torch.float8_e4m3fn, **kw))
+            self.register_buffer("weight_scale", torch.ones(N, nb, dtype=torch.float32, **kw))
+        else:
+            self.register_buffer("weight_packed", torch.zeros(N, K // 2, dtype=torch.uint8, **kw))
+            self.register_buffer("weight_scale", torch.zeros(N, K // 16, dtype=torch.float8_e4m3fn, **kw))
+            self.register_buffer("weight_global_scale", torch.ones((), dtype=torch.float32, **kw))
+        if bias:
+            self.register_buffer("bias", torch.zeros(N, dtype=dtype, **kw))
+        else:
+            self.bias = None
+
+    # ------------------------------------------------------------ building --
+    @classmethod
+    @torch.no_grad()
+    def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
+                   act_symmetric: bool = True, dtype: Optional[torch.dtype] = None) -> "QuantLinear":
+        """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
+        w = linear.weight.detach()
+        dt = dtype or (w.dtype if w.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16)
+        q = cls(linear.in_features, linear.out_features, linear.bias is not None, format,
+                block_size=block_size, act_symmetric=act_symmetric, dtype=dt, device=w.device)
+        wf = w.float().contiguous()
+        # The quantize ops check finiteness on CPU only (no host sync on the
+        # GPU activation path); weights are checked here on any device.
+        check_finite(wf, "QuantLinear.from_float", "weight")
+        if format == "int8":
+            w_q, s, _ = _ops.quantize_int8(wf, True, True)
+            q.weight_q.copy_(w_q)
+            q.weight_scale.copy_(s)
+            q.weight_colsum.copy_(formats.int8_colsum(w_q))
+        elif format == "fp8_block":
+            w_q, s = _ops.quantize_fp8_block(wf, block_size)
+            q.weight_q.copy_(w_q)
+            q.weight_scale.copy_(s)
+        else:
+            p, s, g = _ops.quantize_nvfp4(wf)
+            q.weight_packed.copy_(p)
+            q.weight_scale.copy_(s)
+            q.weight_global_scale.copy_(g)
+        if linear.bias is not None:
+            q.bias.copy_(linear.bias.detach().to(dt))
+        return q
+
+    @classmethod
+    def from_nvfp4(cls, w_packed: Tensor, scale: Tensor, global_scale: Tensor, bias: Optional[Tensor] = None,
+                   dtype: torch.dtype = torch.bfloat16) -> "QuantLinear":
+        """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors)."""
+        N, Kh = w_packed.shape
+        q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, device=w_packed.device)
+        q.weight_packed.copy_(w_packed)
+        q.weight_scale.copy_(scale)
+        q.weight_global_scale.copy_(global_scale.reshape(()))
+        if bias is not None:
+            q.bias.copy_(bias)
+        return q
+
+    @classmethod
+    def from_fp8_block(cls, w_q: Tensor, scale: Tensor, block_size: int = 128, bias: Optional[Tensor] = None,
+                       dtype: torch.dtype = torch.bfloat16) -> "QuantLinear":
+        N, K = w_q.shape
+        q = cls(K, N, bias is not None, "fp8_block", block_size=block_size, dtype=dtype, device=w_q.device)
+        q.weight_q.copy_(w_q)
+        q.weight_scale.copy_(scale)
+        if bias is not None:
+            q.bias.copy_(bias)
+        return q
+
+    # ------------------------------------------------------------- running --
+    def dequantized_weight(self, dtype: Optional[torch.dtype] = None) -> Tensor:
+        dt = dtype or self.dtype
+        if self.format == "int8":
+            return (self.weight_q.float() * self.weight_scale[:, None]).to(dt)
+        if self.format == "fp8_block":
+            return _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, self.block_size, dt)
+        return _ops.dequantize_nvfp4(self.weight_packed, self.weight_scale, self.weight_global_scale, dt)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"QuantLinear: expected last dim {self.in_features}, got {tuple(x.shape)}")
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features)
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+        out_dtype = x.dtype if x.dtype in (torch.float16, torch.bfloat16, torch.float32) else self.dtype
+        path = choose_path(self.format, x2.shape[0], x2.device)
+        if self.format == "int8":
+            a_q, a_s, a_z = _ops.quantize_int8(x2, True, self.act_symmetric)
+            y = _ops.int8_matmul(
+                a_q, a_s, None if self.act_symmetric else a_z, self.weight_q, self.weight_scale,
+                None if self.act_symmetric else self.weight_colsum, self.bias, out_dtype, "auto",
+            )
+        else:
+            xa = x2 if x2.dtype in (torch.float16, torch.bfloat16) else x2.to(self.dtype)
+            bias = None if self.bias is None else self.bias.to(xa.dtype)
+            if path == "dequant_mm":
+                y = torch.nn.functional.linear(xa, self.dequantized_weight(xa.dtype), bias)
+            elif self.format == "fp8_block":
+                y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
+            else:
+                y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, "auto")
+            y = y.to(out_dtype)
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
+        act = "" if self.format != "int8" else f", act={'sym' if self.act_symmetric else 'asym'}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                f"format={self.format}{extra}{act}")

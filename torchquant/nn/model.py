@@ -1,0 +1,125 @@
+"""quantize_model: replace nn.Linear modules in place; save/load with safetensors."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from typing import Dict, Iterable, Optional, Union
+
+import torch
+from torch import nn
+
+from torchquant.nn.linear import FORMATS, QuantLinear
+
+Config = Union[str, Dict]
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _progress(items, desc: str, enabled: bool):
+    if not enabled:
+        return items
+    try:
+        from tqdm.auto import tqdm
+
+        return tqdm(items, desc=desc, leave=False)
+    except ImportError:
+        total = len(items)
+
+        def gen():
+            for i, it in enumerate(items, 1):
+                sys.stderr.write(f"\r{desc}: {i}/{total}")
+                yield it
+            sys.stderr.write("\n")
+
+        return gen()
+
+
+@torch.no_grad()
+def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool = True) -> nn.Module:
+    """Replace every nn.Linear of `model` with a QuantLinear, in place.
+
+    config: a format name ("int8", "fp8_block", "nvfp4"), or a dict with
+      "format":    the default format,
+      "skip":      glob patterns of module names to leave as nn.Linear
+                   (e.g. ["lm_head", "*.gate"]),
+      "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
+      plus any QuantLinear.from_float option ("block_size", "act_symmetric", "dtype")
+      applied to all layers.
+    Layers whose shape the format cannot hold (K not a multiple of 16 for
+    fp8_block / nvfp4) are skipped with a warning rather than failing.
+    Returns the model.
+    """
+    cfg = {"format": config} if isinstance(config, str) else dict(config)
+    default_fmt = cfg.pop("format", "int8")
+    skip = list(cfg.pop("skip", []))
+    overrides: Dict[str, Dict] = dict(cfg.pop("overrides", {}))
+    unknown = set(cfg) - {"block_size", "act_symmetric", "dtype"}
+    if unknown:
+        raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
+    if default_fmt not in FORMATS:
+        raise ValueError(f"quantize_model: format must be one of {FORMATS}, got {default_fmt!r}")
+    targets = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and not _matches(n, skip)]
+    for name, lin in _progress(targets, "quantize_model", progress):
+        opts = dict(cfg)
+        fmt = default_fmt
+        for pat, ov in overrides.items():
+            if fnmatch.fnmatchcase(name, pat):
+                ov = dict(ov)
+                fmt = ov.pop("format", fmt)
+                opts.update(ov)
+        if fmt in ("fp8_block", "nvfp4") and lin.in_features % 16:
+            import warnings
+
+            warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of 16; left unquantized")
+            continue
+        q = QuantLinear.from_float(lin, fmt, **opts)
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, child, q)
+    return model
+
+
+def _layer_meta(model: nn.Module) -> Dict[str, str]:
+    meta = {}
+    for n, m in model.named_modules():
+        if isinstance(m, QuantLinear):
+            meta[f"torchquant.{n}"] = f"{m.format}|{m.block_size}|{int(m.act_symmetric)}|{str(m.dtype).split('.')[-1]}"
+    return meta
+
+
+def save_quantized(model: nn.Module, path: str) -> None:
+    """Save the state_dict with safetensors, recording each QuantLinear's format in the metadata."""
+    from safetensors.torch import save_file
+
+    sd = {k: v.contiguous() for k, v in model.state_dict().items()}
+    save_file(sd, path, metadata=_layer_meta(model))
+
+
+def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torch.device]] = None) -> nn.Module:
+    """Load a file written by save_quantized into `model` (a float model of the same architecture):
+    each recorded layer is first replaced by an empty QuantLinear of its format, then the tensors load."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    with safe_open(path, framework="pt") as f:
+        meta = f.metadata() or {}
+    for key, val in meta.items():
+        if not key.startswith("torchquant."):
+            continue
+        name = key[len("torchquant."):]
+        fmt, bs, sym, dt = val.split("|")
+        lin = model.get_submodule(name)
+        if isinstance(lin, nn.Linear):
+            q = QuantLinear(lin.in_features, lin.out_features, lin.bias is not None, fmt, block_size=int(bs),
+                            act_symmetric=bool(int(sym)), dtype=getattr(torch, dt), device=lin.weight.device)
+            parent_name, _, child = name.rpartition(".")
+            parent = model.get_submodule(parent_name) if parent_name else model
+            setattr(parent, child, q)
+    sd = load_file(path, device=str(device) if device is not None else "cpu")
+    model.load_state_dict(sd, strict=True)
+    if device is not None:
+        model.to(device)
+    return model
