@@ -67,8 +67,28 @@ cxx_flags = ["-O3", "-fopenmp"]  # the C++ standard is torch's choice (C++20 for
 define_macros = []
 link_args = ["-fopenmp"]
 
+def cuda_library_headers():
+    """ATen's CUDA headers include cusparse.h / cublas_v2.h. A bare nvcc
+    toolkit (as on CI) may lack them; the CUDA wheels torch depends on ship
+    them under site-packages/nvidia/cu13/include, so fall back to those."""
+    if os.path.exists(os.path.join(CUDA_HOME, "include", "cusparse.h")):
+        return []
+    try:
+        import nvidia
+
+        for base in nvidia.__path__:
+            for sub in ("cu13", "cu12"):
+                inc = os.path.join(base, sub, "include")
+                if os.path.exists(os.path.join(inc, "cusparse.h")):
+                    return [inc]
+    except ImportError:
+        pass
+    return []
+
+
 ext_modules = []
 if want_cuda():
+    include_dirs = include_dirs + cuda_library_headers()
     archs = arch_list()
     nvcc_flags = [
         "-O3",

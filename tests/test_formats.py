@@ -207,3 +207,15 @@ def test_interop_deepseek_128x128_scales():
     assert ours[0].tolist() == [1.0, 2.0] and ours[127].tolist() == [1.0, 2.0] and ours[128].tolist() == [3.0, 4.0]
     with pytest.raises(ValueError):
         F.fp8_scales_from_128x128(s, 300, 256)
+
+
+def test_underflowing_scales_are_replaced_by_one():
+    # amax > 0 but amax / 127 (or / 448, / 2688) underflows fp32 to 0: the
+    # scale would divide by zero. It is treated like an all-zero tensor.
+    tiny = torch.full((2, 32), 1e-44)
+    q, s, _ = F.quantize_int8(tiny)
+    assert torch.all(s == 1) and torch.all(q == 0)
+    fq, fs = F.quantize_fp8_block(tiny, 16)
+    assert torch.all(fs == 1) and torch.isfinite(fq.float()).all()
+    p, bs, g = F.quantize_nvfp4(tiny)
+    assert float(g) == 1.0 and torch.all(p == 0)

@@ -307,6 +307,16 @@ def test_quantize_ops_reject_nonfinite_on_cpu(bad):
             fn()
 
 
+def test_underflowing_scales_match_formats_on_cpu():
+    tiny = torch.full((2, 32), 1e-44)
+    for got, want in ((ops.quantize_int8(tiny, True, True), F.quantize_int8(tiny)),
+                      (ops.quantize_fp8_block(tiny, 16), F.quantize_fp8_block(tiny, 16)),
+                      (ops.quantize_nvfp4(tiny), F.quantize_nvfp4(tiny))):
+        for g_, w_ in zip(got, want):
+            g_, w_ = (g_.view(torch.uint8), w_.view(torch.uint8)) if g_.dtype == torch.float8_e4m3fn else (g_, w_)
+            assert torch.equal(g_, w_)
+
+
 def test_decompress24_rejects_bad_nibble():
     v = torch.ones(1, 4)
     meta = torch.tensor([[0x05]], dtype=torch.uint8)  # p0 = 1, p1 = 1

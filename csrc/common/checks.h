@@ -237,6 +237,7 @@ inline void validate_dequantize_fp8_block(const at::Tensor& w_q, const at::Tenso
   check_contiguous(scale, op, "scale");
   check_same_device(w_q, scale, op, "scale");
   const int64_t N = w_q.size(0), K = w_q.size(1), nb = (K + block_size - 1) / block_size;
+  TORCH_CHECK(N > 0 && K > 0, op, ": w_q must be non-empty, got shape ", w_q.sizes());
   TORCH_CHECK(scale.size(0) == N && scale.size(1) == nb, op, ": scale must be [N, ceil(K / ",
               block_size, ")] = [", N, ", ", nb, "], got ", scale.sizes());
 }
@@ -256,6 +257,7 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
   check_same_device(w_packed, scale, op, "scale");
   check_same_device(w_packed, global_scale, op, "global_scale");
   const int64_t N = w_packed.size(0), K = w_packed.size(1) * 2;
+  TORCH_CHECK(N > 0 && K > 0, op, ": w_packed must be non-empty, got shape ", w_packed.sizes());
   TORCH_CHECK(K % 16 == 0, op, ": K = 2 * w_packed.size(1) must be a multiple of 16, got ", K);
   TORCH_CHECK(scale.size(0) == N && scale.size(1) == K / 16, op, ": scale must be [N, K/16] = [",
               N, ", ", K / 16, "], got ", scale.sizes());
@@ -286,6 +288,7 @@ inline int64_t validate_decompress24(const at::Tensor& values, const at::Tensor&
   check_contiguous(meta, op, "meta");
   check_same_device(values, meta, op, "meta");
   const int64_t N = values.size(0), K = values.size(1) * 2;
+  TORCH_CHECK(N > 0, op, ": values must be non-empty, got shape ", values.sizes());
   TORCH_CHECK(K > 0 && K % 4 == 0, op, ": values must be [N, K/2] with K a multiple of 4, got ",
               values.sizes());
   TORCH_CHECK(meta.size(0) == N && meta.size(1) == (K + 7) / 8, op,

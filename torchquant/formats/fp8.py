@@ -31,7 +31,8 @@ def quantize_fp8_block(w: torch.Tensor, block_size: int = 128) -> Tuple[torch.Te
     wf = w.float()
     padded = torch.nn.functional.pad(wf, (0, nb * block_size - K))  # zeros leave amax alone
     amax = padded.view(N, nb, block_size).abs().amax(dim=2)
-    scale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    scale = amax / E4M3_MAX
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))  # zero block, or underflow
     full = scale.repeat_interleave(block_size, dim=1)[:, :K]
     w_q = torch.clamp(wf / full, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
     return w_q, scale

@@ -1,6 +1,7 @@
 """INT8: symmetric per-channel weights, per-token activations, optional zero point.
 
-Quantize (symmetric): s = amax / 127 (amax == 0 gives s = 1),
+Quantize (symmetric): s = amax / 127 (a scale of 0, from amax == 0 or an
+amax so tiny the division underflows, is replaced by 1),
 q = clamp(rne(x / s), -128, 127). The clamp matters: a value that rounds to
 128 would wrap to -128.
 
@@ -28,14 +29,16 @@ def quantize_int8(x: torch.Tensor, per_row: bool = True, symmetric: bool = True)
     dims = {"dim": 1, "keepdim": True} if per_row else {}
     if symmetric:
         amax = xf.abs().amax(**dims) if per_row else xf.abs().amax()
-        s = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
+        s = amax / 127.0
+        s = torch.where(s > 0, s, torch.ones_like(s))  # amax == 0, or a scale that underflows
         q = torch.clamp(torch.round(xf / s), -128, 127).to(torch.int8)
         zero = torch.zeros_like(s, dtype=torch.int32)
     else:
         lo = torch.clamp(xf.amin(**dims) if per_row else xf.amin(), max=0.0)
         hi = torch.clamp(xf.amax(**dims) if per_row else xf.amax(), min=0.0)
         span = hi - lo
-        s = torch.where(span > 0, span / 255.0, torch.ones_like(span))
+        s = span / 255.0
+        s = torch.where(s > 0, s, torch.ones_like(s))
         zf = torch.clamp(torch.round(-128.0 - lo / s), -128, 127)
         q = torch.clamp(torch.round(xf / s + zf), -128, 127).to(torch.int8)
         zero = zf.to(torch.int32)

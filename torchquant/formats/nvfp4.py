@@ -67,7 +67,8 @@ def quantize_nvfp4(w: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.T
     check_finite(w, "quantize_nvfp4", "w")
     wf = w.float()
     amax = wf.abs().amax()
-    g = torch.where(amax > 0, amax / (448.0 * 6.0), torch.ones_like(amax))
+    g = amax / (448.0 * 6.0)
+    g = torch.where(g > 0, g, torch.ones_like(g))  # all zero, or underflow
     bamax = wf.view(N, K // BLOCK, BLOCK).abs().amax(dim=2)
     bs = torch.clamp(bamax / 6.0 / g, max=448.0).to(torch.float8_e4m3fn)
     denom = (bs.float() * g).repeat_interleave(BLOCK, dim=1)

@@ -1,0 +1,188 @@
+// Helpers shared by the CPU kernels in csrc/cpu/*.cpp.
+//
+// The CPU path is the executable form of ../shared/design/formats.md: every
+// rounding step below is one IEEE fp32 operation in round-to-nearest-even, in
+// the order each file's header documents, so the CUDA kernels can reproduce
+// the quantizers bit for bit and the GEMV/GEMM epilogues step for step.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Float8_e4m3fn.h>
+#include <c10/util/Half.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+// The build compiles with -O3 and no -march, i.e. for baseline x86-64 (SSE2).
+// The hot loops are written so gcc vectorizes them; TQ_CPU_CLONES additionally
+// builds an AVX2 copy of a function and picks one when the library loads
+// (ifunc), which roughly halves the int8 GEMM time on AVX2 machines. AVX2
+// without FMA on purpose: the epilogues are specified as separately rounded
+// multiplies and adds (see TQ_NO_FP_CONTRACT below), and the integer and exact
+// float products of the inner loops gain nothing from FMA.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define TQ_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TQ_CPU_CLONES
+#endif
+
+// gcc contracts `a * b + c` into one FMA (a single rounding) whenever the
+// target has FMA, because -ffp-contract=fast is its C/C++ default, even across
+// statements. The contract here is two roundings (product, then sum), so each
+// .cpp places TQ_NO_FP_CONTRACT after its #includes: the functions that follow
+// keep every fp32 multiply and add separate on any target. (On the default
+// x86-64 target there is no FMA to contract to; this keeps it that way if the
+// build ever adds -march=native or targets aarch64.)
+#if defined(__clang__)
+#define TQ_NO_FP_CONTRACT _Pragma("STDC FP_CONTRACT OFF")
+#elif defined(__GNUC__)
+#define TQ_NO_FP_CONTRACT _Pragma("GCC optimize(\"fp-contract=off\")")
+#else
+#define TQ_NO_FP_CONTRACT
+#endif
+
+namespace torchquant {
+namespace cpu {
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline std::string kernel_str(c10::string_view s) { return std::string(s.data(), s.size()); }
+
+// ------------------------------------------------------ tile scheduling --
+// Hands out tile indices 0, 1, ..., ntiles - 1, each exactly once.
+class TileCounter {
+ public:
+  explicit TileCounter(int64_t ntiles) : ntiles_(ntiles) {}
+  // The next unclaimed tile, or -1 when all are taken.
+  int64_t next() {
+    const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
+    return t < ntiles_ ? t : -1;
+  }
+
+ private:
+  const int64_t ntiles_;
+  std::atomic<int64_t> next_{0};
+};
+
+// Runs worker(TileCounter&) once per thread (at::parallel_for over
+// at::get_num_threads() slots); each worker claims tiles until none are left.
+// Compared with a fixed split of the tiles, a thread that loses its core on a
+// busy machine delays the finish by at most one tile instead of holding half
+// of the work. Every tile is computed by one thread in a fixed order, so the
+// results do not depend on the schedule or the thread count. A worker sets up
+// its scratch buffers once, before its loop.
+template <typename F>
+void parallel_tiles(int64_t ntiles, const F& worker) {
+  TileCounter counter(ntiles);
+  const int64_t nworkers = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), ntiles));
+  at::parallel_for(0, nworkers, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) worker(counter);  // serial fallback: the first drains all
+  });
+}
+
+// ------------------------------------------------------------ e4m3, e2m1 --
+// Decode table for all 256 E4M3 (fn) bit patterns; 0x7F / 0xFF decode to NaN.
+// Built once through c10's own conversion so it is torch's definition.
+inline const float* e4m3_table() {
+  static const struct Table {
+    float v[256];
+    Table() {
+      for (int i = 0; i < 256; ++i)
+        v[i] = static_cast<float>(
+            c10::Float8_e4m3fn(static_cast<uint8_t>(i), c10::Float8_e4m3fn::from_bits()));
+    }
+  } table;
+  return table.v;
+}
+
+// E4M3 encode of a finite float, RNE: c10's conversion (identical to
+// torch's .to(torch.float8_e4m3fn)). Callers clamp to [-448, 448] first, as
+// formats.md requires, so the encoding never depends on how a given torch
+// version treats overflow (older ones give NaN, newer ones saturate).
+inline uint8_t e4m3_encode(float v) { return c10::Float8_e4m3fn(v).x; }
+
+// E2M1 code -> value: s<<3 | e<<1 | m, magnitudes {0, .5, 1, 1.5, 2, 3, 4, 6}.
+constexpr float kE2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+                             -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+// E2M1 encode, round to nearest, ties to the even code (mantissa bit 0), of
+// a value already clamped to [-6, 6]. The magnitude code is the number of
+// decision points |v| has passed; at a tie point the comparison is strict
+// (>) when the lower neighbour has the even code and non-strict (>=) when the
+// upper one has, so 0.25->0, 0.75->1.0, 1.25->1.0, 1.75->2, 2.5->2, 3.5->4,
+// 5->4. The sign bit is kept as IEEE rounding keeps it: a negative value that
+// rounds to zero is code 8 (-0), as ml_dtypes' float4_e2m1fn and ModelOpt's
+// packer store it, so re-quantizing their checkpoints reproduces the bytes.
+// Branch-free so the packing loops vectorize.
+inline uint8_t e2m1_encode(float v) {
+  const float a = v < 0.0f ? -v : v;
+  const int mag = int(a > 0.25f) + int(a >= 0.75f) + int(a > 1.25f) + int(a >= 1.75f) +
+                  int(a > 2.5f) + int(a >= 3.5f) + int(a > 5.0f);
+  const int neg = int(std::signbit(v));
+  return static_cast<uint8_t>(mag | (neg << 3));
+}
+
+// --------------------------------------------------------- float storing --
+template <typename T>
+inline T from_float(float v) {
+  return static_cast<T>(v);  // c10::Half / c10::BFloat16: round to nearest even
+}
+
+// Calls f(T{}) with T the C++ type of an output dtype (fp32, fp16 or bf16).
+template <typename F>
+inline void dispatch_float_out(at::ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case at::kFloat: f(float{}); break;
+    case at::kHalf: f(c10::Half{}); break;
+    case at::kBFloat16: f(c10::BFloat16{}); break;
+    default: TORCH_CHECK(false, op, ": unsupported output dtype ", t);
+  }
+}
+
+// ---------------------------------------------------- fp32 GEMV helper --
+// Sum of 16 lane sums, folded pairwise: lane i += lane i + 8, then i + 4,
+// i + 2, i + 1. Constant trip counts so gcc keeps it in registers (two ymm
+// halves added, then in-register shuffles) instead of a loop over the stack.
+inline __attribute__((always_inline)) float fold16(const float* __restrict l) {
+  float t8[8], t4[4], t2[2];
+  for (int i = 0; i < 8; ++i) t8[i] = l[i] + l[i + 8];
+  for (int i = 0; i < 4; ++i) t4[i] = t8[i] + t8[i + 4];
+  for (int i = 0; i < 2; ++i) t2[i] = t4[i] + t4[i + 2];
+  return t2[0] + t2[1];
+}
+
+// out[r] = sum_k x[k] * w[r * ldw + k] for r = 0..3, len a multiple of 16.
+// Summation order (fixed, independent of the vector width the compiler
+// picks): 16 lane sums, lane i accumulating k = i, i + 16, ... in increasing
+// k; then fold16. Each x * w product here is exact in fp32 (an fp16/bf16
+// times a weight with at most 6 significant bits), so FMA or not gives the
+// same sums.
+inline __attribute__((always_inline)) void dot16_1x4(const float* __restrict x,
+                                                     const float* __restrict w, int64_t ldw,
+                                                     int64_t len, float* __restrict out) {
+  float l0[16] = {}, l1[16] = {}, l2[16] = {}, l3[16] = {};
+  const float* __restrict w0 = w;
+  const float* __restrict w1 = w + ldw;
+  const float* __restrict w2 = w + 2 * ldw;
+  const float* __restrict w3 = w + 3 * ldw;
+  for (int64_t k = 0; k < len; k += 16) {
+    for (int i = 0; i < 16; ++i) {
+      const float xv = x[k + i];
+      l0[i] += xv * w0[k + i];
+      l1[i] += xv * w1[k + i];
+      l2[i] += xv * w2[k + i];
+      l3[i] += xv * w3[k + i];
+    }
+  }
+  out[0] = fold16(l0);
+  out[1] = fold16(l1);
+  out[2] = fold16(l2);
+  out[3] = fold16(l3);
+}
+
+}  // namespace cpu
+}  // namespace torchquant

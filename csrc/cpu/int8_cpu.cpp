@@ -1,0 +1,287 @@
+// CPU kernels for the INT8 ops: int8_matmul and quantize_int8.
+//
+// int8_matmul computes
+//   y[m,n] = a_scale[m] * w_scale[n] * (acc[m,n] - a_zero[m] * w_colsum[n]) + bias[n]
+//   acc[m,n] = sum_k a_q[m,k] * w_q[n,k]            (exact integer sum)
+// with this epilogue, in this order (the CUDA kernels must use the same, with
+// __fmul_rn / __fadd_rn so nvcc cannot fuse the last two steps into an FMA):
+//   c = acc - a_zero[m] * w_colsum[n]      exact integer (int64 here, so even an
+//                                          out-of-range zero point cannot wrap)
+//   s = a_scale[m] * w_scale[n]            fp32 multiply
+//   y = float(c) * s                       int -> fp32 (RNE, exact while |c| <= 2^24),
+//                                          then fp32 multiply
+//   y = y + float(bias[n])                 fp32 add, rounded separately (no FMA)
+//   out = out_dtype(y)                     round to nearest even (no-op for fp32)
+// A one-element a_scale / a_zero / w_scale broadcasts. With a_zero and no
+// w_colsum the column sums are computed here (int32, exact for K <= 65536).
+//
+// GEMM structure: both operands are [*, K] row-major, so every output is a
+// dot product of two contiguous K-vectors. The int8 data are widened to int16
+// (A once, W per cache tile) so the inner loop is the int16 x int16 -> int32
+// multiply-add gcc turns into pmaddwd (8 or 16 exact products per instruction,
+// summed in int32 lanes; the int32 sums are exact, so the order is irrelevant).
+// Tiles: kMB rows of A x kNB rows of W; threads claim tiles from a shared
+// counter (parallel_tiles in cpu_common.h), tiles of one A block first.
+// Inside a tile, K runs in chunks of kKC: four W rows of the chunk are widened
+// into a 4 KB L1 buffer and every A row of the tile is dotted against them
+// (1 x 4 register block: each A load feeds four multiply-adds).
+// At M = 16, N = K = 4096 all of A (128 KB as int16) stays in L2 and W streams
+// from memory once.
+//
+// quantize_int8 (formats.md, bit-exact): per row or over the whole tensor,
+//   symmetric:  s = amax / 127 (amax == 0 -> 1), zero = 0,
+//               q = clamp(rne(x / s), -128, 127)
+//   asymmetric: lo = min(min(x), 0), hi = max(max(x), 0),
+//               s = (hi - lo) / 255 (hi - lo == 0 -> 1),
+//               zero = clamp(rne(-128 - lo / s), -128, 127),
+//               q = clamp(rne(x / s + zero), -128, 127)
+// in fp32 (fp16/bf16 input is widened exactly first); rne is std::nearbyint in
+// the default rounding mode; every division is a true fp32 division. Rows run
+// in parallel.
+#include <torch/library.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/checks.h"
+#include "cpu/cpu_common.h"
+
+TQ_NO_FP_CONTRACT
+
+namespace torchquant {
+namespace cpu {
+namespace {
+
+constexpr int64_t kMB = 64;   // A rows per tile
+constexpr int64_t kNB = 64;   // W rows per tile (a multiple of kNR)
+constexpr int64_t kKC = 512;  // K chunk: 4 W rows x 512 x int16 = 4 KB
+constexpr int64_t kNR = 4;    // W rows per register block
+
+// acc[r] += sum_{k < len} a[k] * w[r * kKC + k], r = 0..3; exact in int32.
+inline __attribute__((always_inline)) void dot_i16_1x4(const int16_t* __restrict a,
+                                                       const int16_t* __restrict w, int64_t len,
+                                                       int32_t* __restrict acc) {
+  const int16_t* __restrict w0 = w;
+  const int16_t* __restrict w1 = w + kKC;
+  const int16_t* __restrict w2 = w + 2 * kKC;
+  const int16_t* __restrict w3 = w + 3 * kKC;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int64_t k = 0; k < len; ++k) {
+    const int32_t av = a[k];
+    s0 += av * w0[k];
+    s1 += av * w1[k];
+    s2 += av * w2[k];
+    s3 += av * w3[k];
+  }
+  acc[0] += s0;
+  acc[1] += s1;
+  acc[2] += s2;
+  acc[3] += s3;
+}
+
+// Integer accumulators of one tile: acc[i * kNB + j] = sum_k a16[m0+i, k] * w[n0+j, k]
+// for i < mb, j < nb. a16 is A widened to int16 [M, K]; w the int8 weight [N, K].
+TQ_CPU_CLONES void int8_tile(const int16_t* __restrict a16, const int8_t* __restrict w,
+                             int64_t K, int64_t m0, int64_t mb, int64_t n0, int64_t nb,
+                             int32_t* __restrict acc) {
+  alignas(64) int16_t wbuf[kNR * kKC];
+  std::fill(acc, acc + kMB * kNB, 0);
+  for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const int64_t kc = std::min(kKC, K - k0);
+    for (int64_t j0 = 0; j0 < nb; j0 += kNR) {
+      // Widen four W rows of this chunk; rows past N are zero (their sums are dropped).
+      for (int64_t r = 0; r < kNR; ++r) {
+        int16_t* __restrict dst = wbuf + r * kKC;
+        if (j0 + r < nb) {
+          const int8_t* __restrict src = w + (n0 + j0 + r) * K + k0;
+          for (int64_t k = 0; k < kc; ++k) dst[k] = src[k];
+        } else {
+          std::fill(dst, dst + kc, int16_t(0));
+        }
+      }
+      for (int64_t i = 0; i < mb; ++i)
+        dot_i16_1x4(a16 + (m0 + i) * K + k0, wbuf, kc, acc + i * kNB + j0);
+    }
+  }
+}
+
+struct Epilogue {
+  const float* a_scale;
+  int64_t a_scale_step;  // 0 when one element broadcasts
+  const int32_t* a_zero;  // null: symmetric activation
+  int64_t a_zero_step;
+  const float* w_scale;
+  int64_t w_scale_step;
+  const int32_t* colsum;  // non-null iff a_zero is
+  const float* bias;      // fp32 copy, or null
+};
+
+template <typename T>
+void int8_matmul_impl(const int16_t* a16, const int8_t* w, const Epilogue& ep, int64_t M,
+                      int64_t N, int64_t K, T* out) {
+  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
+  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
+    std::vector<int32_t> acc(kMB * kNB);
+    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
+      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
+      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
+      int8_tile(a16, w, K, m0, mb, n0, nb, acc.data());
+      for (int64_t i = 0; i < mb; ++i) {
+        const int64_t m = m0 + i;
+        const float as = ep.a_scale[m * ep.a_scale_step];
+        const int64_t z = ep.a_zero ? ep.a_zero[m * ep.a_zero_step] : 0;
+        T* __restrict o = out + m * N + n0;
+        const int32_t* __restrict ai = acc.data() + i * kNB;
+        for (int64_t j = 0; j < nb; ++j) {
+          const int64_t n = n0 + j;
+          int64_t c = ai[j];
+          if (ep.a_zero) c -= z * static_cast<int64_t>(ep.colsum[n]);
+          const float s = as * ep.w_scale[n * ep.w_scale_step];
+          float y = static_cast<float>(c) * s;
+          if (ep.bias) y = y + ep.bias[n];
+          o[j] = from_float<T>(y);
+        }
+      }
+    }
+  });
+}
+
+at::Tensor int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
+                           const c10::optional<at::Tensor>& a_zero, const at::Tensor& w_q,
+                           const at::Tensor& w_scale, const c10::optional<at::Tensor>& w_colsum,
+                           const c10::optional<at::Tensor>& bias,
+                           c10::optional<at::ScalarType> out_dtype, c10::string_view kernel) {
+  const char* op = "int8_matmul";
+  const Int8MatmulShape sh =
+      validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
+  check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
+  const int64_t M = sh.M, N = sh.N, K = sh.K;
+
+  // Widening int8 -> int16 is exact; done once so the tiles only widen W.
+  const at::Tensor a16 = a_q.to(at::kShort).contiguous();
+  at::Tensor colsum;
+  if (a_zero.has_value()) {
+    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_q, {1}, false, at::kInt).contiguous();
+  }
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  Epilogue ep;
+  ep.a_scale = a_scale.data_ptr<float>();
+  ep.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  ep.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : nullptr;
+  ep.a_zero_step = a_zero.has_value() && a_zero->numel() == 1 ? 0 : 1;
+  ep.w_scale = w_scale.data_ptr<float>();
+  ep.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  ep.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : nullptr;
+  ep.bias = bias.has_value() ? bias_f.data_ptr<float>() : nullptr;
+
+  at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
+  const int16_t* a16p = a16.data_ptr<int16_t>();
+  const int8_t* wp = w_q.data_ptr<int8_t>();
+  dispatch_float_out(sh.out_dtype, op, [&](auto tag) {
+    using T = decltype(tag);
+    int8_matmul_impl<T>(a16p, wp, ep, M, N, K, out.data_ptr<T>());
+  });
+  return out;
+}
+
+// ------------------------------------------------------------ quantize ----
+// q = clamp(rne(x * inv_or_div), ...) for one row; `zero` is added after the
+// division (0 for symmetric). Written as one loop so gcc vectorizes the
+// division and (in the AVX2 clone) nearbyint as roundps.
+TQ_CPU_CLONES void quantize_row_int8(const float* __restrict x, int64_t n, float s, float zero,
+                                     int8_t* __restrict q) {
+  for (int64_t k = 0; k < n; ++k) {
+    float r = std::nearbyint(x[k] / s + zero);
+    r = std::min(std::max(r, -128.0f), 127.0f);
+    q[k] = static_cast<int8_t>(r);
+  }
+}
+
+// lo = min(min(row), 0), hi = max(max(row), 0).
+void row_range(const float* __restrict x, int64_t n, float* lo_out, float* hi_out) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t k = 0; k < n; ++k) {
+    lo = std::min(lo, x[k]);
+    hi = std::max(hi, x[k]);
+  }
+  *lo_out = lo;
+  *hi_out = hi;
+}
+
+struct Int8Params {
+  float scale;
+  int32_t zero;
+};
+
+Int8Params int8_params(float lo, float hi, bool symmetric) {
+  if (symmetric) {
+    const float amax = std::max(-lo, hi);  // = max |x|
+    const float s = amax / 127.0f;
+    return {s == 0.0f ? 1.0f : s, 0};  // amax == 0, or so tiny the scale underflows
+  }
+  const float span = hi - lo;
+  const float s0 = span / 255.0f;
+  const float s = s0 == 0.0f ? 1.0f : s0;  // span == 0, or the scale underflows
+  float z = std::nearbyint(-128.0f - lo / s);
+  z = std::min(std::max(z, -128.0f), 127.0f);
+  return {s, static_cast<int32_t>(z)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_int8_cpu(const at::Tensor& x,
+                                                                 bool per_row, bool symmetric) {
+  const char* op = "quantize_int8";
+  validate_quantize_int8(x);
+  check_finite(x, op, "x");
+  const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
+  const int64_t R = xf.size(0), C = xf.size(1);
+  const float* xp = xf.data_ptr<float>();
+
+  std::vector<float> lo(R), hi(R);
+  const int64_t row_grain = std::max<int64_t>(1, 16384 / C);
+  at::parallel_for(0, R, row_grain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) row_range(xp + r * C, C, &lo[r], &hi[r]);
+  });
+
+  const at::TensorOptions fopt = xf.options();
+  at::Tensor q = at::empty({R, C}, fopt.dtype(at::kChar));
+  at::Tensor scale, zero;
+  std::vector<Int8Params> params;
+  if (per_row) {
+    params.resize(R);
+    for (int64_t r = 0; r < R; ++r) params[r] = int8_params(lo[r], hi[r], symmetric);
+    scale = at::empty({R}, fopt);
+    zero = at::empty({R}, fopt.dtype(at::kInt));
+  } else {
+    const float tlo = *std::min_element(lo.begin(), lo.end());
+    const float thi = *std::max_element(hi.begin(), hi.end());
+    params.assign(1, int8_params(tlo, thi, symmetric));
+    scale = at::empty({}, fopt);
+    zero = at::empty({}, fopt.dtype(at::kInt));
+  }
+  float* sp = scale.data_ptr<float>();
+  int32_t* zp = zero.data_ptr<int32_t>();
+  for (size_t i = 0; i < params.size(); ++i) {
+    sp[i] = params[i].scale;
+    zp[i] = params[i].zero;
+  }
+
+  int8_t* qp = q.data_ptr<int8_t>();
+  at::parallel_for(0, R, row_grain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const Int8Params& p = params[per_row ? r : 0];
+      quantize_row_int8(xp + r * C, C, p.scale, static_cast<float>(p.zero), qp + r * C);
+    }
+  });
+  return {q, scale, zero};
+}
+
+}  // namespace
+}  // namespace cpu
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
+  m.impl("int8_matmul", &torchquant::cpu::int8_matmul_cpu);
+  m.impl("quantize_int8", &torchquant::cpu::quantize_int8_cpu);
+}

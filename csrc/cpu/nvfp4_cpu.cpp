@@ -1,0 +1,257 @@
+// CPU kernels for the NVFP4 weight ops: quantize_nvfp4, dequantize_nvfp4 and
+// nvfp4_gemv.
+//
+// Format (formats.md): packed uint8 [N, K/2], element 2j in the LOW nibble,
+// 2j+1 in the high one; E2M1 codes s<<3 | e<<1 | m; block scales e4m3
+// [N, K/16] (16 elements per block along K, row-major); one fp32 global
+// scale: w = e2m1 * float(block_scale) * global_scale. K a multiple of 16.
+//
+// quantize_nvfp4, bit-exact, every step one fp32 operation:
+//   amax = max |w|;  global = amax / 2688 (= 448 * 6; amax == 0 -> 1)
+//   per block: bamax = max |w| over the 16 elements
+//     bs = e4m3(min(bamax / 6 / global, 448))      (divisions left to right)
+//     d  = float(bs) * global
+//     q  = e2m1_rne(clamp(w / d, -6, 6))           (ties to the even code)
+//   A block whose e4m3 scale is 0 (all zero, or too small for e4m3) stores
+//   codes 0: no division by zero. A negative value that rounds to zero is
+//   stored as code 8 (-0): the sign bit survives rounding, as in IEEE.
+// Rows run in parallel (the global amax is a parallel per-row max first).
+//
+// dequantize_nvfp4: (e2m1 * float(bs)) is exact in fp32 (at most 6 significant
+// bits); one fp32 multiply by the global scale, then RNE to out_dtype.
+//
+// nvfp4_gemv: y[m,n] = global * sum_k x[m,k] * (e2m1[n,k] * float(bs[n,k/16]))
+// + bias[n], x fp16/bf16 [M, K], y in x's dtype. The block scale is folded
+// into each decoded weight (exact); every product x * w is exact in fp32; the
+// sum is fp32: 16 lanes within each K chunk of 512, folded pairwise
+// (dot16_1x4), chunk sums added in increasing k. Then, separately rounded:
+//   y = acc * global;  y = y + float(bias[n]);  out = x_dtype(y)   (RNE)
+// Structure as fp8_block_gemv: tiles of kMB x rows by kNB weight rows,
+// claimed from a shared counter by the threads (parallel_tiles); per K chunk
+// the tile's weight rows are decoded (16-entry table, block scale folded)
+// into a 32 KB fp32 buffer reused by every x row of the tile, four weight
+// rows at a time.
+#include <torch/library.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common/checks.h"
+#include "cpu/cpu_common.h"
+
+TQ_NO_FP_CONTRACT
+
+namespace torchquant {
+namespace cpu {
+namespace {
+
+constexpr int64_t kMB = 32;   // x rows per tile
+constexpr int64_t kNB = 16;   // W rows per tile (a multiple of 4)
+constexpr int64_t kKC = 512;  // K chunk (a multiple of 16)
+constexpr int64_t kBlock = 16;
+
+// Decodes w[k0, k0 + kc) of one packed row into fp32 with the block scale
+// folded in. k0 and kc are multiples of 16.
+inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __restrict packed,
+                                                            const uint8_t* __restrict bscale,
+                                                            const float* __restrict e4m3,
+                                                            int64_t k0, int64_t kc,
+                                                            float* __restrict dst) {
+  for (int64_t b = 0; b < kc / kBlock; ++b) {
+    const float s = e4m3[bscale[k0 / kBlock + b]];
+    const uint8_t* __restrict p = packed + (k0 + b * kBlock) / 2;
+    float* __restrict d = dst + b * kBlock;
+    for (int i = 0; i < kBlock / 2; ++i) {
+      d[2 * i] = kE2M1[p[i] & 0xF] * s;
+      d[2 * i + 1] = kE2M1[p[i] >> 4] * s;
+    }
+  }
+}
+
+// acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] (block scale folded, no global).
+TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __restrict wp,
+                                   const uint8_t* __restrict ws, int64_t K, int64_t m0,
+                                   int64_t mb, int64_t n0, int64_t nb, float* __restrict acc,
+                                   float* __restrict wbuf) {
+  const float* e4m3 = e4m3_table();
+  std::fill(acc, acc + kMB * kNB, 0.0f);
+  for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const int64_t kc = std::min(kKC, K - k0);  // a multiple of 16
+    for (int64_t j = 0; j < kNB; ++j) {
+      float* dst = wbuf + j * kKC;
+      if (j < nb) {
+        decode_nvfp4_row(wp + (n0 + j) * (K / 2), ws + (n0 + j) * (K / kBlock), e4m3, k0, kc,
+                         dst);
+      } else {
+        std::fill(dst, dst + kc, 0.0f);
+      }
+    }
+    for (int64_t i = 0; i < mb; ++i) {
+      const float* xr = xf + (m0 + i) * K + k0;
+      for (int64_t j0 = 0; j0 < nb; j0 += 4) {
+        float p[4];
+        dot16_1x4(xr, wbuf + j0 * kKC, kKC, kc, p);
+        for (int64_t r = 0; r < 4 && j0 + r < nb; ++r)
+          acc[i * kNB + j0 + r] = acc[i * kNB + j0 + r] + p[r];
+      }
+    }
+  }
+}
+
+template <typename T>
+void nvfp4_gemv_impl(const float* xf, const uint8_t* wp, const uint8_t* ws, float global,
+                     const float* bias, int64_t M, int64_t N, int64_t K, T* out) {
+  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
+  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
+    std::vector<float> acc(kMB * kNB), wbuf(kNB * kKC);
+    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
+      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
+      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
+      nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc.data(), wbuf.data());
+      for (int64_t i = 0; i < mb; ++i) {
+        for (int64_t j = 0; j < nb; ++j) {
+          float y = acc[i * kNB + j] * global;
+          if (bias) y = y + bias[n0 + j];
+          out[(m0 + i) * N + n0 + j] = from_float<T>(y);
+        }
+      }
+    }
+  });
+}
+
+float read_global_scale(const at::Tensor& g) {
+  // One element (checked by the validator); data_ptr includes any storage offset.
+  return *g.data_ptr<float>();
+}
+
+at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
+                          const at::Tensor& w_scale, const at::Tensor& global_scale,
+                          const c10::optional<at::Tensor>& bias, c10::string_view kernel) {
+  const char* op = "nvfp4_gemv";
+  const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
+  check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
+  const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();
+  at::Tensor out = at::empty({sh.M, sh.N}, x.options());
+  const float global = read_global_scale(global_scale);
+  const uint8_t* wp = w_packed.data_ptr<uint8_t>();
+  const uint8_t* ws = static_cast<const uint8_t*>(w_scale.data_ptr());
+  dispatch_float_out(x.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    nvfp4_gemv_impl<T>(xf.data_ptr<float>(), wp, ws, global,
+                       bias.has_value() ? bias_f.data_ptr<float>() : nullptr, sh.M, sh.N, sh.K,
+                       out.data_ptr<T>());
+  });
+  return out;
+}
+
+// ------------------------------------------------------------ quantize ----
+TQ_CPU_CLONES float row_amax(const float* __restrict w, int64_t K) {
+  float amax = 0.0f;
+  for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::fabs(w[k]));
+  return amax;
+}
+
+TQ_CPU_CLONES void quantize_nvfp4_row(const float* __restrict w, int64_t K, float global,
+                                      uint8_t* __restrict packed, uint8_t* __restrict bscale) {
+  for (int64_t b = 0; b < K / kBlock; ++b) {
+    const float* __restrict v = w + b * kBlock;
+    float bamax = 0.0f;
+    for (int i = 0; i < kBlock; ++i) bamax = std::max(bamax, std::fabs(v[i]));
+    const float want = std::min(bamax / 6.0f / global, 448.0f);
+    const uint8_t bs = e4m3_encode(want);
+    bscale[b] = bs;
+    const float bsf = e4m3_table()[bs];
+    uint8_t codes[kBlock];
+    if (bsf == 0.0f) {
+      std::fill(codes, codes + kBlock, uint8_t(0));
+    } else {
+      const float d = bsf * global;
+      for (int i = 0; i < kBlock; ++i)
+        codes[i] = e2m1_encode(std::min(std::max(v[i] / d, -6.0f), 6.0f));
+    }
+    uint8_t* __restrict p = packed + b * (kBlock / 2);
+    for (int i = 0; i < kBlock / 2; ++i)
+      p[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+  }
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_nvfp4_cpu(const at::Tensor& w) {
+  const char* op = "quantize_nvfp4";
+  validate_weight_2d(w, op, kBlock);
+  check_finite(w, op, "w");
+  const at::Tensor wf = w.to(at::kFloat).contiguous();  // exact widening
+  const int64_t N = wf.size(0), K = wf.size(1);
+  const float* wptr = wf.data_ptr<float>();
+  const int64_t grain = std::max<int64_t>(1, 16384 / K);
+
+  std::vector<float> amax_rows(N);
+  at::parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) amax_rows[n] = row_amax(wptr + n * K, K);
+  });
+  const float amax = *std::max_element(amax_rows.begin(), amax_rows.end());
+  const float g0 = amax / 2688.0f;
+  const float global = g0 == 0.0f ? 1.0f : g0;  // all zero, or the scale underflows
+
+  at::Tensor packed = at::empty({N, K / 2}, wf.options().dtype(at::kByte));
+  at::Tensor scale = at::empty({N, K / kBlock}, wf.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor global_t = at::empty({}, wf.options());
+  *global_t.data_ptr<float>() = global;
+  uint8_t* pp = packed.data_ptr<uint8_t>();
+  uint8_t* sp = static_cast<uint8_t*>(scale.data_ptr());
+  at::parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n)
+      quantize_nvfp4_row(wptr + n * K, K, global, pp + n * (K / 2), sp + n * (K / kBlock));
+  });
+  return {packed, scale, global_t};
+}
+
+// ---------------------------------------------------------- dequantize ----
+template <typename T>
+void dequantize_nvfp4_impl(const uint8_t* packed, const uint8_t* bscale, float global, int64_t N,
+                           int64_t K, T* out) {
+  const float* e4m3 = e4m3_table();
+  at::parallel_for(0, N, std::max<int64_t>(1, 16384 / K), [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) {
+      const uint8_t* p = packed + n * (K / 2);
+      const uint8_t* s = bscale + n * (K / kBlock);
+      T* o = out + n * K;
+      for (int64_t k = 0; k < K; k += 2) {
+        const float bsf = e4m3[s[k / kBlock]];
+        const uint8_t byte = p[k / 2];
+        o[k] = from_float<T>((kE2M1[byte & 0xF] * bsf) * global);
+        o[k + 1] = from_float<T>((kE2M1[byte >> 4] * bsf) * global);
+      }
+    }
+  });
+}
+
+at::Tensor dequantize_nvfp4_cpu(const at::Tensor& w_packed, const at::Tensor& scale,
+                                const at::Tensor& global_scale,
+                                c10::optional<at::ScalarType> out_dtype) {
+  const char* op = "dequantize_nvfp4";
+  validate_dequantize_nvfp4(w_packed, scale, global_scale);
+  const at::ScalarType od = dequant_out_dtype(out_dtype, op);
+  const int64_t N = w_packed.size(0), K = w_packed.size(1) * 2;
+  at::Tensor out = at::empty({N, K}, w_packed.options().dtype(od));
+  if (out.numel() == 0) return out;
+  const float global = read_global_scale(global_scale);
+  const uint8_t* pp = w_packed.data_ptr<uint8_t>();
+  const uint8_t* sp = static_cast<const uint8_t*>(scale.data_ptr());
+  dispatch_float_out(od, op, [&](auto tag) {
+    using T = decltype(tag);
+    dequantize_nvfp4_impl<T>(pp, sp, global, N, K, out.data_ptr<T>());
+  });
+  return out;
+}
+
+}  // namespace
+}  // namespace cpu
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
+  m.impl("nvfp4_gemv", &torchquant::cpu::nvfp4_gemv_cpu);
+  m.impl("quantize_nvfp4", &torchquant::cpu::quantize_nvfp4_cpu);
+  m.impl("dequantize_nvfp4", &torchquant::cpu::dequantize_nvfp4_cpu);
+}
