@@ -24,8 +24,14 @@ export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-$(git rev-parse --short HEAD 2>/de
 
 t0=$(date +%s)
 if ! $PY setup.py build_ext --inplace > "$OUTDIR/build.log" 2>&1; then
-  grep -E "error|Error" "$OUTDIR/build.log" | head -40
-  echo "BUILD FAILED"; exit 1
+  grep -E "error" "$OUTDIR/build.log" | head -30
+  # Rebuild without the CUDA sources that failed, so the rest still gets tested.
+  # a failing .cu or .cuh takes out every .cu of its folder (the format)
+  dirs=$(grep -oE "csrc/[a-z0-9_]+/[a-z0-9_]+\.cuh?\([0-9]+\): error" "$OUTDIR/build.log" | sed 's|/[^/]*$||' | sort -u)
+  bad=$(for d in $dirs; do ls $d/*.cu; done | paste -sd, -)
+  echo "BUILD FAILED in: ${bad:-unknown}; retrying without them"
+  [ -n "$bad" ] || exit 1
+  TORCHQUANT_SKIP_SOURCES=$bad $PY setup.py build_ext --inplace > "$OUTDIR/build2.log" 2>&1 || { tail -20 "$OUTDIR/build2.log"; exit 1; }
 fi
 grep -E "registers|spill|stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -i "spill\|stack" | grep -v "0 bytes stack frame" | head -20 > "$OUTDIR/spills.txt" || true
 echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$OUTDIR/spills.txt")"
@@ -33,7 +39,7 @@ echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$O
 rc=0
 if [ $TESTS = 1 ]; then
   t0=$(date +%s)
-  $PY -m pytest -q -x --timeout=300 -p no:cacheprovider tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
+  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-4} tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
   tail -n 25 "$OUTDIR/tests.log"
   echo "tests: rc=$rc, $(( $(date +%s) - t0 )) s"
 fi

@@ -188,7 +188,7 @@ def time_gpu(
         rotation_bytes=r * bytes_per_copy,
         samples_us=samples,
     )
-    del graph, outs, inputs
+    del graph, outs
     return out
 
 

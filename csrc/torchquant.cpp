@@ -121,4 +121,35 @@ TORCH_LIBRARY(torchquant, m) {
 
   // Inverse of compress24: [N, K] with K = 2 * values.size(1).
   m.def("decompress24(Tensor values, Tensor meta) -> Tensor");
+
+  // Decode GEMV over a 2:4 weight in compress24's form, never decompressed:
+  //   y[m, n] = sum_k x[m, k] * W[n, k] + bias[n],  W = decompress24(values, meta)
+  // x fp16 or bf16 [M, K]; values [N, K/2] in x's dtype; meta uint8
+  // [N, ceil(K/8)]; bias [N] in x's dtype. K a multiple of 4. Output [M, N]
+  // in x's dtype; products exact in fp32, fp32 accumulation, one final
+  // rounding. Reads 2 + 0.25 bytes per kept weight pair (1.125 B per dense
+  // element for fp16/bf16: 56% of the dense bytes). meta is trusted as made by
+  // compress24 (not re-validated: that would need a host sync).
+  // CUDA kernels: "fma" (CUDA cores, any K % 4; auto for M <= 2),
+  // "mma" (mma.sp m16n8k32 tensor cores, sm_80+, K % 32 == 0; auto for
+  // M > 2). CPU: "cpu".
+  m.def(
+      "sparse24_gemv(Tensor x, Tensor values, Tensor meta, Tensor? bias=None, "
+      "str kernel='auto') -> Tensor");
+
+  // int8_matmul with the int8 weight in compress24's 2:4 form:
+  //   y[m,n] = a_scale[m] * w_scale[n] * (acc[m,n] - a_zero[m] * w_colsum[n])
+  //            + bias[n],     acc = sum_k a_q[m,k] * W[n,k]  (exact int32)
+  // W = decompress24(w_values, w_meta): w_values int8 [N, K/2], w_meta uint8
+  // [N, ceil(K/8)]. Every other argument, the epilogue and its rounding order
+  // are int8_matmul's, so the result is bit-identical to int8_matmul over the
+  // decompressed weight. w_colsum = row sums of W (computed when omitted and
+  // a_zero is given). K a multiple of 4, K <= 65536.
+  // CUDA kernels: "mma" (mma.sp m16n8k32 .s8 tensor cores, sm_80+,
+  // K % 32 == 0; auto when possible), "simt" (CUDA cores, any K % 4).
+  // CPU: "cpu".
+  m.def(
+      "sparse24_int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
+      "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
+      "ScalarType? out_dtype=None, str kernel='auto') -> Tensor");
 }

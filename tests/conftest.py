@@ -13,12 +13,17 @@ requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
 
 def poison_cuda(nbytes: int = 1 << 28) -> None:
-    """Fill the caching allocator's free blocks with NaN (0xFF bytes)."""
+    """Fill the caching allocator's free blocks with NaN (0xFF bytes).
+
+    Both pools: one large block for the large pool, and many small blocks
+    (<= 1 MiB requests are carved from 2 MiB small-pool segments)."""
     if not HAS_CUDA:
         return
-    block = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    block.fill_(0xFF)  # 0xFFFF is NaN in fp16/bf16, 0xFFFFFFFF NaN in fp32
-    del block
+    blocks = [torch.empty(nbytes, dtype=torch.uint8, device="cuda")]
+    blocks += [torch.empty(1 << s, dtype=torch.uint8, device="cuda") for s in range(9, 21) for _ in range(4)]
+    for b in blocks:
+        b.fill_(0xFF)  # 0xFFFF is NaN in fp16/bf16, 0xFFFFFFFF NaN in fp32
+    del blocks
 
 
 @pytest.fixture

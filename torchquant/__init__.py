@@ -23,6 +23,11 @@ except ImportError:
     _C_sm90a = None
 
 from torchquant import ops  # noqa: E402,F401  (registers the fake kernels)
+
+if _C_sm90a is not None:
+    # The Hopper op exists only in builds with the sm_90a module, so its fake
+    # can only be registered there; users reach it through int8_matmul.
+    ops._register_sm90a_fakes()
 from torchquant import formats  # noqa: E402,F401
 
 __version__ = "0.1.0"

@@ -136,6 +136,14 @@ def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=No
     return a_q.new_empty((M, N), dtype=od)
 
 
+def _register_sm90a_fakes() -> None:
+    torch.library.register_fake("torchquant::_int8_gemm_sm90a")(
+        lambda a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None: _int8_matmul_fake(
+            a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype
+        )
+    )
+
+
 @torch.library.register_fake("torchquant::quantize_int8")
 def _quantize_int8_fake(x, per_row=True, symmetric=True):
     op = "quantize_int8"
@@ -267,3 +275,74 @@ def _decompress24_fake(values, meta):
     _check_dtype(meta, torch.uint8, op, "meta")
     N, Kh = values.shape
     return values.new_empty((N, Kh * 2))
+
+
+# ------------------------------------------------------------ 2:4 execution --
+def sparse24_gemv(
+    x: Tensor, values: Tensor, meta: Tensor, bias: Optional[Tensor] = None, kernel: str = "auto"
+) -> Tensor:
+    """y = x @ decompress24(values, meta)^T + bias, reading only the compressed weight; x's dtype."""
+    return _ops.sparse24_gemv(x, values, meta, bias, kernel)
+
+
+@torch.library.register_fake("torchquant::sparse24_gemv")
+def _sparse24_gemv_fake(x, values, meta, bias=None, kernel="auto"):
+    op = "sparse24_gemv"
+    _check_2d(x, op, "x")
+    _check_2d(values, op, "values")
+    _check_2d(meta, op, "meta")
+    _check_dtype(x, HALF_DTYPES, op, "x")
+    torch._check(values.dtype == x.dtype, lambda: f"{op}: values dtype {values.dtype} must match x dtype {x.dtype}")
+    _check_dtype(meta, torch.uint8, op, "meta")
+    M, K = x.shape
+    N = values.shape[0]
+    torch._check(K % 4 == 0, lambda: f"{op}: K must be a multiple of 4 (2:4 groups), got {K}")
+    torch._check(values.shape[1] * 2 == K, lambda: f"{op}: values must be [N, K/2] = [N, {K // 2}]")
+    torch._check(meta.shape[0] == N and meta.shape[1] == (K + 7) // 8, lambda: f"{op}: meta must be [N, ceil(K/8)]")
+    _check_bias(bias, N, op, x.dtype)
+    return x.new_empty((M, N))
+
+
+def sparse24_int8_matmul(
+    a_q: Tensor,
+    a_scale: Tensor,
+    a_zero: Optional[Tensor],
+    w_values: Tensor,
+    w_meta: Tensor,
+    w_scale: Tensor,
+    w_colsum: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+    kernel: str = "auto",
+) -> Tensor:
+    """int8_matmul with the int8 weight in compress24's 2:4 form (values [N, K/2] + meta)."""
+    return _ops.sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype, kernel)
+
+
+@torch.library.register_fake("torchquant::sparse24_int8_matmul")
+def _sparse24_int8_matmul_fake(
+    a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None, kernel="auto"
+):
+    op = "sparse24_int8_matmul"
+    _check_2d(a_q, op, "a_q")
+    _check_2d(w_values, op, "w_values")
+    _check_2d(w_meta, op, "w_meta")
+    _check_dtype(a_q, torch.int8, op, "a_q")
+    _check_dtype(w_values, torch.int8, op, "w_values")
+    _check_dtype(w_meta, torch.uint8, op, "w_meta")
+    M, K = a_q.shape
+    N = w_values.shape[0]
+    torch._check(K % 4 == 0, lambda: f"{op}: K must be a multiple of 4 (2:4 groups), got {K}")
+    torch._check(K <= 65536, lambda: f"{op}: K = {K} exceeds 65536")
+    torch._check(w_values.shape[1] * 2 == K, lambda: f"{op}: w_values must be [N, K/2] = [N, {K // 2}]")
+    torch._check(
+        w_meta.shape[0] == N and w_meta.shape[1] == (K + 7) // 8, lambda: f"{op}: w_meta must be [N, ceil(K/8)]"
+    )
+    _check_dtype(a_scale, torch.float32, op, "a_scale")
+    _check_dtype(w_scale, torch.float32, op, "w_scale")
+    if a_zero is not None:
+        _check_dtype(a_zero, torch.int32, op, "a_zero")
+    _check_bias(bias, N, op)
+    od = torch.float32 if out_dtype is None else out_dtype
+    torch._check(od in FLOAT_DTYPES, lambda: f"{op}: out_dtype must be float32, float16 or bfloat16")
+    return a_q.new_empty((M, N), dtype=od)

@@ -1,0 +1,162 @@
+"""fp8_block_gemv (E4M3 weight, fp32 scale per 128 along K, bf16 activation)
+against bf16 and cuBLAS's FP8 GEMM.
+
+Rows per (shape, M):
+  tq auto           torch.ops.torchquant.fp8_block_gemv(x, w_q, w_scale, 128, kernel="auto")
+  tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
+  peers:
+  bf16 F.linear     the unquantized layer
+  _scaled_mm fp8    torch._scaled_mm, FP8 rowwise: E4M3 weight with one fp32 scale per
+                    output channel, E4M3 activation with one scale per token, bf16 out.
+                    cuBLAS wants M a multiple of 16: the activation is zero-padded to
+                    ceil(M / 16) * 16 rows (padded rows are computed and count as bytes),
+                    and quantized OUTSIDE the timed region (torchquant reads bf16 x directly,
+                    so this favours the peer).
+
+Correctness, every timed row: torchquant against float64 over the dequantized
+weight, gated by the fp32-accumulation bound; peers with a relative sanity gate
+against float64 over their own operands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterable, List, Tuple
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import common as C  # noqa: E402
+from shapes import Shape  # noqa: E402
+
+OP = "fp8"
+BLOCK = 128
+FORCED = ("fma", "mma")
+DECODE_ONLY = ("fma",)
+E4M3_MAX = 448.0
+
+
+def fp8_rowwise(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(E4M3 [R, C], fp32 scale [R]) per row: scale = amax / 448, clamp before the cast."""
+    s = t.float().abs().amax(1).clamp_min(1e-12) / E4M3_MAX
+    q = (t.float() / s[:, None]).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
+    return q, s
+
+
+def _tq_skip(ctx: C.Ctx, kernel: str, M: int, why: str = "") -> str:
+    if why:
+        return why
+    if not C.has_kernel("fp8_block_gemv", ctx.device):
+        return f"fp8_block_gemv has no {ctx.device.type} kernel in this build"
+    if kernel != "auto" and not ctx.on_gpu:
+        return "CUDA-only path"
+    if kernel in DECODE_ONLY and M > ctx.forced_max_m:
+        return f"decode-only path, timed for M <= {ctx.forced_max_m}"
+    return ""
+
+
+def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
+    dev = ctx.device
+    bf16 = C.OUT_DTYPE
+    gen = torch.Generator(device=dev)
+    for shape in shape_list:
+        N, K = shape.N, shape.K
+        gen.manual_seed(2000 + N + 7 * K)
+        w = torch.randn(N, K, device=dev, dtype=bf16, generator=gen)
+        q, why = C.try_quantize(ctx, "quantize_fp8_block", w, BLOCK)
+        w_q, w_s = q if q is not None else (None, None)
+        def deq_rows(n0, n1, w_q=w_q, w_s=w_s):
+            return C.deq_fp8_block(w_q[n0:n1], w_s[n0:n1], BLOCK)
+
+        w8, s_w = fp8_rowwise(w)
+        for M in ms:
+            x = torch.randn(M, K, device=dev, dtype=bf16, generator=gen)
+            flops = 2.0 * M * N * K
+            impls: List[C.Impl] = []
+            lazies: List[C.Lazy] = []
+            chk_tq, lz = C.float_check(x, deq_rows, N, bf16)
+            lazies.append(lz)
+            tq_bytes = C.nbytes(x, w_q, w_s) + M * N * 2 if w_q is not None else 0
+            for kernel in ("auto",) + FORCED:
+                impls.append(
+                    C.Impl(
+                        name=f"tq {kernel}",
+                        kind="torchquant",
+                        fn=lambda x, w_q, w_s, kernel=kernel: torch.ops.torchquant.fp8_block_gemv(
+                            x, w_q, w_s, BLOCK, None, kernel
+                        ),
+                        make_inputs=C.rotating((x, w_q, w_s)),
+                        nbytes=tq_bytes,
+                        flops=flops,
+                        check=chk_tq,
+                        series="fp8-block torchquant" if kernel == "auto" else None,
+                        skip=_tq_skip(ctx, kernel, M, why) or None,
+                    )
+                )
+            chk_bf16, lz = C.rel_check(lambda x=x, w=w: C.linear64_rows(x, lambda a, b: w[a:b], N))
+            lazies.append(lz)
+            impls.append(
+                C.Impl(
+                    name="bf16 F.linear",
+                    kind="peer",
+                    fn=F.linear,
+                    make_inputs=C.rotating((x, w)),
+                    nbytes=C.nbytes(x, w) + M * N * 2,
+                    flops=flops,
+                    check=chk_bf16,
+                    peer_key="bf16",
+                    series="bf16 F.linear",
+                )
+            )
+            # FP8 rowwise peer: activation padded to a multiple of 16 rows, quantized here (untimed).
+            Mp = (M + 15) // 16 * 16
+            xp = torch.zeros(Mp, K, device=dev, dtype=bf16)
+            xp[:M] = x
+            a8, s_a = fp8_rowwise(xp)
+            s_a = s_a.reshape(Mp, 1).contiguous()
+            s_w_row = s_w.reshape(1, N).contiguous()
+            chk_sm, lz = C.rel_check(
+                lambda a8=a8, s_a=s_a, w8=w8, s_w=s_w: C.linear64_rows(
+                    a8.to(torch.float64) * s_a.double(),
+                    lambda a, b: w8[a:b].to(torch.float64) * s_w[a:b, None].double(),
+                    N,
+                )[:M],
+                rows=M,
+            )
+            lazies.append(lz)
+            sm_skip = ""
+            if ctx.on_gpu and torch.cuda.get_device_capability(dev) < (8, 9):
+                sm_skip = "FP8 _scaled_mm needs sm_89+"
+            impls.append(
+                C.Impl(
+                    name="_scaled_mm fp8 rowwise",
+                    kind="peer",
+                    fn=lambda a8, w8, s_a, s_w_row: torch._scaled_mm(
+                        a8, w8.t(), scale_a=s_a, scale_b=s_w_row, out_dtype=bf16
+                    ),
+                    make_inputs=C.rotating((a8, w8, s_a, s_w_row)),
+                    nbytes=C.nbytes(a8, w8, s_a, s_w_row) + Mp * N * 2,
+                    flops=flops,
+                    check=chk_sm,
+                    peer_key="scaled_mm",
+                    series="fp8 rowwise torch._scaled_mm",
+                    skip=sm_skip or None,
+                    note=f"M padded to {Mp}; activation quantized outside timing" if Mp != M else "activation quantized outside timing",
+                )
+            )
+            yield C.Case(shape, M, impls, cleanup=lazies)
+            del x, xp, a8, s_a, impls
+        del w, w_q, w_s, w8, s_w
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def main(argv=None) -> int:
+    return C.bench_main(OP, make_cases, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+// CUDA implementations of fp8_block_gemv, quantize_fp8_block and
+// dequantize_fp8_block (schemas in ../torchquant.cpp, formats in
+// ../shared/design/formats.md, device code and memory pattern in
+// fp8_kernels.cuh).
+//
+// fp8_block_gemv: y[M, N] = x[M, K] @ (w_q[N, K] * w_scale[N, K / bs])^T
+// (+ bias), output in x's dtype, fp32 accumulation, bias added in fp32 before
+// the one final rounding. Paths: "mma" (tensor cores, sm_80+) and "fma"
+// (scalar, any sm_75+); `choose_fp8_gemv_kernel` below is the one place that
+// picks between them. Every launch goes on the current stream with no host
+// synchronization, so the op can be captured in a CUDA graph.
+//
+// Launch assumptions enforced here: x and w_q base pointers 16-byte aligned
+// (an unusual view that is not gets a one-off aligned copy), M, N, K below
+// 2^31, the grid below 2^31 blocks.
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>  // the current stream, without cuBLAS/cuSPARSE headers
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "fp8/fp8_kernels.cuh"
+
+namespace torchquant {
+namespace {
+
+constexpr const char* kGemvOp = "fp8_block_gemv";
+
+enum class Fp8GemvKernel { kFma, kMma };
+
+// -------------------------------------------------------------------------
+// choose_fp8_gemv_kernel: the one dispatch decision for fp8_block_gemv.
+//
+//   capability  shape                      kernel  why
+//   < sm_80     any                        fma     mma.m16n8k16 with fp16/bf16
+//                                                  inputs needs sm_80
+//   >= sm_80    any M, N, K, block_size    mma     the weight stream is the whole
+//                                                  cost: tensor cores keep the
+//                                                  instructions per weight byte low
+//                                                  at every M (~134 per KB at M <= 8),
+//                                                  where the scalar path pays one
+//                                                  FFMA per weight per row and turns
+//                                                  issue-bound from M ~ 2-4 (and at
+//                                                  M = 1 still issues more)
+//
+// The mma path takes every legal shape: any M (16-row tiles), any N (masked
+// 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
+// k-window is 64, 32 or 16, whichever divides it), so no shape bucket falls
+// back to fma on sm_80+.
+// -------------------------------------------------------------------------
+Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
+                                     int64_t block_size) {
+  (void)M;
+  (void)N;
+  (void)K;
+  (void)block_size;
+  if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  return Fp8GemvKernel::kMma;                       // every shape, every block size
+}
+
+// Warps one SM keeps resident with the mma kernel: __launch_bounds__(512, 1)
+// caps it at 128 registers, so 64K registers hold 16 warps.
+constexpr int kMmaWarpsPerSm = 16;
+
+// K-split for the mma kernel: the largest power of two (<= 16 warps per block)
+// such that every warp of the grid can be resident at once (one wave: every
+// warp streams an equal share, no tail wave), and each warp still has at
+// least two chunks. Large N needs no split (KS = 1, one warp per 16 columns,
+// possibly several waves of short-lived single-warp blocks); small N splits K
+// so there are enough warps, and so enough bytes in flight, to fill the GPU.
+int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count) {
+  const int64_t slots = static_cast<int64_t>(sm_count) * kMmaWarpsPerSm;
+  int ks = 1;
+  while (ks < fp8::kMmaMaxWarps && tasks * ks * 2 <= slots && chunks >= ks * 4) ks *= 2;
+  return ks;
+}
+
+// Multiplier for the kernels' branch-free block index (fp8_kernels.cuh,
+// block_of): ceil(2^32 / (block_size / 8)); block_size / 8 is in [2, 32].
+uint32_t block_magic(int64_t block_size) {
+  const uint64_t d = static_cast<uint64_t>(block_size / 8);
+  return static_cast<uint32_t>(((uint64_t{1} << 32) + d - 1) / d);
+}
+
+bool aligned16(const at::Tensor& t) {
+  return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+struct GemvArgs {
+  const void* x;
+  const uint8_t* w;
+  const float* ws;
+  const void* bias;
+  void* y;
+  int M, N, K, bs, nb;
+  uint32_t bmagic;
+};
+
+template <typename T, int WK, int MT>
+void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
+  const int64_t ntiles = (a.N + 15) / 16;
+  const int64_t blocks = ntiles * mtiles;
+  TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
+              " blocks is too large");
+  const size_t smem = ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0;
+  fp8::fp8_gemv_mma_kernel<T, WK, MT><<<static_cast<unsigned>(blocks), ks * 32, smem, stream>>>(
+      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
+      a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int WK>
+void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
+  // M <= 8: one n-tile of 8 rows (MT = 1). Otherwise 16-row tiles (MT = 2);
+  // M > 16 loops over tiles in the grid, each tile re-reading the weight
+  // (mostly from L2: the tiles of one column block are adjacent in the grid).
+  const int MT = a.M <= 8 ? 1 : 2;
+  const int64_t mtiles = a.M <= 8 ? 1 : (a.M + 15) / 16;
+  const int64_t ntiles = (a.N + 15) / 16;
+  const int64_t chunks = (a.K + fp8::kMmaChunk - 1) / fp8::kMmaChunk;
+  const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count);
+  TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
+  if (MT == 1)
+    launch_mma_t<T, WK, 1>(a, ks, static_cast<int>(mtiles), stream);
+  else
+    launch_mma_t<T, WK, 2>(a, ks, static_cast<int>(mtiles), stream);
+}
+
+template <typename T>
+void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
+  // The k-window: the widest of 64 / 32 / 16 that divides block_size, so a
+  // window never straddles two scale blocks (each window's partial is scaled
+  // on its own) and the weight loads are as wide as possible (16 / 8 / 4 B).
+  if (a.bs % 64 == 0)
+    launch_mma_w<T, 64>(a, sm_count, stream);
+  else if (a.bs % 32 == 0)
+    launch_mma_w<T, 32>(a, sm_count, stream);
+  else
+    launch_mma_w<T, 16>(a, sm_count, stream);
+}
+
+template <typename T, int RM>
+void launch_fma_t(const GemvArgs& a, cudaStream_t stream) {
+  const int64_t mtiles = (a.M + RM - 1) / RM;
+  const int64_t cols_per_block = fp8::kFmaWarps * fp8::kFmaCols;
+  const int64_t blocks = (a.N + cols_per_block - 1) / cols_per_block * mtiles;
+  TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
+              " blocks is too large");
+  fp8::fp8_gemv_fma_kernel<T, RM><<<static_cast<unsigned>(blocks), fp8::kFmaWarps * 32, 0,
+                                    stream>>>(
+      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
+      a.M, a.N, a.K, a.bmagic, a.nb, static_cast<int>(mtiles));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T>
+void launch_fma(const GemvArgs& a, cudaStream_t stream) {
+  // Rows of x per pass: one weight load and decode serve RM rows.
+  if (a.M == 1)
+    launch_fma_t<T, 1>(a, stream);
+  else if (a.M == 2)
+    launch_fma_t<T, 2>(a, stream);
+  else if (a.M <= 4)
+    launch_fma_t<T, 4>(a, stream);
+  else
+    launch_fma_t<T, 8>(a, stream);
+}
+
+at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
+                               const at::Tensor& w_scale, int64_t block_size,
+                               const std::optional<at::Tensor>& bias,
+                               c10::string_view kernel_sv) {
+  const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
+  const std::string kernel(kernel_sv);
+  check_kernel_name(kernel, {"fma", "mma"}, kGemvOp, "CUDA");
+  TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
+  const int64_t M = shape.M, N = shape.N, K = shape.K;
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  TORCH_CHECK(M <= kMax && N <= kMax, kGemvOp, ": M and N must each be below 2^31, got M = ", M,
+              ", N = ", N);
+  // The kernels' branch-free scale-block index is exact for K < 2^26 (a
+  // 64M-element weight row; far beyond any layer).
+  TORCH_CHECK(K < (int64_t{1} << 26), kGemvOp, ": K = ", K, " must be below 2^26");
+
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = device_caps(x_in.get_device());
+
+  Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size);
+  if (kernel == "fma") path = Fp8GemvKernel::kFma;
+  if (kernel == "mma") {
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": kernel 'mma' needs mma.sync.m16n8k16 with fp16/bf16 inputs (compute "
+                "capability 8.0+); this device is sm_",
+                caps.cc(), ". Use kernel='fma' or 'auto'");
+    path = Fp8GemvKernel::kMma;
+  }
+
+  // 16-byte vector loads need 16-byte aligned bases (K % 16 == 0 then aligns
+  // every row). A fresh allocation always is; only an odd view is copied.
+  const at::Tensor x = aligned16(x_in) ? x_in : x_in.clone();
+  const at::Tensor w = aligned16(w_in) ? w_in : w_in.clone();
+
+  at::Tensor y = at::empty({M, N}, x.options());
+  GemvArgs a;
+  a.x = x.data_ptr();
+  a.w = static_cast<const uint8_t*>(w.data_ptr());
+  a.ws = w_scale.data_ptr<float>();
+  a.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  a.y = y.data_ptr();
+  a.M = static_cast<int>(M);
+  a.N = static_cast<int>(N);
+  a.K = static_cast<int>(K);
+  a.bs = static_cast<int>(block_size);
+  a.bmagic = block_magic(block_size);
+  a.nb = static_cast<int>((K + block_size - 1) / block_size);
+
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const bool half = x.scalar_type() == at::kHalf;
+  if (path == Fp8GemvKernel::kMma) {
+    if (half)
+      launch_mma<__half>(a, caps.sm_count, stream);
+    else
+      launch_mma<__nv_bfloat16>(a, caps.sm_count, stream);
+  } else {
+    if (half)
+      launch_fma<__half>(a, stream);
+    else
+      launch_fma<__nv_bfloat16>(a, stream);
+  }
+  return y;
+}
+
+// ------------------------------------------------------------ quantize ----
+// checks.h has no dedicated validator for this op; this is the sequence the
+// CPU implementation must share so that errors match (block size, then the
+// weight, then finiteness).
+void validate_quantize_fp8_block_inputs(const at::Tensor& w, int64_t block_size) {
+  const char* op = "quantize_fp8_block";
+  check_block_size(block_size, op);
+  validate_weight_2d(w, op, 1);
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cuda(const at::Tensor& w_in,
+                                                           int64_t block_size) {
+  const char* op = "quantize_fp8_block";
+  validate_quantize_fp8_block_inputs(w_in, block_size);
+  const c10::cuda::CUDAGuard device_guard(w_in.device());
+  check_finite(w_in, op, "w");  // offline op: the host sync is acceptable
+  const int64_t N = w_in.size(0), K = w_in.size(1);
+  const int64_t nb = (K + block_size - 1) / block_size;
+  at::Tensor q = at::empty({N, K}, w_in.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty({N, nb}, w_in.options().dtype(at::kFloat));
+  const int64_t tasks = N * nb;
+  const int64_t blocks = std::min<int64_t>((tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps,
+                                           int64_t{1} << 20);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  auto* qp = static_cast<uint8_t*>(q.data_ptr());
+  float* sp = s.data_ptr<float>();
+  const int bs = static_cast<int>(block_size);
+  const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kQuantWarps * 32);
+  switch (w_in.scalar_type()) {
+    case at::kFloat:
+      fp8::quantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(
+          w_in.data_ptr<float>(), qp, sp, N, K, bs, nb);
+      break;
+    case at::kHalf:
+      fp8::quantize_fp8_block_kernel<__half><<<grid, block, 0, stream>>>(
+          static_cast<const __half*>(w_in.data_ptr()), qp, sp, N, K, bs, nb);
+      break;
+    default:  // kBFloat16 (validate_weight_2d admits only these three)
+      fp8::quantize_fp8_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
+          static_cast<const __nv_bfloat16*>(w_in.data_ptr()), qp, sp, N, K, bs, nb);
+      break;
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return {q, s};
+}
+
+// ---------------------------------------------------------- dequantize ----
+at::Tensor dequantize_fp8_block_cuda(const at::Tensor& w_q, const at::Tensor& scale,
+                                     int64_t block_size,
+                                     std::optional<at::ScalarType> out_dtype) {
+  const char* op = "dequantize_fp8_block";
+  validate_dequantize_fp8_block(w_q, scale, block_size);
+  const at::ScalarType od = dequant_out_dtype(out_dtype, op);
+  const c10::cuda::CUDAGuard device_guard(w_q.device());
+  const int64_t N = w_q.size(0), K = w_q.size(1);
+  const int64_t nb = (K + block_size - 1) / block_size;
+  at::Tensor out = at::empty({N, K}, w_q.options().dtype(od));
+  const int64_t total = N * K;
+  if (total == 0) return out;
+  const int64_t blocks =
+      std::min<int64_t>((total + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const auto* qp = static_cast<const uint8_t*>(w_q.data_ptr());
+  const float* sp = scale.data_ptr<float>();
+  const int bs = static_cast<int>(block_size);
+  const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kDequantThreads);
+  switch (od) {
+    case at::kFloat:
+      fp8::dequantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(
+          qp, sp, out.data_ptr<float>(), N, K, bs, nb);
+      break;
+    case at::kHalf:
+      fp8::dequantize_fp8_block_kernel<__half><<<grid, block, 0, stream>>>(
+          qp, sp, static_cast<__half*>(out.data_ptr()), N, K, bs, nb);
+      break;
+    default:  // kBFloat16 (dequant_out_dtype admits only these three)
+      fp8::dequantize_fp8_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
+          qp, sp, static_cast<__nv_bfloat16*>(out.data_ptr()), N, K, bs, nb);
+      break;
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("fp8_block_gemv", &fp8_block_gemv_cuda);
+  m.impl("quantize_fp8_block", &quantize_fp8_block_cuda);
+  m.impl("dequantize_fp8_block", &dequantize_fp8_block_cuda);
+}
+
+}  // namespace torchquant

@@ -1,0 +1,772 @@
+// FP8 (E4M3) block-scaled weight kernels: decode GEMV, quantize, dequantize.
+//
+// What they compute (see ../shared/design/formats.md):
+//   y[m, n] = sum_k x[m, k] * float(w_q[n, k]) * w_scale[n, k / bs]  (+ bias[n])
+// x fp16/bf16 [M, K] row-major, w_q e4m3 [N, K] row-major (K contiguous),
+// w_scale fp32 [N, ceil(K / bs)], bs a multiple of 16 in [16, 256], K % 16 == 0.
+// Products are exact (e4m3 -> fp16/bf16 is exact); accumulation is fp32.
+// Each scale block's partial sum is formed on its own and then scaled
+// (acc += partial * scale): folding the fp32 scale into the 4-bit-significand
+// weight before the multiply would round, so it is never done.
+//
+// Launch assumptions (checked on the host, fp8_block_gemv.cu):
+//   x and w_q base pointers 16-byte aligned (K % 16 == 0 then aligns every
+//   row), M, N < 2^31, K < 2^26 (see block_of), grid <= 2^31 - 1 blocks.
+//   No host synchronization, no atomics: results are deterministic and the
+//   launch is graph-capturable.
+//
+// Weight decode (both kernels): the four codes of a 32-bit word w = [b0 b1
+// b2 b3] are split into the odd pair (b1, b3), already in the high byte of
+// each 16-bit lane, and the even pair (b0, b2), moved there by a left shift;
+// masks and one shift re-seat the fields of each code b = s eeee mmm as
+//   fp16: s<<15 | (b & 0x7f)<<7   = w * 2^-8    (e4m3 subnormals land on fp16
+//   bf16: s<<15 | (b & 0x7f)<<4   = w * 2^-120   subnormals, also exact)
+// and one packed multiply by 2^8 / 2^120 restores w exactly (a power of two,
+// no rounding, the result is a normal number >= 2^-9). That is 5 ALU ops per
+// 4 codes plus 2 IMAD shifts and 2 packed multiplies on the FMA pipe. The NaN
+// codes 0x7f / 0xff are never produced by quantize_fp8_block; this decode
+// reads them as +-480 (dequantize_fp8_block, which is not hot, keeps NaN).
+//
+// Kernels and memory pattern:
+//  * fp8_gemv_mma_kernel (sm_80+): one warp = 16 output columns (the mma "M"
+//    dimension) x 8 or 16 activation rows (mma "N", MT = 1 or 2 n-tiles);
+//    the weight is the A operand, x the B operand, fp32 accumulators.
+//    K is walked in 64-wide chunks; within a chunk the reduction axis is
+//    permuted (legal: the same permutation is applied to x) so that every
+//    lane reads its A fragments for the whole chunk with one contiguous load
+//    per weight row and its B fragments with contiguous loads of x:
+//      WK = 64 (bs % 64 == 0): lane t of a quad holds k = c0 + 16t .. +15
+//        (one 16-byte load per row); mma step s uses k = c0 + 16t + 4s .. +3.
+//      WK = 32 (bs % 32 == 0): two 32-wide windows, 8-byte loads.
+//      WK = 16 (any bs):       four 16-wide windows, 4-byte loads.
+//    A window never straddles a scale block (bs % WK == 0), so each window's
+//    mma partial is flushed into the running total with its (column, block)
+//    scale. KS warps of a block split the chunks (strided) and reduce through
+//    shared memory; the grid covers 16-column tiles x 16-row M tiles.
+//    Weight loads bypass L1 (ld.global.nc.L1::no_allocate) and run U = 4
+//    chunks ahead (4 KB per warp in flight; 2 for WK = 16 with MT = 2); x
+//    (small, reused by every block) is read through L1 one chunk ahead (just
+//    in time for WK = 16 with MT = 2); scales are read with the weight.
+//  * fp8_gemv_fma_kernel (any sm_75+): one warp = 2 output columns x RM
+//    activation rows; lanes split K in 16-element pieces (16-byte weight
+//    loads, a warp covers 512 contiguous bytes per row), fp32 FMAs, a
+//    16-element partial times its block scale, then a warp shuffle reduction.
+//  * quantize: one warp per (row, scale block); dequantize: elementwise.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace torchquant {
+namespace fp8 {
+
+// ------------------------------------------------------------ constants --
+constexpr int kMmaMaxWarps = 16;       // KS <= 16 warps per block (512 threads)
+constexpr int kMmaChunk = 64;          // K elements per chunk (16 bytes per lane-row)
+// Chunks of weight in flight per warp (4 KB), and whether x is read one
+// chunk ahead. The 16-wide window with 16 activation rows also keeps 8
+// scales per chunk in registers; it reads x just in time (from L1/L2, a short
+// latency the other resident warps cover) to stay spill-free under the
+// 128-register budget.
+constexpr int mma_prefetch(int wk, int mt) { return (wk == 16 && mt == 2) ? 2 : 4; }
+constexpr bool mma_x_ahead(int wk, int mt) { return !(wk == 16 && mt == 2); }
+constexpr int kFmaWarps = 8;           // warps per block in the fma kernel
+constexpr int kFmaCols = 2;            // output columns per warp in the fma kernel
+constexpr int kFmaPrefetch = 2;        // 16-element pieces in flight per lane
+constexpr int kQuantWarps = 8;         // warps per block in quantize
+constexpr int kDequantThreads = 256;
+
+// ----------------------------------------------------------- primitives --
+// Streaming 16/8/4-byte loads of the weight. The 16-byte form skips L1 (each
+// byte is used once); the narrow forms keep L1 allocation because the other
+// half of their 32-byte sector is read by the next window of the same warp.
+// Building with -DTORCHQUANT_FP8_L2_PREFETCH_256B adds the .L2::256B prefetch
+// hint (each warp walks a row 64 bytes at a time, 4 chunks ahead): a tuning
+// knob to A/B on the device, off by default.
+__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
+  uint4 r;
+#ifdef TORCHQUANT_FP8_L2_PREFETCH_256B
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#else
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#endif
+  return r;
+}
+__device__ __forceinline__ uint2 ld_nc_v2(const void* p) {
+  return __ldg(reinterpret_cast<const uint2*>(p));
+}
+__device__ __forceinline__ uint32_t ld_nc_u32(const void* p) {
+  return __ldg(reinterpret_cast<const unsigned int*>(p));
+}
+__device__ __forceinline__ uint4 ld_nc_v4(const void* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
+}
+
+// Makes a per-lane pointer opaque to the optimizer. Without it ptxas
+// rematerializes row pointers (param load, 64-bit multiply-add, lane index)
+// before every load of the main loop, ~40 extra instructions per chunk; with
+// it the pointer stays in two registers, which the budget has room for.
+template <typename P>
+__device__ __forceinline__ P* keep_in_register(P* p) {
+  asm volatile("" : "+l"(p));
+  return p;
+}
+__device__ __forceinline__ int keep_in_register(int v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+__device__ __forceinline__ uint32_t keep_in_register(uint32_t v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
+// Scale-block index of element k (k % 8 == 0, k < 2^26), branch-free:
+// floor(k / bs) = umulhi(k / 8, bmagic) with bmagic = ceil(2^32 / (bs / 8)).
+// Exact: with a = k / 8 < 2^23, d = bs / 8 in [2, 32] and e = bmagic * d - 2^32
+// in [0, d), a * bmagic / 2^32 = floor(a / d) + (a mod d + a * e / 2^32) / d,
+// and a * e < 2^28 keeps the bracket below d. (An integer division would cost
+// ~20 instructions per scale load.) The host computes bmagic and checks K.
+__device__ __forceinline__ int block_of(int k, uint32_t bmagic) {
+  return static_cast<int>(__umulhi(static_cast<uint32_t>(k) >> 3, bmagic));
+}
+
+// Field re-seating for two codes held in bits 8..15 and 24..31 (v) or, for
+// the even pair, in bits 0..7 and 16..23 of w (read through w << 8 and w << 7
+// / w << 4, which ptxas issues as IMAD shifts on the FMA pipe).
+//   odd pair  (b1, b3): sign from w,      magnitude from w >> s
+//   even pair (b0, b2): sign from w << 8, magnitude from w << (8 - s)
+// with s = 1 for fp16 (4 -> 5 exponent bits) and 4 for bf16 (4 -> 8).
+__device__ __forceinline__ uint32_t f16x2_mul_pow2(uint32_t h) {
+  uint32_t r;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x5C005C00u));  // * 2^8
+  return r;
+}
+__device__ __forceinline__ uint32_t bf16x2_mul_pow2(uint32_t h) {
+  uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x7B807B80u));  // * 2^120
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // fma with -0 is an exact multiply and keeps the sign of a zero product.
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(h), "r"(0x7B807B80u), "r"(0x80008000u));
+#else
+  r = 0u;  // unreachable: bf16 decode is only used by the sm_80+ mma kernel
+#endif
+  return r;
+}
+// Exact fp16x2 of codes (b0, b2) / (b1, b3) of w.
+__device__ __forceinline__ uint32_t e4m3_even_to_f16x2(uint32_t w) {
+  return f16x2_mul_pow2(((w << 8) & 0x80008000u) | ((w << 7) & 0x3F803F80u));
+}
+__device__ __forceinline__ uint32_t e4m3_odd_to_f16x2(uint32_t w) {
+  return f16x2_mul_pow2((w & 0x80008000u) | ((w >> 1) & 0x3F803F80u));
+}
+// Exact bf16x2 of codes (b0, b2) / (b1, b3) of w (sm_80+).
+__device__ __forceinline__ uint32_t e4m3_even_to_bf16x2(uint32_t w) {
+  return bf16x2_mul_pow2(((w << 8) & 0x80008000u) | ((w << 4) & 0x07F007F0u));
+}
+__device__ __forceinline__ uint32_t e4m3_odd_to_bf16x2(uint32_t w) {
+  return bf16x2_mul_pow2((w & 0x80008000u) | ((w >> 4) & 0x07F007F0u));
+}
+
+// fp16x2 / bf16x2 bits to two floats.
+__device__ __forceinline__ float2 f16x2_to_float2(uint32_t u) {
+  __half2 h;
+  static_assert(sizeof(h) == sizeof(u), "half2 size");
+  memcpy(&h, &u, sizeof(u));
+  return __half22float2(h);
+}
+__device__ __forceinline__ float2 bf16x2_to_float2(uint32_t u) {
+  return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xFFFF0000u));
+}
+
+// Four e4m3 codes (one 32-bit word, element 0 in the low byte) to floats.
+__device__ __forceinline__ void e4m3x4_to_float(uint32_t w, float (&f)[4]) {
+  const float2 e = f16x2_to_float2(e4m3_even_to_f16x2(w));  // b0, b2
+  const float2 o = f16x2_to_float2(e4m3_odd_to_f16x2(w));   // b1, b3
+  f[0] = e.x;
+  f[1] = o.x;
+  f[2] = e.y;
+  f[3] = o.y;
+}
+
+template <typename T>
+struct Act;  // per-activation-dtype helpers
+
+template <>
+struct Act<__half> {
+  static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_f16x2(w); }
+  static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_f16x2(w); }
+  static __device__ __forceinline__ float2 to_float2(uint32_t u) { return f16x2_to_float2(u); }
+  static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+  // D += A * B, m16n8k16, fp16 inputs, fp32 accumulate.
+  static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+  }
+};
+
+template <>
+struct Act<__nv_bfloat16> {
+  static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_bf16x2(w); }
+  static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_bf16x2(w); }
+  static __device__ __forceinline__ float2 to_float2(uint32_t u) { return bf16x2_to_float2(u); }
+  static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) {
+    return __float2bfloat16_rn(v);
+  }
+  static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+  }
+};
+
+// ============================================================ mma GEMV ====
+//
+// Fragment bookkeeping (PTX ISA, mma.m16n8k16 .f16/.bf16; g = lane / 4,
+// t = lane % 4):
+//   A (16x16, row = output column n0 + r, col = k position p):
+//     a[0] = (row g,   p 2t, 2t+1)   a[1] = (row g+8, p 2t, 2t+1)
+//     a[2] = (row g,   p 2t+8, 2t+9) a[3] = (row g+8, p 2t+8, 2t+9)
+//   B (16x8, row = k position p, col = activation row m0 + g):
+//     b[0] = (p 2t, 2t+1)            b[1] = (p 2t+8, 2t+9)
+//   D (16x8): d[0], d[1] = (row g, col 2t, 2t+1); d[2], d[3] = (row g+8, ...)
+// The k-permutation gives lane t, in mma step s, the four consecutive k
+// values kb(s) .. kb(s)+3, which are the four bytes of word s of its weight
+// registers for that row:
+//   kb(s) = c0 + WK * (s / (WK/16)) + (WK/4) * t + 4 * (s % (WK/16))
+// The even bytes (kb, kb+2) go to positions {2t, 2t+1} (a[0], a[1]) and the
+// odd bytes (kb+1, kb+3) to {2t+8, 2t+9} (a[2], a[3]): decoding a byte pair
+// already two apart saves a byte permute per pair on the weight. x is loaded
+// k-contiguously (words 2s, 2s+1 of the lane's x registers hold kb..kb+3),
+// so its B registers take the same pairing with one prmt each:
+//   b[0] = (x[kb], x[kb+2]) = prmt 0x5410,  b[1] = (x[kb+1], x[kb+3]) = prmt 0x7632.
+template <int WK>
+struct MmaWin {
+  static_assert(WK == 16 || WK == 32 || WK == 64, "window");
+  static constexpr int kWindows = kMmaChunk / WK;  // windows (and loads per row) per chunk
+  static constexpr int kSteps = WK / 16;           // mma k-steps per window
+  static constexpr int kLaneK = WK / 4;            // k values per lane per window
+};
+
+// Per-lane view of one weight row (A fragment row g or g+8): the row pointer
+// already offset to the lane's first k, the limit such that window start kw
+// holds data for this lane iff kw < klim (0 for a row beyond N), and the
+// row's scales with their own limit (kw < kslim iff the window is inside K).
+struct MmaRow {
+  const uint8_t* w;
+  const float* s;
+  int klim;
+  int kslim;
+};
+
+// Loads one chunk of two weight rows (4 words = this lane's 16 k values of
+// each row, in mma-step order) and the scale of every window. Out-of-range
+// pieces read nothing and give zeros (K % 16 == 0 makes each lane's piece
+// entirely inside or entirely outside [0, K)); their scale is 0.
+template <int WK>
+__device__ __forceinline__ void mma_load_w(uint32_t (&wa)[4], uint32_t (&wb)[4],
+                                           float (&sa)[MmaWin<WK>::kWindows],
+                                           float (&sb)[MmaWin<WK>::kWindows], const MmaRow& ra,
+                                           const MmaRow& rb, int c0, uint32_t bmagic) {
+  using W = MmaWin<WK>;
+#pragma unroll
+  for (int j = 0; j < W::kWindows; ++j) {
+    const int kw = c0 + j * WK;
+    if constexpr (WK == 64) {
+      uint4 va = make_uint4(0u, 0u, 0u, 0u), vb = va;
+      if (kw < ra.klim) va = ld_stream_v4(ra.w + kw);
+      if (kw < rb.klim) vb = ld_stream_v4(rb.w + kw);
+      wa[0] = va.x; wa[1] = va.y; wa[2] = va.z; wa[3] = va.w;
+      wb[0] = vb.x; wb[1] = vb.y; wb[2] = vb.z; wb[3] = vb.w;
+    } else if constexpr (WK == 32) {
+      uint2 va = make_uint2(0u, 0u), vb = va;
+      if (kw < ra.klim) va = ld_nc_v2(ra.w + kw);
+      if (kw < rb.klim) vb = ld_nc_v2(rb.w + kw);
+      wa[2 * j] = va.x; wa[2 * j + 1] = va.y;
+      wb[2 * j] = vb.x; wb[2 * j + 1] = vb.y;
+    } else {
+      uint32_t va = 0u, vb = 0u;
+      if (kw < ra.klim) va = ld_nc_u32(ra.w + kw);
+      if (kw < rb.klim) vb = ld_nc_u32(rb.w + kw);
+      wa[j] = va;
+      wb[j] = vb;
+    }
+    const int blk = block_of(kw, bmagic);
+    float s_a = 0.f, s_b = 0.f;
+    if (kw < ra.kslim) s_a = __ldg(ra.s + blk);
+    if (kw < rb.kslim) s_b = __ldg(rb.s + blk);
+    sa[j] = s_a;
+    sb[j] = s_b;
+  }
+}
+
+// Loads one chunk of x for one activation row (B fragment column g): 8 words
+// = this lane's 16 k values, k-contiguous per window (words 2s, 2s+1 hold the
+// k values of mma step s). xl is the row pointer offset to the lane's first
+// k; klim as for the weight (0 for a row beyond M).
+template <int WK>
+__device__ __forceinline__ void mma_load_x(uint32_t (&dst)[8], const uint16_t* xl, int klim,
+                                           int c0) {
+  using W = MmaWin<WK>;
+#pragma unroll
+  for (int j = 0; j < W::kWindows; ++j) {
+    const int kw = c0 + j * WK;
+    const bool ok = kw < klim;
+    if constexpr (WK == 64) {
+      uint4 a = make_uint4(0u, 0u, 0u, 0u), b = a;
+      if (ok) {
+        const uint16_t* p = xl + kw;
+        a = ld_nc_v4(p);
+        b = ld_nc_v4(p + 8);
+      }
+      dst[0] = a.x; dst[1] = a.y; dst[2] = a.z; dst[3] = a.w;
+      dst[4] = b.x; dst[5] = b.y; dst[6] = b.z; dst[7] = b.w;
+    } else if constexpr (WK == 32) {
+      uint4 a = make_uint4(0u, 0u, 0u, 0u);
+      if (ok) a = ld_nc_v4(xl + kw);
+      dst[4 * j] = a.x; dst[4 * j + 1] = a.y; dst[4 * j + 2] = a.z; dst[4 * j + 3] = a.w;
+    } else {
+      uint2 a = make_uint2(0u, 0u);
+      if (ok) a = ld_nc_v2(xl + kw);
+      dst[2 * j] = a.x;
+      dst[2 * j + 1] = a.y;
+    }
+  }
+}
+
+// One chunk: per window, a fresh fp32 partial from kSteps mma steps, then
+// acc += partial * scale of that window's block (row g uses sa, row g+8 sb).
+template <typename T, int WK, int MT>
+__device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_t (&wb)[4],
+                                          const float (&sa)[MmaWin<WK>::kWindows],
+                                          const float (&sb)[MmaWin<WK>::kWindows],
+                                          const uint32_t (&xv)[MT][8], float (&acc)[MT][4]) {
+  using W = MmaWin<WK>;
+#pragma unroll
+  for (int j = 0; j < W::kWindows; ++j) {
+    float part[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) part[mt][0] = part[mt][1] = part[mt][2] = part[mt][3] = 0.f;
+#pragma unroll
+    for (int q = 0; q < W::kSteps; ++q) {
+      const int s = j * W::kSteps + q;
+      uint32_t a[4];
+      a[0] = Act<T>::even2(wa[s]);  // row g,   k kb,   kb+2
+      a[1] = Act<T>::even2(wb[s]);  // row g+8, k kb,   kb+2
+      a[2] = Act<T>::odd2(wa[s]);   // row g,   k kb+1, kb+3
+      a[3] = Act<T>::odd2(wb[s]);   // row g+8, k kb+1, kb+3
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const uint32_t b0 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x5410);
+        const uint32_t b1 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x7632);
+        Act<T>::mma(part[mt], a, b0, b1);
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      acc[mt][0] = fmaf(part[mt][0], sa[j], acc[mt][0]);
+      acc[mt][1] = fmaf(part[mt][1], sa[j], acc[mt][1]);
+      acc[mt][2] = fmaf(part[mt][2], sb[j], acc[mt][2]);
+      acc[mt][3] = fmaf(part[mt][3], sb[j], acc[mt][3]);
+    }
+  }
+}
+
+// grid.x = ceil(N / 16) * mtiles (M tile fastest, so the blocks that share a
+// weight tile run together and the re-reads for M > 16 hit L2);
+// block = KS warps (KS in 1..16), dynamic shared memory KS * MT * 4 * 32 floats.
+// MT = 1 serves M <= 8 per tile, MT = 2 serves 16 rows per tile.
+template <typename T, int WK, int MT>
+__global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
+    fp8_gemv_mma_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
+                        const float* __restrict__ ws, const T* __restrict__ bias,
+                        T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
+                        int mtiles) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using W = MmaWin<WK>;
+  constexpr int U = mma_prefetch(WK, MT);
+  extern __shared__ float red[];
+
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int ks = blockDim.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int mtile = blockIdx.x % mtiles;
+  const int ntile = blockIdx.x / mtiles;
+  const int n0 = ntile * 16;
+  const int m0 = mtile * 8 * MT;
+  const int lk = t * W::kLaneK;  // this lane's first k inside a window
+
+  // Rows of the A fragment this lane feeds; a row beyond N reads nothing.
+  MmaRow ra, rb;
+  {
+    const bool okA = n0 + g < N, okB = n0 + g + 8 < N;
+    ra.w = keep_in_register(w + static_cast<size_t>(okA ? n0 + g : 0) * K + lk);
+    rb.w = keep_in_register(w + static_cast<size_t>(okB ? n0 + g + 8 : 0) * K + lk);
+    ra.s = keep_in_register(ws + static_cast<size_t>(okA ? n0 + g : 0) * nb);
+    rb.s = keep_in_register(ws + static_cast<size_t>(okB ? n0 + g + 8 : 0) * nb);
+    ra.klim = keep_in_register(okA ? K - lk : 0);
+    rb.klim = keep_in_register(okB ? K - lk : 0);
+    ra.kslim = keep_in_register(okA ? K : 0);
+    rb.kslim = keep_in_register(okB ? K : 0);
+  }
+  // Activation row of the B fragment this lane feeds, per n-tile of 8 rows.
+  const uint16_t* xl[MT];
+  int xlim[MT];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int m = m0 + mt * 8 + g;
+    xl[mt] = keep_in_register(reinterpret_cast<const uint16_t*>(x) +
+                              static_cast<size_t>(m < M ? m : 0) * K + lk);
+    xlim[mt] = keep_in_register(m < M ? K - lk : 0);
+  }
+
+  // Chunks warp, warp + ks, warp + 2ks, ... (strided: the block's warps read
+  // neighbouring 64-byte pieces of the same 16 rows at the same time).
+  const int nchunks = (K + kMmaChunk - 1) / kMmaChunk;
+  const int mine = warp < nchunks ? (nchunks - 1 - warp) / ks + 1 : 0;
+  const int cstride = keep_in_register(ks * kMmaChunk);
+  const int cfirst = keep_in_register(warp * kMmaChunk);
+  bmagic = keep_in_register(bmagic);
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.f;
+
+  uint32_t wa[U][4], wb[U][4];
+  float sa[U][W::kWindows], sb[U][W::kWindows];
+  // x fragments, double-buffered by chunk parity when read one chunk ahead
+  // (i0 steps by the even U, so the parity of chunk i0 + u is that of u and
+  // every index below is a compile-time constant).
+  constexpr bool XA = mma_x_ahead(WK, MT);
+  static_assert(!XA || U % 2 == 0, "x double buffer needs an even prefetch depth");
+  uint32_t xb[XA ? 2 : 1][MT][8];
+
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (u < mine) mma_load_w<WK>(wa[u], wb[u], sa[u], sb[u], ra, rb, cfirst + u * cstride, bmagic);
+  }
+  if (XA && mine > 0) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) mma_load_x<WK>(xb[0][mt], xl[mt], xlim[mt], cfirst);
+  }
+
+  for (int i0 = 0; i0 < mine; i0 += U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u;
+      if (i < mine) {  // warp-uniform
+        const int c0 = cfirst + i * cstride;
+        const int cur = XA ? (u & 1) : 0;
+        if (XA) {
+          if (i + 1 < mine) {
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt)
+              mma_load_x<WK>(xb[cur ^ 1][mt], xl[mt], xlim[mt], c0 + cstride);
+          }
+        } else {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) mma_load_x<WK>(xb[0][mt], xl[mt], xlim[mt], c0);
+        }
+        mma_chunk<T, WK, MT>(wa[u], wb[u], sa[u], sb[u], xb[cur], acc);
+        if (i + U < mine)
+          mma_load_w<WK>(wa[u], wb[u], sa[u], sb[u], ra, rb, c0 + U * cstride, bmagic);
+      }
+    }
+  }
+
+  // Epilogue. Accumulator r = mt * 4 + i of lane (g, t) is output column
+  // n0 + g + 8 * (i / 2), activation row m0 + 8 * mt + 2t + (i % 2).
+  auto store = [&](int r, int ln, float v) {
+    const int mt = r >> 2, i = r & 3;
+    const int n = n0 + (ln >> 2) + ((i >> 1) << 3);
+    const int m = m0 + mt * 8 + 2 * (ln & 3) + (i & 1);
+    if (n < N && m < M) {
+      if (bias != nullptr) v += Act<T>::to_float(bias[n]);
+      y[static_cast<size_t>(m) * N + n] = Act<T>::from_float(v);
+    }
+  };
+  if (ks == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) store(mt * 4 + i, lane, acc[mt][i]);
+    return;
+  }
+  constexpr int R = MT * 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[(warp * R + mt * 4 + i) * 32 + lane] = acc[mt][i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < R * 32; e += blockDim.x) {
+    float v = 0.f;
+    for (int q = 0; q < ks; ++q) v += red[q * R * 32 + e];  // fixed order: deterministic
+    store(e >> 5, e & 31, v);
+  }
+#else
+  __trap();  // the host never launches this kernel below sm_80
+#endif
+}
+
+// ============================================================ fma GEMV ====
+// grid.x = ceil(N / (kFmaWarps * kFmaCols)) * mtiles (M tile fastest);
+// block = kFmaWarps warps; RM activation rows per M tile.
+template <typename T, int RM>
+__global__ void __launch_bounds__(kFmaWarps * 32, 2)
+    fp8_gemv_fma_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
+                        const float* __restrict__ ws, const T* __restrict__ bias,
+                        T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
+                        int mtiles) {
+  constexpr int NC = kFmaCols, U = kFmaPrefetch;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int mtile = blockIdx.x % mtiles;
+  const int cgroup = blockIdx.x / mtiles;
+  const int n0 = (cgroup * kFmaWarps + warp) * NC;
+  if (n0 >= N) return;  // whole warp; no block-level synchronization below
+  const int m0 = mtile * RM;
+
+  bool okc[NC];
+  const uint8_t* wr[NC];
+  const float* sr[NC];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    okc[c] = n0 + c < N;
+    wr[c] = w + static_cast<size_t>(okc[c] ? n0 + c : n0) * K;
+    sr[c] = ws + static_cast<size_t>(okc[c] ? n0 + c : n0) * nb;
+  }
+  const uint16_t* xr[RM];
+  bool okm[RM];
+#pragma unroll
+  for (int m = 0; m < RM; ++m) {
+    okm[m] = m0 + m < M;
+    xr[m] = reinterpret_cast<const uint16_t*>(x) + static_cast<size_t>(okm[m] ? m0 + m : 0) * K;
+  }
+
+  const int pieces = K >> 4;               // 16-element pieces per row
+  const int iters = (pieces + 31) >> 5;    // warp iterations over K
+
+  float acc[RM][NC];
+#pragma unroll
+  for (int m = 0; m < RM; ++m)
+#pragma unroll
+    for (int c = 0; c < NC; ++c) acc[m][c] = 0.f;
+
+  uint4 wbuf[U][NC];
+  float sbuf[U][NC];
+  auto load = [&](int slot, int it) {
+    const int p = lane + 32 * it;
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const bool ok = okc[c] && p < pieces;
+      wbuf[slot][c] = ok ? ld_stream_v4(wr[c] + 16 * p) : make_uint4(0u, 0u, 0u, 0u);
+      sbuf[slot][c] = ok ? __ldg(sr[c] + block_of(16 * p, bmagic)) : 0.f;
+    }
+  };
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (u < iters) load(u, u);
+
+  for (int i0 = 0; i0 < iters; i0 += U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int it = i0 + u;
+      if (it < iters) {
+        const int p = lane + 32 * it;
+        if (p < pieces) {
+          float wf[NC][16];
+#pragma unroll
+          for (int c = 0; c < NC; ++c) {
+            const uint32_t wv[4] = {wbuf[u][c].x, wbuf[u][c].y, wbuf[u][c].z, wbuf[u][c].w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              float f[4];
+              e4m3x4_to_float(wv[q], f);
+              wf[c][4 * q] = f[0];
+              wf[c][4 * q + 1] = f[1];
+              wf[c][4 * q + 2] = f[2];
+              wf[c][4 * q + 3] = f[3];
+            }
+          }
+#pragma unroll
+          for (int m = 0; m < RM; ++m) {
+            if (okm[m]) {  // warp-uniform
+              const uint4 xa = ld_nc_v4(xr[m] + 16 * p);
+              const uint4 xb = ld_nc_v4(xr[m] + 16 * p + 8);
+              const uint32_t xw[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+              float part[NC];
+#pragma unroll
+              for (int c = 0; c < NC; ++c) part[c] = 0.f;
+#pragma unroll
+              for (int q = 0; q < 8; ++q) {
+                const float2 xf = Act<T>::to_float2(xw[q]);
+#pragma unroll
+                for (int c = 0; c < NC; ++c) {
+                  part[c] = fmaf(wf[c][2 * q], xf.x, part[c]);
+                  part[c] = fmaf(wf[c][2 * q + 1], xf.y, part[c]);
+                }
+              }
+#pragma unroll
+              for (int c = 0; c < NC; ++c) acc[m][c] = fmaf(part[c], sbuf[u][c], acc[m][c]);
+            }
+          }
+        }
+        if (it + U < iters) load(u, it + U);
+      }
+    }
+  }
+
+  // Butterfly reduction: every lane ends with every sum; lane m * NC + c stores.
+#pragma unroll
+  for (int m = 0; m < RM; ++m)
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      float v = acc[m][c];
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+      if (lane == m * NC + c && okm[m] && okc[c]) {
+        if (bias != nullptr) v += Act<T>::to_float(bias[n0 + c]);
+        y[static_cast<size_t>(m0 + m) * N + n0 + c] = Act<T>::from_float(v);
+      }
+    }
+}
+
+// ============================================================ quantize ====
+// float -> e4m3 with round-to-nearest-even, the rounding torch's
+// c10::Float8_e4m3fn conversion performs (the CPU path), so the codes are
+// bit-identical. The input is already clamped to [-448, 448].
+__device__ __forceinline__ uint8_t float_to_e4m3_rne(float f) {
+  uint32_t b = __float_as_uint(f);
+  const uint32_t sign = b & 0x80000000u;
+  b ^= sign;
+  uint32_t r;
+  if (b >= 0x43F00000u) {          // >= 480: unreachable after the clamp
+    r = 0x7Eu;
+  } else if (b < 0x3C800000u) {    // < 2^-6: e4m3 subnormal range
+    // Adding 2^14 leaves an ulp of 2^-9 (the e4m3 subnormal step), so the fp32
+    // adder performs the round-to-nearest-even; the low bits are the code.
+    r = __float_as_uint(__uint_as_float(b) + 16384.0f) - 0x46800000u;
+  } else {
+    // Re-bias the exponent (127 -> 7) and round the 20 dropped mantissa bits
+    // to nearest, ties to even.
+    const uint32_t odd = (b >> 20) & 1u;
+    r = (b + 0xC407FFFFu + odd) >> 20;
+  }
+  return static_cast<uint8_t>((r & 0xFFu) | (sign >> 24));
+}
+
+// Exact e4m3 -> float, NaN codes (0x7f, 0xff) to NaN.
+__device__ __forceinline__ float e4m3_to_float_exact(uint8_t b) {
+  const uint32_t mag = b & 0x7Fu;
+  float v;
+  if (mag == 0x7Fu) {
+    v = __uint_as_float(0x7FC00000u);
+  } else if (mag < 8u) {
+    v = static_cast<float>(mag) * 0.001953125f;  // m * 2^-9, exact
+  } else {
+    v = __uint_as_float((mag << 20) + (120u << 23));  // 2^(e-7) * (1 + m/8)
+  }
+  return (b & 0x80u) ? -v : v;
+}
+
+template <typename Tin>
+__device__ __forceinline__ float load_as_float(const Tin* p);
+template <>
+__device__ __forceinline__ float load_as_float<float>(const float* p) { return __ldg(p); }
+template <>
+__device__ __forceinline__ float load_as_float<__half>(const __half* p) {
+  return __half2float(__ldg(p));
+}
+template <>
+__device__ __forceinline__ float load_as_float<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return __bfloat162float(__ldg(p));
+}
+
+// One warp per (row, block). scale = amax / 448 (1 when that is 0);
+// q = e4m3_rne(clamp(w / scale, -448, 448)); the ragged last block uses the
+// elements present. bs <= 256, so a lane holds at most 8 elements.
+template <typename Tin>
+__global__ void __launch_bounds__(kQuantWarps * 32)
+    quantize_fp8_block_kernel(const Tin* __restrict__ w, uint8_t* __restrict__ q,
+                              float* __restrict__ scale, int64_t N, int64_t K, int bs, int64_t nb) {
+  const int lane = threadIdx.x & 31;
+  const int64_t total = N * nb;
+  for (int64_t task = static_cast<int64_t>(blockIdx.x) * kQuantWarps + (threadIdx.x >> 5);
+       task < total; task += static_cast<int64_t>(gridDim.x) * kQuantWarps) {
+    const int64_t n = task / nb, b = task % nb;
+    const int64_t k0 = b * bs;
+    const int len = static_cast<int>(K - k0 < bs ? K - k0 : bs);
+    const Tin* src = w + n * K + k0;
+    float v[8];
+    float amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int k = lane + 32 * i;
+      v[i] = k < len ? load_as_float(src + k) : 0.f;
+      amax = fmaxf(amax, fabsf(v[i]));
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+    // A zero block, or an amax so small that amax / 448 underflows to 0,
+    // gets scale 1 (as on the CPU).
+    const float s0 = amax / 448.0f;
+    const float s = s0 == 0.0f ? 1.0f : s0;
+    if (lane == 0) scale[n * nb + b] = s;
+    uint8_t* dst = q + n * K + k0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int k = lane + 32 * i;
+      if (k < len) {
+        const float r = fminf(fmaxf(v[i] / s, -448.0f), 448.0f);
+        dst[k] = float_to_e4m3_rne(r);
+      }
+    }
+  }
+}
+
+template <typename Tout>
+__device__ __forceinline__ Tout float_to_out(float v);
+template <>
+__device__ __forceinline__ float float_to_out<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half float_to_out<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 float_to_out<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// out[n, k] = out_dtype(float(q[n, k]) * scale[n, k / bs]), one fp32 multiply
+// and one rounding, as on the CPU.
+template <typename Tout>
+__global__ void __launch_bounds__(kDequantThreads)
+    dequantize_fp8_block_kernel(const uint8_t* __restrict__ q, const float* __restrict__ scale,
+                                Tout* __restrict__ out, int64_t N, int64_t K, int bs,
+                                int64_t nb) {
+  const int64_t total = N * K;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = i / K, k = i % K;
+    const float v = e4m3_to_float_exact(__ldg(q + i)) * __ldg(scale + n * nb + k / bs);
+    out[i] = float_to_out<Tout>(v);
+  }
+}
+
+}  // namespace fp8
+}  // namespace torchquant

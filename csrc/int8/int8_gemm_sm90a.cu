@@ -1,0 +1,283 @@
+// _int8_gemm_sm90a: the Hopper wgmma INT8 GEMM behind int8_matmul(kernel="wgmma").
+//
+// Computes y = float(acc - a_zero[m] * w_colsum[n]) * (a_scale[m] * w_scale[n]) + float(bias[n])
+// with acc = sum_k a_q[m,k] * w_q[n,k] exact in int32, bit-identical to the CPU int8_matmul
+// (same validator, same epilogue order; see int8_gemm_sm90a_kernels.cuh for the kernel).
+//
+// Host side: validation (validate_int8_matmul first, so errors match every other backend; then
+// the preconditions of this path: a CUDA device of compute capability exactly 9.0 and K % 16 == 0),
+// the column sums when a zero point comes without them, the two TMA tensor maps (encoded with the
+// driver's cuTensorMapEncodeTiled, reached through cudaGetDriverEntryPointByVersion, so nothing is
+// linked against libcuda), the tile configuration (choose_config), and a persistent launch of at
+// most one CTA per SM (cluster launch through cudaLaunchKernelEx when pairs of CTAs multicast W).
+// No host synchronization: the op can be captured in a CUDA graph.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "int8/int8_gemm_sm90a_kernels.cuh"
+
+namespace torchquant {
+namespace sm90a {
+namespace {
+
+constexpr const char* kOp = "_int8_gemm_sm90a";
+
+// 128 x 256 tiles, 4 stages (192 KB), pairs of CTAs along M multicasting the W tile.
+using Cfg256c2 = GemmConfig<256, 4, 2>;
+// 128 x 256 tiles, 4 stages, no cluster.
+using Cfg256c1 = GemmConfig<256, 4, 1>;
+// 128 x 128 tiles, 6 stages (192 KB), no cluster: twice the tiles for grids that cannot fill
+// the GPU with 128 x 256 ones.
+using Cfg128c1 = GemmConfig<128, 6, 1>;
+
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1 };
+
+const char* config_name(TileConfig c) {
+  switch (c) {
+    case TileConfig::k128x256c2: return "128x256c2";
+    case TileConfig::k128x256c1: return "128x256c1";
+    case TileConfig::k128x128c1: return "128x128c1";
+  }
+  return "?";
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The one dispatch function of this op: which tile configuration runs a given shape.
+// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1 forces one (tests, benchmarks).
+TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
+  if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
+    if (env[0] != '\0') {
+      for (TileConfig c :
+           {TileConfig::k128x256c2, TileConfig::k128x256c1, TileConfig::k128x128c1}) {
+        if (std::strcmp(env, config_name(c)) == 0) return c;
+      }
+      TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
+                  "' is not one of 128x256c2, 128x256c1, 128x128c1");
+    }
+  }
+  const int64_t m_tiles = ceil_div(M, 128);
+  // Fewer 128 x 256 tiles than SMs: the grid cannot fill the GPU; 128 x 128 tiles double the
+  // number of CTAs (each still 2 consumer warpgroups, 6 stages deep).
+  if (m_tiles * ceil_div(N, 256) < caps.sm_count) return TileConfig::k128x128c1;
+  // An odd, small number of M tiles: the second CTA of the last cluster of every N column would
+  // compute a padding tile (up to a third of the work at 3 M tiles); run without clusters.
+  if (m_tiles % 2 == 1 && m_tiles < 16) return TileConfig::k128x256c1;
+  // The large-GEMM path: 128 x 256 tiles, W tile shared by two M tiles through TMA multicast,
+  // which cuts each CTA's L2 -> SM traffic from 48 KB to 32 KB per 128 of K.
+  return TileConfig::k128x256c2;
+}
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda needed).
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    TORCH_CHECK(e == cudaSuccess && q == cudaDriverEntryPointSuccess && p != nullptr, kOp,
+                ": cannot get cuTensorMapEncodeTiled from the CUDA driver (",
+                cudaGetErrorString(e), ")");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// 2-D map over a row-major int8 [rows, K] tensor: boxes of 128 bytes of K x box_rows rows,
+// 128-byte swizzle, zero fill out of bounds.
+CUtensorMap make_tmap(const void* base, int64_t rows, int64_t K, int box_rows) {
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(K), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(K)};  // bytes; multiple of 16
+  const cuuint32_t box[2] = {128, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base),
+                                 dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(r == CUDA_SUCCESS, kOp, ": cuTensorMapEncodeTiled failed (CUresult ", int(r),
+              ") for a [", rows, ", ", K, "] int8 operand");
+  return map;
+}
+
+// Per device and kernel instantiation, once: opt in to the dynamic shared memory and find how
+// many CTAs can be resident at once (one per SM; with clusters, what the GPCs can place).
+template <class Cfg, class OutT>
+int max_resident_ctas(int device, const DeviceCaps& caps) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<int, kMaxDevices> value;
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, kOp, ": device index ", device, " out of range");
+  std::call_once(once[device], [&] {
+    auto kernel = int8_gemm_sm90a_kernel<Cfg, OutT>;
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        Cfg::kSmemBytes));
+    int ctas = caps.sm_count;
+    if (Cfg::kCM > 1) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(Cfg::kCM * caps.sm_count, 1, 1);
+      cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+      cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = Cfg::kCM;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
+        ctas = clusters * Cfg::kCM;
+      } else {
+        (void)cudaGetLastError();  // clear it; assume every SM pairs up
+        ctas = (caps.sm_count / Cfg::kCM) * Cfg::kCM;
+      }
+    }
+    value[device] = std::max(ctas, Cfg::kCM);
+  });
+  return value[device];
+}
+
+template <class Cfg, class OutT>
+void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
+            const DeviceCaps& caps, cudaStream_t stream) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  const CUtensorMap tmap_a = make_tmap(a.data_ptr(), args.M, args.K, Cfg::kBM);
+  const CUtensorMap tmap_b = make_tmap(w.data_ptr(), args.N, args.K, Cfg::kBBoxRows);
+  args.num_m_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBM));
+  args.num_n_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBN));
+  args.num_m_units = static_cast<int>(ceil_div(args.num_m_tiles, Cfg::kCM));
+  args.num_units = args.num_m_units * args.num_n_tiles;
+  args.num_kb = static_cast<int>(ceil_div(args.K, Cfg::kBK));
+  // 16 M tiles per raster group: at K = 8192 the group's A rows (16 MB) and the W tiles the
+  // resident CTAs are on (~8 x 2 MB) stay inside the 50-60 MB L2.
+  args.group_units = std::max(1, 16 / Cfg::kCM);
+
+  const int max_ctas = max_resident_ctas<Cfg, OutT>(device, caps);
+  const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
+
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(clusters * Cfg::kCM, 1, 1);
+  cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (Cfg::kCM > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = Cfg::kCM;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, int8_gemm_sm90a_kernel<Cfg, OutT>, tmap_a, tmap_b, args));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <class OutT>
+void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const GemmArgs& args,
+                   int device, const DeviceCaps& caps, cudaStream_t stream) {
+  switch (c) {
+    case TileConfig::k128x256c2: launch<Cfg256c2, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k128x256c1: launch<Cfg256c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
+  }
+}
+
+// TMA needs a 16-byte aligned base address; a view with an odd storage offset gets a fresh copy.
+at::Tensor tma_ready(const at::Tensor& t) {
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;
+  return t.clone(at::MemoryFormat::Contiguous);
+}
+
+at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
+                           const c10::optional<at::Tensor>& a_zero, const at::Tensor& w_q,
+                           const at::Tensor& w_scale, const c10::optional<at::Tensor>& w_colsum,
+                           const c10::optional<at::Tensor>& bias,
+                           c10::optional<at::ScalarType> out_dtype) {
+  const Int8MatmulShape sh =
+      validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
+  const int64_t M = sh.M, N = sh.N, K = sh.K;
+  TORCH_CHECK(a_q.is_cuda(), kOp, ": operands must be CUDA tensors, got ", a_q.device());
+  TORCH_CHECK(K % 16 == 0, kOp, ": K must be a multiple of 16 (the TMA copies need 16-byte row "
+              "strides), got K = ", K, "; int8_matmul's 'mma' kernel takes any K");
+  TORCH_CHECK(M < (int64_t(1) << 31) - 256 && N < (int64_t(1) << 31) - 256, kOp,
+              ": M and N must fit the TMA's 32-bit coordinates, got M = ", M, ", N = ", N);
+
+  const c10::cuda::CUDAGuard device_guard(a_q.device());
+  const int device = a_q.get_device();
+  const DeviceCaps& caps = device_caps(device);
+  TORCH_CHECK(caps.major == 9 && caps.minor == 0, kOp,
+              ": needs a compute capability 9.0 GPU (H100/H200; the code is built for sm_90a "
+              "only), this device is sm_", caps.major, caps.minor);
+
+  const at::Tensor a = tma_ready(a_q);
+  const at::Tensor w = tma_ready(w_q);
+  at::Tensor colsum;
+  if (a_zero.has_value()) {
+    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_q, {1}, false, at::kInt);
+  }
+  at::Tensor bias_f;
+  if (bias.has_value()) {
+    bias_f = bias->scalar_type() == at::kFloat ? *bias : bias->to(at::kFloat);  // exact widening
+  }
+
+  at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
+
+  GemmArgs args = {};
+  args.M = static_cast<int>(M);
+  args.N = static_cast<int>(N);
+  args.K = static_cast<int>(K);
+  args.out = out.data_ptr();
+  args.a_scale = a_scale.data_ptr<float>();
+  args.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  args.w_scale = w_scale.data_ptr<float>();
+  args.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  // Absent operands point at a_scale's / w_scale's first element with step 0: the kernel loads
+  // them unconditionally (valid memory, never out of bounds) and ignores the values.
+  const int32_t* any_int = reinterpret_cast<const int32_t*>(args.a_scale);
+  args.has_zero = a_zero.has_value() ? 1 : 0;
+  args.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : any_int;
+  args.a_zero_step = a_zero.has_value() && a_zero->numel() != 1 ? 1 : 0;
+  args.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : any_int;
+  args.colsum_step = a_zero.has_value() ? 1 : 0;
+  args.has_bias = bias.has_value() ? 1 : 0;
+  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
+  args.bias_step = bias.has_value() ? 1 : 0;
+
+  const TileConfig config = choose_config(M, N, caps);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  switch (sh.out_dtype) {
+    case at::kFloat: launch_config<float>(config, a, w, args, device, caps, stream); break;
+    case at::kHalf: launch_config<__half>(config, a, w, args, device, caps, stream); break;
+    case at::kBFloat16:
+      launch_config<__nv_bfloat16>(config, a, w, args, device, caps, stream);
+      break;
+    default: TORCH_CHECK(false, kOp, ": unsupported out_dtype ", sh.out_dtype);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace sm90a
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("_int8_gemm_sm90a", &torchquant::sm90a::int8_gemm_sm90a);
+}

@@ -1,0 +1,642 @@
+// Hopper (sm_90a) INT8 GEMM on wgmma with a fused dequantization epilogue.
+//
+// Computes, for the torchquant op _int8_gemm_sm90a (same semantics as int8_matmul):
+//   acc[m,n] = sum_k a_q[m,k] * w_q[n,k]                       exact int32 (tensor cores)
+//   y[m,n]   = float(acc - a_zero[m] * w_colsum[n]) * (a_scale[m] * w_scale[n]) + float(bias[n])
+// with one int32 subtract, one fp32 product of the scales, one fp32 multiply and one fp32 add
+// (__fmul_rn / __fadd_rn, never contracted to an FMA), rounded once to the output type.
+//
+// Launch assumptions (the host side in int8_gemm_sm90a.cu guarantees them):
+//   * compute capability exactly 9.0, built for sm_90a (wgmma, setmaxnreg, TMA multicast);
+//   * 384 threads = 3 warpgroups, one CTA per SM (about 196-200 KB of dynamic shared memory);
+//   * a_q [M, K] and w_q [N, K] int8, row-major, K % 16 == 0, 16-byte aligned base: each is read
+//     through a 2-D TMA tensor map whose box is 128 bytes of K by 128 (A) or kBN / kCM (B) rows,
+//     with the 128-byte swizzle; out-of-bounds rows and the K tail are zero-filled by TMA, so the
+//     tensor cores need no masks and only the epilogue's stores are masked;
+//   * a persistent grid: CTA (or cluster) c takes tile units c, c + gridDim, ... in a grouped
+//     raster order (16 M tiles share each W column of tiles, so the W tile just fetched from HBM is
+//     reused from L2 by the 16 CTAs working on the same N range at the same time).
+//
+// CTA structure (warp specialization, as in CUTLASS's sm90 "cooperative" kernels):
+//   warpgroup 0   producer: one thread issues the TMA loads of each k-block into a kStages-deep ring
+//                 of shared-memory stages; registers given back with setmaxnreg.dec (40 per thread);
+//   warpgroups 1,2 consumers: each owns 64 rows x kBN columns of the 128 x kBN tile; per k-block of
+//                 128 bytes of K they issue 4 wgmma.m64n{kBN}k32 (A and B straight from shared
+//                 memory through matrix descriptors), keep one wgmma group in flight, and release a
+//                 stage as soon as the group that read it has retired; setmaxnreg.inc to 232.
+//   full[s]  (count 1 + TMA transaction bytes): producer arrive.expect_tx, TMA complete_tx;
+//   empty[s] (count 8 * kCM): lane 0 of each of the 8 consumer warps of every CTA that reads
+//            the bytes this CTA's producer writes (with multicast: both CTAs of the cluster).
+//   Phases: stage s is used for the r-th time in round r; producers wait empty[s] for parity
+//   (r & 1) ^ 1 (round 0 passes at once on the fresh barrier), consumers wait full[s] for r & 1.
+//
+// Memory pattern per k-block and CTA: A 128 x 128 B (16 KB) + B kBN x 128 B from L2/HBM by TMA;
+// with kCM == 2 the two CTAs of a cluster (two M tiles, same N tile) each load half of the W tile
+// and multicast it to both, so each CTA pulls 32 KB instead of 48 KB from L2 per k-block.
+// Shared memory per stage: [A 128 rows x 128 B][B kBN rows x 128 B], each row one 128-byte
+// swizzle row (16-byte chunk j of row r stored at chunk j ^ (r % 8)), which is exactly the
+// K-major SWIZZLE_128B canonical layout wgmma expects: descriptor stride (SBO) 1024 B between
+// 8-row groups, LBO unused, and the k-th 32-byte K step selected by adding 32 * k bytes to the
+// start address (the hardware applies the XOR on the final address bits).
+// The epilogue goes from the accumulator registers straight to global memory: thread t of warp w
+// (of a consumer warpgroup) holds rows 16 w + t / 4 and + 8, columns 8 j + 2 (t % 4) + {0, 1},
+// so each store instruction writes 8 rows x 32 contiguous bytes (fp32) with streaming stores.
+// Its operands are fetched at the start of each tile (latency hidden behind the k-loop): the two
+// row scales / zero points per thread into registers, the tile's kBN column scales, column sums
+// and biases one column per consumer thread, published through a double-buffered shared-memory
+// block and one named barrier (id 1, the 256 consumer threads) just before the stores.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (type only; nothing is linked from the driver)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TQ_SM90A_ENABLED 1
+#endif
+
+namespace torchquant {
+namespace sm90a {
+
+// ------------------------------------------------------------------ configuration --
+// BN_: tile width in N (256 or 128); STAGES_: pipeline depth; CM_: CTAs per cluster along M that
+// share (multicast) the W tile (1 or 2).
+template <int BN_, int STAGES_, int CM_>
+struct GemmConfig {
+  static constexpr int kBM = 128;  // 2 consumer warpgroups x 64 rows
+  static constexpr int kBN = BN_;
+  static constexpr int kBK = 128;  // bytes of K per stage = one 128-byte swizzle row
+  static constexpr int kStages = STAGES_;
+  static constexpr int kCM = CM_;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerWarps = 8;
+  static constexpr int kABytes = kBM * kBK;          // 16 KB
+  static constexpr int kBBytes = kBN * kBK;          // 32 KB (kBN 256) or 16 KB
+  static constexpr int kBBoxRows = kBN / kCM;        // rows of W one CTA loads per stage
+  static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
+  static constexpr int kAcc = kBN / 2;               // int32 accumulators per consumer thread
+  // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
+  // reserved), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each).
+  static constexpr int kBarrierOffset = kStages * kStageBytes;
+  static constexpr int kParamsOffset = kBarrierOffset + 128;
+  static constexpr int kParamsBytes = 2 * 3 * kBN * 4;
+  // 1024 of slack to round the dynamic shared memory base up to the 1024-byte swizzle atom.
+  static constexpr int kSmemBytes = 1024 + kParamsOffset + kParamsBytes;
+  static_assert(2 * kStages * 8 <= 128, "barrier area");
+  static_assert(kBN == 128 || kBN == 256, "tile width");
+  static_assert(kCM == 1 || kCM == 2, "cluster size");
+  static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
+  static_assert(kStageBytes < (1 << 20), "mbarrier transaction count range");
+};
+
+// Everything the kernel needs besides the two tensor maps (passed by value).
+struct GemmArgs {
+  int M, N, K;
+  int num_m_tiles;   // ceil(M / 128)
+  int num_n_tiles;   // ceil(N / kBN)
+  int num_m_units;   // ceil(num_m_tiles / kCM): one unit = kCM M tiles x one N tile
+  int num_units;     // num_m_units * num_n_tiles
+  int num_kb;        // ceil(K / 128)
+  int group_units;   // raster group height, in units
+  void* out;         // [M, N] row-major, OutT
+  // Epilogue operands. Every pointer is valid (an absent operand points at a present one with
+  // step 0, so the loads need no branches); the flags say whether to use them.
+  const float* a_scale;
+  const int32_t* a_zero;   // read only when has_zero
+  const float* w_scale;
+  const int32_t* colsum;   // any valid int32 when !has_zero (multiplied by z = 0)
+  const float* bias;       // fp32; read but not added when !has_bias
+  int a_scale_step;        // 0 when one element broadcasts (or the operand is absent), else 1
+  int a_zero_step;
+  int w_scale_step;
+  int colsum_step;
+  int bias_step;
+  int has_zero;
+  int has_bias;
+};
+
+// ------------------------------------------------------------------ PTX wrappers --
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ uint32_t cluster_id_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ uint32_t num_clusters_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Makes the mbarrier.init visible to the other CTAs of the cluster and to the async proxy (TMA).
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// Spins until the phase of parity `parity` of the barrier has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred P1;\n"
+      "TQ_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra TQ_DONE;\n"
+      "bra TQ_WAIT;\n"
+      "TQ_DONE:\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// Arrive on this CTA's barrier when `pred` (predicated, so the warp does not diverge).
+__device__ __forceinline__ void mbar_arrive_local(uint32_t bar, uint32_t pred) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n"
+      "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(pred)
+      : "memory");
+}
+
+// Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster. Default
+// (.release.cta) semantics, as CUTLASS's ClusterBarrier does: what it publishes is that this warp's
+// wgmma reads of the stage retired (wgmma.wait_group, program order); an explicit
+// .release.cluster compiles to a MEMBAR.GPU before every arrival.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta, uint32_t pred) {
+  asm volatile(
+      "{\n.reg .pred p;\n.reg .b32 remote;\nsetp.ne.b32 p, %2, 0;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "@p mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta), "r"(pred)
+      : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tmap(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// 2-D TMA load of one box at (x = K offset in bytes, y = row) into this CTA's shared memory;
+// completes `bytes of the box` transactions on `bar`.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// Same, written to the same offset `dst` in every CTA of `mask` and completing on the barrier at
+// offset `bar` in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int x,
+                                                      int y, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Pins the accumulators: the compiler may not move their reads or writes across this point
+// (wgmma writes them asynchronously, behind the compiler's back, until wgmma.wait_group).
+template <int kN>
+__device__ __forceinline__ void fence_acc(int (&d)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor for a K-major operand stored as 128-byte swizzled rows:
+//   bits  0-13 start address >> 4, 16-29 leading byte offset >> 4 (unused with a swizzle: 1),
+//   32-45 stride byte offset >> 4 (1024 B: the next group of 8 rows), 49-51 base offset (0: every
+//   stage buffer is 1024-byte aligned), 62-63 swizzle mode (1 = 128-byte).
+__device__ __forceinline__ uint64_t make_smem_desc(uint32_t saddr) {
+  return static_cast<uint64_t>((saddr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(1) << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
+}
+
+// ------------------------------------------------------------------ wgmma --
+// D[64 x 256] (+)= A[64 x 32] * B[256 x 32]^T, s8 x s8 -> s32, A and B from shared memory
+// (both K-major, 128-byte swizzle). accumulate == 0 overwrites D (the first k-step of a tile).
+__device__ __forceinline__ void wgmma_m64n256k32_s8(int (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                  int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+        "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+        "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+        "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+        "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+        "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+        "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+        "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+        "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 32] * B[128 x 32]^T, s8 x s8 -> s32, A and B from shared memory
+// (both K-major, 128-byte swizzle). accumulate == 0 overwrites D (the first k-step of a tile).
+__device__ __forceinline__ void wgmma_m64n128k32_s8(int (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                  int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+template <int kBN>
+struct Wgmma;
+template <>
+struct Wgmma<256> {
+  static __device__ __forceinline__ void mma(int (&d)[128], uint64_t a, uint64_t b, int acc) {
+    wgmma_m64n256k32_s8(d, a, b, acc);
+  }
+};
+template <>
+struct Wgmma<128> {
+  static __device__ __forceinline__ void mma(int (&d)[64], uint64_t a, uint64_t b, int acc) {
+    wgmma_m64n128k32_s8(d, a, b, acc);
+  }
+};
+
+// ------------------------------------------------------------------ tile order --
+// Unit u -> (M unit, N tile) in groups of `group_units` M units: inside a group the M unit runs
+// fastest, so consecutive units (running at the same time on neighbouring SMs) share one W tile
+// and the group's A rows stay in L2 while the group walks across N.
+__device__ __forceinline__ void unit_coords(int u, const GemmArgs& p, int& mu, int& nt) {
+  const int per_group = p.group_units * p.num_n_tiles;
+  const int g = u / per_group;
+  const int first = g * p.group_units;
+  const int rows = min(p.num_m_units - first, p.group_units);
+  const int r = u - g * per_group;
+  mu = first + r % rows;
+  nt = r / rows;
+}
+
+// ------------------------------------------------------------------ epilogue --
+__device__ __forceinline__ void store_pair(float* p, float y0, float y1) {
+  __stcs(reinterpret_cast<float2*>(p), make_float2(y0, y1));
+}
+__device__ __forceinline__ void store_one(float* p, float y) { __stcs(p, y); }
+__device__ __forceinline__ void store_pair(__half* p, float y0, float y1) {
+  const uint32_t lo = __half_as_ushort(__float2half_rn(y0));
+  const uint32_t hi = __half_as_ushort(__float2half_rn(y1));
+  __stcs(reinterpret_cast<unsigned int*>(p), lo | (hi << 16));
+}
+__device__ __forceinline__ void store_one(__half* p, float y) {
+  __stcs(reinterpret_cast<unsigned short*>(p), __half_as_ushort(__float2half_rn(y)));
+}
+__device__ __forceinline__ void store_pair(__nv_bfloat16* p, float y0, float y1) {
+  const uint32_t lo = __bfloat16_as_ushort(__float2bfloat16_rn(y0));
+  const uint32_t hi = __bfloat16_as_ushort(__float2bfloat16_rn(y1));
+  __stcs(reinterpret_cast<unsigned int*>(p), lo | (hi << 16));
+}
+__device__ __forceinline__ void store_one(__nv_bfloat16* p, float y) {
+  __stcs(reinterpret_cast<unsigned short*>(p), __bfloat16_as_ushort(__float2bfloat16_rn(y)));
+}
+
+// The contract's epilogue for one element, in its order: int32 subtract (z = 0 when symmetric),
+// fp32 scale product, fp32 multiply, fp32 add (only with a bias: adding +0.0f would turn -0.0
+// into +0.0).
+__device__ __forceinline__ float dequant(int acc, int z, int cs, float as, float ws, float b,
+                                         bool has_bias) {
+  const int c = acc - z * cs;
+  float y = __fmul_rn(__int2float_rn(c), __fmul_rn(as, ws));
+  if (has_bias) y = __fadd_rn(y, b);
+  return y;
+}
+
+// Per-row epilogue operands of one consumer thread (its rows r0 and r0 + 8).
+struct RowParams {
+  float as0, as1;
+  int z0, z1;
+};
+
+// Per-column epilogue operands of one tile, staged in shared memory: w_scale, colsum, bias for
+// the kBN columns n_base + [0, kBN) (clamped to N - 1 past the edge).
+template <int kBN>
+struct ColParams {
+  float w_scale[kBN];
+  int colsum[kBN];
+  float bias[kBN];
+};
+
+// Writes the 64 x kBN accumulator block of one consumer warpgroup: rows r0 (this thread's first
+// row; the second is r0 + 8), columns n_base + [0, kBN), masked against M and N. kPairs (N even):
+// every row starts 8-byte (fp32) / 4-byte (16-bit) aligned and a pair (c, c + 1) with c even never
+// straddles the end of a row, so each pair is one vector store. Column operands come from shared
+// memory as 8-byte pairs (the 4 lanes of a row group read 4 distinct pairs: no bank conflict).
+template <class OutT, int kBN, bool kPairs>
+__device__ __forceinline__ void epilogue(const int (&acc)[kBN / 2], const ColParams<kBN>& cp,
+                                         const RowParams& rp, const GemmArgs& p, int r0,
+                                         int n_base, int lane) {
+  const int r1 = r0 + 8;
+  const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
+  const bool has_bias = p.has_bias != 0;
+  const int cl = 2 * (lane & 3);
+  // Row pointers at this lane's first column: every store below is base + a constant offset.
+  OutT* const out0 =
+      static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
+  OutT* const out1 =
+      static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j) {
+    const int l = cl + 8 * j;  // column within the tile (even)
+    const int c = n_base + l;
+    const float2 ws = *reinterpret_cast<const float2*>(&cp.w_scale[l]);
+    const int2 cs = *reinterpret_cast<const int2*>(&cp.colsum[l]);
+    const float2 bs = *reinterpret_cast<const float2*>(&cp.bias[l]);
+    const float y00 = dequant(acc[4 * j + 0], rp.z0, cs.x, rp.as0, ws.x, bs.x, has_bias);
+    const float y01 = dequant(acc[4 * j + 1], rp.z0, cs.y, rp.as0, ws.y, bs.y, has_bias);
+    const float y10 = dequant(acc[4 * j + 2], rp.z1, cs.x, rp.as1, ws.x, bs.x, has_bias);
+    const float y11 = dequant(acc[4 * j + 3], rp.z1, cs.y, rp.as1, ws.y, bs.y, has_bias);
+    if constexpr (kPairs) {
+      if (c < p.N) {
+        if (ok0) store_pair(out0 + 8 * j, y00, y01);
+        if (ok1) store_pair(out1 + 8 * j, y10, y11);
+      }
+    } else {
+      if (c < p.N) {
+        if (ok0) store_one(out0 + 8 * j, y00);
+        if (ok1) store_one(out1 + 8 * j, y10);
+      }
+      if (c + 1 < p.N) {
+        if (ok0) store_one(out0 + 8 * j + 1, y01);
+        if (ok1) store_one(out1 + 8 * j + 1, y11);
+      }
+    }
+  }
+}
+
+// Named barrier 1 over the 256 consumer threads (the producer warpgroup never joins it).
+__device__ __forceinline__ void consumer_bar_sync() {
+  asm volatile("barrier.sync 1, 256;" ::: "memory");
+}
+
+// ------------------------------------------------------------------ kernel --
+template <class Cfg, class OutT>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    int8_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                           const __grid_constant__ CUtensorMap tmap_b, const GemmArgs p) {
+#if defined(TQ_SM90A_ENABLED)
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kCM = Cfg::kCM;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // Same rounding in every CTA of a cluster, so a multicast lands at the same offsets.
+  const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA = smem;                                  // kStages x [128 x 128 B]
+  const uint32_t sB = sA + kStages * Cfg::kABytes;           // kStages x [kBN x 128 B]
+  const uint32_t bar_full = smem + Cfg::kBarrierOffset;      // kStages x 8 B
+  const uint32_t bar_empty = bar_full + kStages * 8;         // kStages x 8 B
+
+  const int wg = threadIdx.x / 128;
+  const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
+  const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
+  const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_full + 8 * s, 1);
+      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
+    }
+    fence_barrier_init();
+  }
+  // Every barrier of every CTA in the cluster is initialized before anyone arrives on it.
+  if constexpr (kCM > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer --
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tmap(&tmap_a);
+      prefetch_tmap(&tmap_b);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = cluster; u < p.num_units; u += nclusters) {
+        int mu, nt;
+        unit_coords(u, p, mu, nt);
+        const int mt = mu * kCM + static_cast<int>(rank);
+        // A box of a padding M tile (past the last one, only when kCM == 2 and the tile count
+        // is odd) or a W half past N would be wholly out of bounds; it is pointed at row 0
+        // instead (real bytes, same transaction count); those rows and columns are never stored.
+        const int a_row = mt < p.num_m_tiles ? mt * Cfg::kBM : 0;
+        int b_row = nt * Cfg::kBN + static_cast<int>(rank) * Cfg::kBBoxRows;
+        if (b_row >= p.N) b_row = 0;
+        for (int kb = 0; kb < p.num_kb; ++kb) {
+          mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+          const uint32_t full = bar_full + 8 * stage;
+          // Every CTA's full barrier receives its own A box and all kCM W boxes: kStageBytes.
+          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_a, kb * Cfg::kBK, a_row, full);
+          const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
+          if constexpr (kCM > 1) {
+            tma_load_2d_multicast(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full,
+                                  static_cast<uint16_t>((1u << kCM) - 1u));
+          } else {
+            tma_load_2d(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full);
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- consumers --
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;                  // rows [64 cw, 64 cw + 64) of the tile
+    const int warp = (threadIdx.x / 32) % 4;  // 16-row slice of the warpgroup's 64 rows
+    const int lane = threadIdx.x % 32;
+    const uint32_t signal = lane == 0;
+    int acc[Cfg::kAcc];
+#pragma unroll
+    for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0;
+
+    // One arrival per consumer warp on empty[s] of every CTA whose producer wrote into stage s
+    // of this CTA (itself, and with multicast the peer too).
+    auto release = [&](int s) {
+      if constexpr (kCM > 1) {
+#pragma unroll
+        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
+      } else {
+        mbar_arrive_local(bar_empty + 8 * s, signal);
+      }
+    };
+
+    // Column operands: consumer thread ct (0..255) fetches column ct of each tile (kBN <= 256).
+    const int ct = static_cast<int>(threadIdx.x) - 128;
+    ColParams<Cfg::kBN>* const col_bufs = reinterpret_cast<ColParams<Cfg::kBN>*>(
+        smem_raw + (smem - smem_u32(smem_raw)) + Cfg::kParamsOffset);
+
+    int stage = 0;
+    uint32_t phase = 0;
+    int iter = 0;
+    for (int u = cluster; u < p.num_units; u += nclusters, ++iter) {
+      int mu, nt;
+      unit_coords(u, p, mu, nt);
+      const int mt = mu * kCM + static_cast<int>(rank);
+      const int n_base = nt * Cfg::kBN;
+      const int r0 = mt * Cfg::kBM + cw * 64 + warp * 16 + (lane >> 2);
+
+      // Epilogue operands are fetched now (clamped indices, always in bounds) and only used
+      // after the k-loop, so their latency hides behind the tensor-core work.
+      float col_ws = 0.f, col_b = 0.f;
+      int col_cs = 0;
+      if (ct < Cfg::kBN) {
+        const int64_t cc = min(n_base + ct, p.N - 1);
+        col_ws = __ldg(p.w_scale + cc * p.w_scale_step);
+        col_cs = __ldg(p.colsum + cc * p.colsum_step);
+        col_b = __ldg(p.bias + cc * p.bias_step);
+      }
+      RowParams rp;
+      {
+        const int64_t rc0 = min(r0, p.M - 1), rc1 = min(r0 + 8, p.M - 1);
+        rp.as0 = __ldg(p.a_scale + rc0 * p.a_scale_step);
+        rp.as1 = __ldg(p.a_scale + rc1 * p.a_scale_step);
+        rp.z0 = p.has_zero ? __ldg(p.a_zero + rc0 * p.a_zero_step) : 0;
+        rp.z1 = p.has_zero ? __ldg(p.a_zero + rc1 * p.a_zero_step) : 0;
+      }
+
+      int prev = 0;
+      for (int kb = 0; kb < p.num_kb; ++kb) {
+        mbar_wait(bar_full + 8 * stage, phase);
+        __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
+        const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kBK);
+        const uint32_t b0 = sB + stage * Cfg::kBBytes;
+        fence_acc(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < Cfg::kBK / 32; ++kk) {
+          Wgmma<Cfg::kBN>::mma(acc, make_smem_desc(a0 + 32 * kk), make_smem_desc(b0 + 32 * kk),
+                               (kb | kk) != 0);
+        }
+        wgmma_commit();
+        fence_acc(acc);
+        if (kb > 0) {
+          // The group of k-block kb - 1 has retired: its stage can be refilled.
+          wgmma_wait<1>();
+          fence_acc(acc);
+          release(prev);
+        }
+        prev = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      wgmma_wait<0>();
+      fence_acc(acc);
+      release(prev);
+      // Publish this tile's column operands. Double-buffered by tile parity: a thread still
+      // reading the previous tile's buffer in its epilogue reads the other one; the buffer
+      // written here was last read two tiles ago, before every consumer passed the previous
+      // tile's barrier.
+      ColParams<Cfg::kBN>& cp = col_bufs[iter & 1];
+      if (ct < Cfg::kBN) {
+        cp.w_scale[ct] = col_ws;
+        cp.colsum[ct] = col_cs;
+        cp.bias[ct] = col_b;
+      }
+      consumer_bar_sync();
+      // The producer is already filling stages for the next unit while this runs.
+      if ((p.N & 1) == 0) {
+        epilogue<OutT, Cfg::kBN, true>(acc, cp, rp, p, r0, n_base, lane);
+      } else {
+        epilogue<OutT, Cfg::kBN, false>(acc, cp, rp, p, r0, n_base, lane);
+      }
+      __syncwarp();
+    }
+  }
+
+  // No CTA of a cluster may exit while its peer can still arrive on its barriers.
+  if constexpr (kCM > 1) cluster_sync();
+#else
+  __trap();  // built for another target: the host refuses to launch on anything but sm_90
+#endif
+}
+
+}  // namespace sm90a
+}  // namespace torchquant

@@ -1,0 +1,453 @@
+// CUDA implementations of int8_matmul and quantize_int8
+// (TORCH_LIBRARY_IMPL(torchquant, CUDA)): argument checks, the dispatch
+// heuristic and the launches. The kernels are in int8_kernels.cuh (matmul)
+// and quantize_int8_kernels.cuh; see those headers for what each computes,
+// its launch assumptions and its memory pattern. docs/int8_gemm.md has the
+// design notes and the predicted numbers.
+//
+// int8_matmul paths (kernel=):
+//   "gemv"  weight-stationary mma.sync decode kernel, meant for M <= 32; any
+//           M works (it re-reads the weight once per 32 rows).
+//   "mma"   tiled mma.sync m16n8k32 GEMM with a cp.async ring, three tile
+//           shapes and split-K, chosen by choose_int8_kernel below.
+//   "wgmma" Hopper warpgroup-MMA GEMM fed by TMA (sm_90 only; it lives in
+//           torchquant._C_sm90a as torchquant::_int8_gemm_sm90a and is
+//           reached through the dispatcher). K % 16 == 0.
+//   "auto"  choose_int8_kernel.
+// Both need sm_80+ (m16n8k32 with s8 operands is an sm_80 shape); on an older
+// GPU every call raises a clear error (use the CPU op or torch._int_mm there).
+// Any M, N and K (1 <= K <= 65536): K % 16 == 0 with 16-byte aligned a_q and
+// w_q takes the 16-byte loaders; anything else runs the same kernels with a
+// word-granular loader (correct, several times slower), so no forced path
+// ever has to refuse a shape.
+//
+// Costs outside the kernel, all stream-ordered (CUDA-graph safe, no sync):
+//   a_zero given without w_colsum: one at::sum over w_q (reads N*K bytes
+//     again: as much traffic as a decode GEMV; pass w_colsum to avoid it);
+//   split-K (only when there are fewer output tiles than SMs): two memsets
+//     (an int32 [M, N] workspace and one counter per tile).
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "int8/int8_kernels.cuh"
+#include "int8/quantize_int8_kernels.cuh"
+
+namespace torchquant {
+namespace int8 {
+namespace {
+
+constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Largest M the decode kernel takes under "auto": up to 32 tokens fit one
+// pass (4 n8 tiles of activation per 16 weight rows), so the weight streams
+// from HBM exactly once. Past that the tiled GEMM's 64-row tile wastes less.
+constexpr int64_t kGemvMaxM = 32;
+
+enum class Int8Kernel { kGemv, kMmaL, kMmaM, kMmaS, kWgmma };
+
+struct Int8Plan {
+  Int8Kernel kernel;
+  int gemv_mt8;  // gemv: token tiles of 8 per block (1, 2 or 4)
+  int splits;    // split-K factor (1 = none)
+};
+
+// =============================================================== dispatch ====
+// choose_int8_kernel: the one place that decides which CUDA kernel runs
+// int8_matmul, from the device's capabilities and the problem shape.
+// `forced` is "" for kernel="auto", else "gemv" or "mma".
+Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, bool aligned,
+                            bool have_wgmma, const std::string& forced) {
+  // Below sm_80: neither kernel can run. Both are built on
+  // mma.m16n8k32.s8 (an sm_80 shape) and the module is compiled for sm_80+.
+  TORCH_CHECK(caps.cc() >= 80, "int8_matmul: the CUDA kernels need compute capability 8.0 or newer "
+              "(mma.sync m16n8k32 with int8 operands); this GPU is sm_", caps.cc(),
+              ". Run the op on CPU tensors instead.");
+  const int64_t sms = caps.sm_count;
+  const int64_t ktiles = cdiv(K, 64);
+
+  if (forced == "wgmma") {
+    TORCH_CHECK(have_wgmma && caps.cc() == 90, "int8_matmul: kernel 'wgmma' needs an sm_90 GPU and "
+                "a build with torchquant._C_sm90a (9.0 in TORCH_CUDA_ARCH_LIST); this GPU is sm_",
+                caps.cc(), have_wgmma ? "" : " and the sm_90a module is not loaded");
+    TORCH_CHECK(K % 16 == 0, "int8_matmul: kernel 'wgmma' needs K % 16 == 0 (TMA row strides), got K = ",
+                K, "; use kernel 'mma'");
+    return {Int8Kernel::kWgmma, 0, 1};
+  }
+  // Hopper prefill: warpgroup MMA fed by TMA (torchquant::_int8_gemm_sm90a,
+  // in the sm_90a module) runs the tensor cores at their full rate, which
+  // mma.sync cannot reach on sm_90. Worth it once M fills 128-row tiles.
+  if (forced.empty() && have_wgmma && caps.cc() == 90 && M >= 128 && K % 16 == 0) {
+    return {Int8Kernel::kWgmma, 0, 1};
+  }
+  bool gemv;
+  if (forced == "gemv") {
+    gemv = true;
+  } else if (forced == "mma") {
+    gemv = false;
+  } else {
+    // M <= 32 (decode, small batches): the weight (N*K bytes) is the whole
+    // cost and the arithmetic is ~2*M ops per weight byte, far below what the
+    // tensor cores do per byte of HBM bandwidth. gemv streams the weight once
+    // with no shared-memory staging, at the HBM roofline.
+    // M > 32: enough reuse of each weight byte that a tiled GEMM with
+    // shared-memory operand reuse wins.
+    gemv = M <= kGemvMaxM;
+  }
+
+  if (gemv) {
+    Int8Plan p{Int8Kernel::kGemv, M <= 8 ? 1 : (M <= 16 ? 2 : 4), 1};
+    // Blocks are 16 weight rows x up to 32 tokens with K split over 8 warps.
+    // Split K over blocks too only when there are fewer blocks than SMs
+    // (N < 16 * SMs): below that, part of the chip (and of the HBM
+    // bandwidth it can pull) would sit idle. Each split keeps >= 16 chunks
+    // (1 KiB of every weight row) so the atomics stay a small extra.
+    const int64_t blocks = cdiv(N, 16) * cdiv(M, 8 * p.gemv_mt8);
+    const int64_t chunks = ktiles;
+    if (blocks < sms && chunks >= 32) {
+      p.splits = static_cast<int>(std::min<int64_t>({cdiv(2 * sms, blocks), chunks / 16, 16}));
+    }
+    return p;
+  }
+
+  // Tiled GEMM. Unaligned K / pointers: the word-load fallback uses only the
+  // small tile (its loaders are the bottleneck, not the tile shape).
+  const int64_t tiles_l = cdiv(M, 128) * cdiv(N, 256);
+  const int64_t tiles_m = cdiv(M, 128) * cdiv(N, 128);
+  const int64_t tiles_s = cdiv(M, 64) * cdiv(N, 128);
+  if (aligned && M >= 256 && tiles_l >= 2 * sms &&
+      caps.max_smem_optin >= MmaL::kSmemBytes + 1024) {
+    // Large prefill: 128x256 tiles (8 warps of 64x64, one CTA per SM) move
+    // the least shared-memory and L2 traffic per mma; with >= 2 waves the
+    // wave-quantization loss stays <= ~1/3 of one wave.
+    return {Int8Kernel::kMmaL, 0, 1};
+  }
+  if (aligned && M >= 128 && tiles_m >= sms) {
+    // Medium: 128x128 tiles (4 warps of 64x64, two CTAs per SM), same warp
+    // tile as L, twice the tiles, at least one CTA per SM.
+    return {Int8Kernel::kMmaM, 0, 1};
+  }
+  // Small M (33..255) or few tiles: 64x128 tiles (4 warps of 32x64, three
+  // CTAs per SM). These shapes are weight-bandwidth bound; if there are still
+  // fewer tiles than SMs, split K so every SM streams weight, each split
+  // keeping >= 4 k-tiles (256 of K).
+  Int8Plan p{Int8Kernel::kMmaS, 0, 1};
+  if (tiles_s < sms && ktiles >= 8) {
+    p.splits = static_cast<int>(std::min<int64_t>({cdiv(sms, tiles_s), ktiles / 4, 16}));
+  }
+  return p;
+}
+
+// ================================================================ launches ====
+template <typename OutT>
+struct OutTag {
+  using type = OutT;
+};
+
+template <typename F>
+void dispatch_out(at::ScalarType od, F&& f) {
+  switch (od) {
+    case at::kFloat:
+      f(OutTag<float>{});
+      break;
+    case at::kHalf:
+      f(OutTag<__half>{});
+      break;
+    case at::kBFloat16:
+      f(OutTag<__nv_bfloat16>{});
+      break;
+    default:
+      TORCH_CHECK(false, "int8_matmul: unsupported out_dtype ", od);
+  }
+}
+
+// The opt-in above 48 KiB of dynamic shared memory is a per-device function
+// attribute: set it once per device per kernel instantiation.
+template <typename Kernel>
+void allow_smem(Kernel kernel, int bytes, int device, std::once_flag* flags) {
+  std::call_once(flags[device], [&] {
+    C10_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  });
+}
+
+template <class Cfg, bool kAligned, typename OutT>
+void launch_mma(const GemmParams& p, int device, cudaStream_t stream) {
+  auto kernel = int8_mma_gemm_kernel<Cfg, kAligned, OutT>;
+  static std::once_flag flags[64];
+  allow_smem(kernel, Cfg::kSmemBytes, device, flags);
+  const int64_t grid = static_cast<int64_t>(p.tiles_m) * p.tiles_n * p.splits;
+  TORCH_CHECK(grid <= INT_MAX, "int8_matmul: problem too large (", grid, " tiles)");
+  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <class Cfg, typename OutT>
+void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const at::Tensor& like) {
+  p.tiles_m = static_cast<int>(cdiv(p.M, Cfg::BM));
+  p.tiles_n = static_cast<int>(cdiv(p.N, Cfg::BN));
+  // 16 m-tiles per rasterization group: a wave of ~132-264 CTAs then covers
+  // <= 16 m-tiles x ~8-16 n-tiles, so its A rows and W rows are fetched from
+  // HBM about once and re-read from L2 (the square-ish group minimizes the
+  // bytes a wave touches).
+  p.group_m = 16;
+  p.ktiles = static_cast<int>(cdiv(p.K, 64));
+  const int splits = std::max(1, p.splits);
+  p.kt_per_split = static_cast<int>(cdiv(p.ktiles, splits));
+  p.splits = static_cast<int>(cdiv(p.ktiles, p.kt_per_split));  // no empty split
+  at::Tensor ws, counters;
+  if (p.splits > 1) {
+    ws = at::zeros({p.M, p.N}, like.options().dtype(at::kInt));
+    counters = at::zeros({static_cast<int64_t>(p.tiles_m) * p.tiles_n}, like.options().dtype(at::kInt));
+    p.ws = ws.data_ptr<int32_t>();
+    p.counters = counters.data_ptr<int>();
+  }
+  if (aligned) {
+    launch_mma<Cfg, true, OutT>(p, device, stream);
+  } else {
+    if constexpr (std::is_same_v<Cfg, MmaS>) {
+      launch_mma<Cfg, false, OutT>(p, device, stream);
+    } else {
+      TORCH_CHECK(false, "int8_matmul: internal error: unaligned operands need the S tile");
+    }
+  }
+  // ws / counters are freed here; the caching allocator keeps the memory
+  // reserved for this stream until the kernel has run.
+}
+
+template <int kMT8, typename OutT>
+void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const at::Tensor& like) {
+  constexpr int kTokens = GemvShape<kMT8>::kTokens;
+  const int64_t gx = cdiv(p.N, 16), gy = cdiv(p.M, kTokens);
+  TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
+              " rows, got M = ", p.M, "; use kernel 'mma' or 'auto'");
+  p.chunks = static_cast<int>(cdiv(p.K, 64));
+  // Whole rounds of 8 warps per split, so the warps of a block stay balanced.
+  const int64_t per = cdiv(cdiv(p.chunks, std::max(1, splits)), kGemvWarps) * kGemvWarps;
+  p.chunks_per_split = static_cast<int>(per);
+  p.splits = static_cast<int>(cdiv(p.chunks, per));
+  at::Tensor ws, counters;
+  if (p.splits > 1) {
+    ws = at::zeros({p.M, p.N}, like.options().dtype(at::kInt));
+    counters = at::zeros({gx * gy}, like.options().dtype(at::kInt));
+    p.ws = ws.data_ptr<int32_t>();
+    p.counters = counters.data_ptr<int>();
+  }
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
+  if (aligned) {
+    int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
+  } else {
+    int8_gemv_kernel<kMT8, false, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
+                            const c10::optional<at::Tensor>& a_zero, const at::Tensor& w_q,
+                            const at::Tensor& w_scale, const c10::optional<at::Tensor>& w_colsum,
+                            const c10::optional<at::Tensor>& bias,
+                            c10::optional<at::ScalarType> out_dtype, c10::string_view kernel) {
+  const char* op = "int8_matmul";
+  const Int8MatmulShape sh =
+      validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
+  const std::string kname(kernel.data(), kernel.size());
+  check_kernel_name(kname, {"gemv", "mma", "wgmma"}, op, "CUDA");
+  TORCH_CHECK(a_q.is_cuda(), op, ": expected CUDA tensors, a_q is on ", a_q.device());
+  const int64_t M = sh.M, N = sh.N, K = sh.K;
+  TORCH_CHECK(M <= INT_MAX && N <= INT_MAX, op, ": M and N must be below 2^31, got M = ", M,
+              ", N = ", N);
+
+  c10::cuda::CUDAGuard device_guard(a_q.device());
+  const int device = a_q.get_device();
+  const DeviceCaps& caps = device_caps(device);
+  const bool aligned = K % 16 == 0 && aligned16(a_q.data_ptr()) && aligned16(w_q.data_ptr());
+  // The Hopper kernel lives in torchquant._C_sm90a; it is there when that
+  // module was built and imported (torchquant/__init__.py imports it).
+  const auto wgmma_op = c10::Dispatcher::singleton().findSchema({"torchquant::_int8_gemm_sm90a", ""});
+  const bool have_wgmma = wgmma_op.has_value() && wgmma_op->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
+  const Int8Plan plan =
+      choose_int8_kernel(caps, M, N, K, aligned, have_wgmma, kname == "auto" ? "" : kname);
+  if (plan.kernel == Int8Kernel::kWgmma) {
+    return wgmma_op->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                                      const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                                      const c10::optional<at::Tensor>&, c10::optional<at::ScalarType>)>()
+        .call(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
+  }
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+
+  // Zero-point correction needs the weight's column sums; computing them here
+  // reads the whole weight once more (see the header comment).
+  at::Tensor colsum;
+  if (a_zero.has_value()) {
+    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_q, {1}, false, at::kInt).contiguous();
+  }
+
+  Epilogue epi{};
+  epi.a_scale = a_scale.data_ptr<float>();
+  epi.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  epi.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : nullptr;
+  epi.a_zero_step = (a_zero.has_value() && a_zero->numel() == 1) ? 0 : 1;
+  epi.w_scale = w_scale.data_ptr<float>();
+  epi.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  epi.w_colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : nullptr;
+  epi.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  epi.bias_kind = kBiasNone;
+  if (bias.has_value()) {
+    const at::ScalarType bt = bias->scalar_type();
+    epi.bias_kind = bt == at::kFloat ? kBiasF32 : (bt == at::kHalf ? kBiasF16 : kBiasBF16);
+  }
+
+  at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
+  const int out_elem = static_cast<int>(out.element_size());
+
+  if (plan.kernel == Int8Kernel::kGemv) {
+    GemvParams p{};
+    p.X = a_q.data_ptr<int8_t>();
+    p.W = w_q.data_ptr<int8_t>();
+    p.out = out.data_ptr();
+    p.M = static_cast<int>(M);
+    p.N = static_cast<int>(N);
+    p.K = static_cast<int>(K);
+    p.epi = epi;
+    dispatch_out(sh.out_dtype, [&](auto tag) {
+      using OutT = typename decltype(tag)::type;
+      switch (plan.gemv_mt8) {
+        case 1:
+          run_gemv<1, OutT>(p, aligned, plan.splits, stream, a_q);
+          break;
+        case 2:
+          run_gemv<2, OutT>(p, aligned, plan.splits, stream, a_q);
+          break;
+        default:
+          run_gemv<4, OutT>(p, aligned, plan.splits, stream, a_q);
+          break;
+      }
+    });
+    return out;
+  }
+
+  GemmParams p{};
+  p.A = a_q.data_ptr<int8_t>();
+  p.W = w_q.data_ptr<int8_t>();
+  p.out = out.data_ptr();
+  p.M = static_cast<int>(M);
+  p.N = static_cast<int>(N);
+  p.K = static_cast<int>(K);
+  p.epi = epi;
+  p.splits = plan.splits;
+  p.out_vec_ok = aligned16(out.data_ptr()) && (N * out_elem) % 16 == 0;
+  dispatch_out(sh.out_dtype, [&](auto tag) {
+    using OutT = typename decltype(tag)::type;
+    switch (plan.kernel) {
+      case Int8Kernel::kMmaL:
+        run_mma<MmaL, OutT>(p, aligned, device, stream, a_q);
+        break;
+      case Int8Kernel::kMmaM:
+        run_mma<MmaM, OutT>(p, aligned, device, stream, a_q);
+        break;
+      default:
+        run_mma<MmaS, OutT>(p, aligned, device, stream, a_q);
+        break;
+    }
+  });
+  return out;
+}
+
+// ================================================================ quantize ====
+template <typename T>
+void run_quantize(const at::Tensor& x, bool per_row, bool symmetric, const DeviceCaps& caps,
+                  at::Tensor& q, at::Tensor& scale, at::Tensor& zero, cudaStream_t stream) {
+  const int64_t R = x.size(0), C = x.size(1);
+  const T* xp = reinterpret_cast<const T*>(x.data_ptr());
+  int8_t* qp = q.data_ptr<int8_t>();
+  float* sp = scale.data_ptr<float>();
+  int32_t* zp = zero.data_ptr<int32_t>();
+  constexpr int V = Vec16<T>::V;
+  if (per_row) {
+    TORCH_CHECK(R <= INT_MAX, "quantize_int8: at most 2^31 - 1 rows, got ", R);
+    const bool vec = aligned16(xp) && (C * static_cast<int64_t>(sizeof(T))) % 16 == 0;
+    const unsigned grid = static_cast<unsigned>(R);
+#define TQ_Q_ROWS(SYM, VEC) \
+  quantize_rows_kernel<T, SYM, VEC><<<grid, kQuantThreads, 0, stream>>>(xp, qp, sp, zp, C)
+    if (symmetric) {
+      if (vec) TQ_Q_ROWS(true, true); else TQ_Q_ROWS(true, false);
+    } else {
+      if (vec) TQ_Q_ROWS(false, true); else TQ_Q_ROWS(false, false);
+    }
+#undef TQ_Q_ROWS
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  // Per tensor: ~4 vectors per thread per block, at most 4 blocks per SM
+  // (and kQuantMaxPartials) for the reduction; the apply pass folds them all.
+  const int64_t n = R * C;
+  const bool vec = aligned16(xp);
+  const int64_t per_block = static_cast<int64_t>(kQuantThreads) * V * 4;
+  const int nb = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>({cdiv(n, per_block), 4 * caps.sm_count, kQuantMaxPartials})));
+  at::Tensor partial = at::empty({nb, 4}, x.options().dtype(at::kFloat));
+  float4* pp = reinterpret_cast<float4*>(partial.data_ptr<float>());
+#define TQ_Q_TENSOR(SYM, VEC)                                                               \
+  do {                                                                                      \
+    quantize_tensor_reduce_kernel<T, SYM, VEC><<<nb, kQuantThreads, 0, stream>>>(xp, n, pp); \
+    C10_CUDA_KERNEL_LAUNCH_CHECK();                                                         \
+    quantize_tensor_apply_kernel<T, SYM, VEC>                                               \
+        <<<nb, kQuantThreads, 0, stream>>>(xp, n, pp, nb, qp, sp, zp);                      \
+    C10_CUDA_KERNEL_LAUNCH_CHECK();                                                         \
+  } while (0)
+  if (symmetric) {
+    if (vec) TQ_Q_TENSOR(true, true); else TQ_Q_TENSOR(true, false);
+  } else {
+    if (vec) TQ_Q_TENSOR(false, true); else TQ_Q_TENSOR(false, false);
+  }
+#undef TQ_Q_TENSOR
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_int8_cuda(const at::Tensor& x, bool per_row,
+                                                                  bool symmetric) {
+  validate_quantize_int8(x);
+  TORCH_CHECK(x.is_cuda(), "quantize_int8: expected a CUDA tensor, got ", x.device());
+  c10::cuda::CUDAGuard device_guard(x.device());
+  const DeviceCaps& caps = device_caps(x.get_device());
+  const int64_t R = x.size(0), C = x.size(1);
+  at::Tensor q = at::empty({R, C}, x.options().dtype(at::kChar));
+  at::Tensor scale = per_row ? at::empty({R}, x.options().dtype(at::kFloat))
+                             : at::empty({}, x.options().dtype(at::kFloat));
+  at::Tensor zero = per_row ? at::empty({R}, x.options().dtype(at::kInt))
+                            : at::empty({}, x.options().dtype(at::kInt));
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  switch (x.scalar_type()) {
+    case at::kFloat:
+      run_quantize<float>(x, per_row, symmetric, caps, q, scale, zero, stream);
+      break;
+    case at::kHalf:
+      run_quantize<__half>(x, per_row, symmetric, caps, q, scale, zero, stream);
+      break;
+    default:
+      run_quantize<__nv_bfloat16>(x, per_row, symmetric, caps, q, scale, zero, stream);
+      break;
+  }
+  return {q, scale, zero};
+}
+
+}  // namespace
+}  // namespace int8
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("int8_matmul", &torchquant::int8::int8_matmul_cuda);
+  m.impl("quantize_int8", &torchquant::int8::quantize_int8_cuda);
+}

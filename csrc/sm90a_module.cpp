@@ -1,0 +1,38 @@
+// torchquant._C_sm90a: the Hopper-only operator module.
+//
+// Built (setup.py) only when 9.0 is in the arch list, from this file plus every csrc/**/*_sm90a.cu,
+// all compiled for sm_90a alone (wgmma, setmaxnreg and TMA multicast exist nowhere else).
+// Like torchquant._C it is a plain C extension whose PyInit creates an empty module: importing it
+// runs the static registrations below and in the .cu files, nothing else.
+//
+// The schemas of the sm_90a-only ops live here rather than in csrc/torchquant.cpp because a
+// build without this module must not declare ops it cannot run. int8_matmul (kernel="wgmma", or
+// "auto" on sm_90 at large M) reaches _int8_gemm_sm90a through the c10 dispatcher; the Python
+// fake (meta) kernel is registered in torchquant/ops.py.
+
+#include <Python.h>
+#include <torch/library.h>
+
+extern "C" {
+PyObject* PyInit__C_sm90a(void) {
+  static struct PyModuleDef module_def = {
+      PyModuleDef_HEAD_INIT,
+      "_C_sm90a",  // name
+      "torchquant Hopper (sm_90a) kernels; ops live under torch.ops.torchquant",
+      -1,  // no per-module state
+      nullptr,
+  };
+  return PyModule_Create(&module_def);
+}
+}
+
+TORCH_LIBRARY_FRAGMENT(torchquant, m) {
+  // W8A8 GEMM on Hopper wgmma tensor cores (sm_90a only), the semantics of int8_matmul:
+  //   y[m,n] = float(acc[m,n] - a_zero[m] * w_colsum[n]) * (a_scale[m] * w_scale[n]) + bias[n],
+  //   acc = sum_k a_q[m,k] * w_q[n,k] exact in int32, rounded to out_dtype (default float32).
+  // Same validation as int8_matmul, plus: compute capability 9.0 and K % 16 == 0.
+  m.def(
+      "_int8_gemm_sm90a(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_q, "
+      "Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
+      "ScalarType? out_dtype=None) -> Tensor");
+}

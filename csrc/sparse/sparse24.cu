@@ -1,0 +1,404 @@
+// CUDA implementations of the 2:4 structured-sparsity ops:
+//   prune24, compress24, decompress24   (offline weight preparation)
+//   sparse24_gemv                        (decode GEMV over compressed fp16/bf16 weights)
+//   sparse24_int8_matmul                 (W8A8 matmul over a compressed int8 weight)
+//
+// What each computes is in csrc/torchquant.cpp and csrc/cpu/sparse24_cpu.cpp /
+// sparse24_exec_cpu.cpp; the device code and its memory patterns are in
+// sparse24_kernels.cuh. This file validates (the same validators as the CPU
+// implementations, so errors read the same), picks a kernel and launches.
+//
+// prune24 / compress24 / decompress24 are bit-identical to the CPU ops. The
+// data errors of compress24 (a group with 3 or 4 nonzeros) and decompress24
+// (a nibble with pos0 >= pos1) are found on the device: the kernels
+// atomicMin the first bad (row, group) into one word, which the host reads
+// after the launch. That read synchronizes, which is fine for these offline
+// weight-preparation ops (prune24's NaN/Inf check syncs as well); the GEMV
+// has no host synchronization and is CUDA-graph safe.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "sparse/sparse24_checks.h"
+#include "sparse/sparse24_kernels.cuh"
+
+namespace torchquant {
+namespace {
+
+using sparse24::kNoError;
+
+// Calls f(T{}) with T the device storage type of a 2:4 dtype.
+template <typename F>
+void dispatch_sparse24_cuda(at::ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case at::kChar: f(int8_t{}); break;
+    case at::kHalf: f(__half{}); break;
+    case at::kBFloat16: f(__nv_bfloat16{}); break;
+    case at::kFloat: f(float{}); break;
+    default: TORCH_CHECK(false, op, ": unsupported dtype ", t);
+  }
+}
+
+template <typename F>
+void dispatch_half_cuda(at::ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case at::kHalf: f(__half{}); break;
+    case at::kBFloat16: f(__nv_bfloat16{}); break;
+    default: TORCH_CHECK(false, op, ": unsupported dtype ", t);
+  }
+}
+
+// Grid for the grid-stride element kernels: enough blocks to fill the GPU a
+// few times over, never more than the work.
+int elementwise_blocks(int64_t work, int threads, const DeviceCaps& caps) {
+  const int64_t need = (work + threads - 1) / threads;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(caps.sm_count) * 16)));
+}
+
+// The device word the data-error kernels atomicMin into, starting at
+// "no error" (all bits set).
+at::Tensor error_word(const at::Tensor& like) {
+  return at::full({1}, -1, like.options().dtype(at::kLong));
+}
+
+// --------------------------------------------------------------- prune24 --
+std::tuple<at::Tensor, at::Tensor> prune24_cuda(const at::Tensor& w) {
+  const char* op = "prune24";
+  validate_sparse24_input(w, op);
+  check_finite(w, op, "w");
+  const c10::cuda::CUDAGuard device_guard(w.device());
+  const DeviceCaps& caps = device_caps(w.get_device());
+  at::Tensor pruned = at::empty_like(w);
+  at::Tensor mask = at::empty(w.sizes(), w.options().dtype(at::kBool));
+  const int64_t groups = w.numel() / 4;
+  constexpr int kThreads = 256;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  dispatch_sparse24_cuda(w.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    sparse24::prune24_kernel<T><<<elementwise_blocks(groups, kThreads, caps), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(w.data_ptr()), reinterpret_cast<T*>(pruned.data_ptr()),
+        mask.data_ptr<bool>(), groups);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {pruned, mask};
+}
+
+// ------------------------------------------------------------ compress24 --
+std::tuple<at::Tensor, at::Tensor> compress24_cuda(const at::Tensor& w) {
+  const char* op = "compress24";
+  validate_sparse24_input(w, op);
+  const c10::cuda::CUDAGuard device_guard(w.device());
+  const DeviceCaps& caps = device_caps(w.get_device());
+  const int64_t N = w.size(0), K = w.size(1), G = K / 4, MB = (K + 7) / 8;
+  at::Tensor values = at::empty({N, K / 2}, w.options());
+  at::Tensor meta = at::empty({N, MB}, w.options().dtype(at::kByte));
+  at::Tensor first_bad = error_word(w);
+  constexpr int kThreads = 256;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  dispatch_sparse24_cuda(w.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    sparse24::compress24_kernel<T><<<elementwise_blocks(N * MB, kThreads, caps), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(w.data_ptr()), reinterpret_cast<T*>(values.data_ptr()),
+        meta.data_ptr<uint8_t>(), N, K,
+        reinterpret_cast<unsigned long long*>(first_bad.data_ptr<int64_t>()));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  // Offline op: one synchronizing read of the error word.
+  const auto key = static_cast<unsigned long long>(first_bad.item<int64_t>());
+  if (key != kNoError) {
+    const int64_t idx = static_cast<int64_t>(key >> 1);
+    sparse24_raise_too_many_nonzeros(idx / G, idx % G, 3 + static_cast<int>(key & 1));
+  }
+  return {values, meta};
+}
+
+// ---------------------------------------------------------- decompress24 --
+at::Tensor decompress24_cuda(const at::Tensor& values, const at::Tensor& meta) {
+  const char* op = "decompress24";
+  const int64_t K = validate_decompress24(values, meta);
+  const c10::cuda::CUDAGuard device_guard(values.device());
+  const DeviceCaps& caps = device_caps(values.get_device());
+  const int64_t N = values.size(0), G = K / 4, MB = (K + 7) / 8;
+  at::Tensor out = at::empty({N, K}, values.options());
+  if (out.numel() == 0) return out;
+  at::Tensor first_bad = error_word(values);
+  constexpr int kThreads = 256;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  dispatch_sparse24_cuda(values.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    sparse24::decompress24_kernel<T><<<elementwise_blocks(N * MB, kThreads, caps), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(values.data_ptr()), meta.data_ptr<uint8_t>(),
+        reinterpret_cast<T*>(out.data_ptr()), N, K,
+        reinterpret_cast<unsigned long long*>(first_bad.data_ptr<int64_t>()));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  const auto key = static_cast<unsigned long long>(first_bad.item<int64_t>());
+  if (key != kNoError) {
+    const int64_t idx = static_cast<int64_t>(key >> 4);
+    sparse24_raise_bad_nibble(idx / G, idx % G, static_cast<int>(key & 0xF));
+  }
+  return out;
+}
+
+// --------------------------------------------------------- sparse24_gemv --
+enum class GemvPath { kFma, kMma };
+
+// Largest M the CUDA-core path is picked for. Per 16-byte value load and
+// weight row it issues ~60 instructions at M = 1 plus ~20 per extra row of
+// x (prmt, two widenings, two FMAs per group and x row); keeping pace with
+// HBM (4.39 TB/s over 132 SMs = ~17 B/clk/SM) leaves room for about 4 issue
+// slots per clock, so M = 1, 2 sit at ~45-60% of the issue rate and M = 3, 4
+// would approach it. The tensor-core path's cost per weight byte does not
+// grow with M. (Estimate; re-tune with benchmarks/bench_sparse24.py.)
+constexpr int64_t kFmaMaxM = 2;
+
+// The one place that picks a sparse24_gemv path for kernel="auto".
+GemvPath choose_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
+  // mma.sp, ldmatrix and cp.async need sm_80; the tensor core consumes K in
+  // steps of 32.
+  if (caps.cc() < 80 || K % 32 != 0) return GemvPath::kFma;
+  // Small M: both paths stream the weight at the HBM rate; the CUDA-core
+  // path has no shared-memory round trip and no block barriers.
+  if (M <= kFmaMaxM) return GemvPath::kFma;
+  // Larger M (tiled by 16 beyond 16): tensor cores.
+  return GemvPath::kMma;
+}
+
+bool aligned16(const at::Tensor& t) {
+  return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+
+// fma path: x tile MT = the power of two >= min(M, 16); RW weight rows per
+// warp (4 for MT <= 2, else 2: what fits the register budget), halved while
+// the grid would be under two blocks per SM (each row a warp owns shares
+// the x loads, so more rows per warp means less L1 traffic per weight byte,
+// but fewer, longer blocks).
+template <typename T, int MT, bool VEC>
+void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
+                   int K, int rw, int mtiles, cudaStream_t stream) {
+  const dim3 grid_y(1, static_cast<unsigned>(std::min(mtiles, 65535)));
+  auto go = [&](auto kernel, int rows_per_warp) {
+    const dim3 grid((N + 8 * rows_per_warp - 1) / (8 * rows_per_warp), grid_y.y);
+    kernel<<<grid, 256, 0, stream>>>(x, v, m, b, y, M, N, K);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  if constexpr (MT <= 2) {
+    if (rw >= 4) return go(sparse24::sparse24_gemv_fma_kernel<T, MT, 4, VEC>, 4);
+  }
+  if (rw >= 2) return go(sparse24::sparse24_gemv_fma_kernel<T, MT, 2, VEC>, 2);
+  go(sparse24::sparse24_gemv_fma_kernel<T, MT, 1, VEC>, 1);
+}
+
+template <typename T, bool VEC>
+void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N, int K,
+                const DeviceCaps& caps, cudaStream_t stream) {
+  const int mt_size = M >= 16 ? 16 : M > 4 ? 8 : M > 2 ? 4 : M;  // 1, 2, 4, 8, 16
+  const int mtiles = (M + mt_size - 1) / mt_size;
+  int rw = mt_size <= 2 ? 4 : 2;
+  while (rw > 1 && int64_t((N + 8 * rw - 1) / (8 * rw)) * mtiles < 2 * int64_t(caps.sm_count)) rw /= 2;
+  switch (mt_size) {
+    case 1: return launch_fma_rw<T, 1, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
+    case 2: return launch_fma_rw<T, 2, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
+    case 4: return launch_fma_rw<T, 4, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
+    case 8: return launch_fma_rw<T, 8, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
+    default: return launch_fma_rw<T, 16, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
+  }
+}
+
+// mma path: 3-stage ring (< 48 KB of shared memory, so no opt-in attribute
+// and up to 5 blocks per H100 SM: ~100 KB of weight loads in flight per SM).
+constexpr int kMmaStages = 3;
+
+template <typename T, int NT>
+void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
+                   int K, cudaStream_t stream) {
+  constexpr int smem = sparse24::mma_smem_bytes<NT, kMmaStages>();
+  static_assert(smem <= 48 * 1024, "keep the mma GEMV ring under the default 48 KB");
+  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
+  const dim3 grid((N + sparse24::kMmaBN - 1) / sparse24::kMmaBN,
+                  static_cast<unsigned>(std::min(mtiles, 65535)));
+  sparse24::sparse24_gemv_mma_kernel<T, NT, kMmaStages><<<grid, 128, smem, stream>>>(
+      x, v, m, b, y, M, N, K);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_in,
+                              const at::Tensor& meta_in, const c10::optional<at::Tensor>& bias,
+                              c10::string_view kernel_sv) {
+  const char* op = "sparse24_gemv";
+  const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
+  const std::string kernel(kernel_sv.data(), kernel_sv.size());
+  check_kernel_name(kernel, {"fma", "mma"}, op, "CUDA");
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = device_caps(x_in.get_device());
+
+  GemvPath path;
+  if (kernel == "fma") {
+    path = GemvPath::kFma;
+  } else if (kernel == "mma") {
+    TORCH_CHECK(caps.cc() >= 80, op, ": kernel 'mma' needs sm_80 or newer (mma.sp), this device is sm_",
+                caps.cc());
+    TORCH_CHECK(s.K % 32 == 0, op, ": kernel 'mma' needs K % 32 == 0, got K = ", s.K,
+                "; use 'fma' or 'auto'");
+    path = GemvPath::kMma;
+  } else {
+    path = choose_gemv_kernel(caps, s.M, s.K);
+  }
+
+  // The kernels use 16-byte vector / cp.async loads; a view with a storage
+  // offset may be less aligned than that: give it a fresh allocation.
+  const at::Tensor x = aligned16(x_in) ? x_in : x_in.clone();
+  const at::Tensor values = aligned16(values_in) ? values_in : values_in.clone();
+  const at::Tensor meta = aligned16(meta_in) ? meta_in : meta_in.clone();
+
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const int M = static_cast<int>(s.M), N = static_cast<int>(s.N), K = static_cast<int>(s.K);
+  dispatch_half_cuda(x.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = reinterpret_cast<const T*>(x.data_ptr());
+    const T* vp = reinterpret_cast<const T*>(values.data_ptr());
+    const uint8_t* mp = meta.data_ptr<uint8_t>();
+    const T* bp = bias.has_value() ? reinterpret_cast<const T*>(bias->data_ptr()) : nullptr;
+    T* yp = reinterpret_cast<T*>(y.data_ptr());
+    if (path == GemvPath::kMma) {
+      if (M <= 8) launch_mma_nt<T, 1>(xp, vp, mp, bp, yp, M, N, K, stream);
+      else launch_mma_nt<T, 2>(xp, vp, mp, bp, yp, M, N, K, stream);
+    } else if (K % 16 == 0) {
+      launch_fma<T, true>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
+    } else {
+      launch_fma<T, false>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
+    }
+  });
+  return y;
+}
+
+// -------------------------------------------------- sparse24_int8_matmul --
+enum class Int8Path { kSimt, kMma };
+
+// The one place that picks a sparse24_int8_matmul path for kernel="auto".
+Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t K) {
+  // Tensor cores whenever they can run: the int8 mma.sp needs sm_80 and
+  // consumes K in steps of 32. The CUDA-core kernel is the fallback for
+  // K % 32 != 0 (it reads a_q bytewise: correct for any shape, not fast).
+  if (caps.cc() >= 80 && K % 32 == 0) return Int8Path::kMma;
+  return Int8Path::kSimt;
+}
+
+constexpr int kI8Stages = 3;
+
+template <typename OutT, int NT>
+void launch_int8_mma_nt(const int8_t* a, const int8_t* v, const uint8_t* m,
+                        const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
+                        cudaStream_t stream) {
+  constexpr int smem = sparse24::i8_smem_bytes<NT, kI8Stages>();
+  static_assert(smem <= 48 * 1024, "keep the int8 mma ring under the default 48 KB");
+  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
+  const dim3 grid((N + sparse24::kI8BN - 1) / sparse24::kI8BN,
+                  static_cast<unsigned>(std::min(mtiles, 65535)));
+  sparse24::sparse24_int8_mma_kernel<OutT, NT, kI8Stages><<<grid, 128, smem, stream>>>(
+      a, v, m, ep, y, M, N, K);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor& a_scale,
+                                     const c10::optional<at::Tensor>& a_zero,
+                                     const at::Tensor& w_values_in, const at::Tensor& w_meta_in,
+                                     const at::Tensor& w_scale,
+                                     const c10::optional<at::Tensor>& w_colsum,
+                                     const c10::optional<at::Tensor>& bias,
+                                     c10::optional<at::ScalarType> out_dtype,
+                                     c10::string_view kernel_sv) {
+  const char* op = "sparse24_int8_matmul";
+  const Int8MatmulShape s = validate_sparse24_int8_matmul(a_q_in, a_scale, a_zero, w_values_in,
+                                                          w_meta_in, w_scale, w_colsum, bias,
+                                                          out_dtype);
+  const std::string kernel(kernel_sv.data(), kernel_sv.size());
+  check_kernel_name(kernel, {"simt", "mma"}, op, "CUDA");
+  const c10::cuda::CUDAGuard device_guard(a_q_in.device());
+  const DeviceCaps& caps = device_caps(a_q_in.get_device());
+
+  Int8Path path;
+  if (kernel == "simt") {
+    path = Int8Path::kSimt;
+  } else if (kernel == "mma") {
+    TORCH_CHECK(caps.cc() >= 80, op, ": kernel 'mma' needs sm_80 or newer (mma.sp), this device is sm_",
+                caps.cc());
+    TORCH_CHECK(s.K % 32 == 0, op, ": kernel 'mma' needs K % 32 == 0, got K = ", s.K,
+                "; use 'simt' or 'auto'");
+    path = Int8Path::kMma;
+  } else {
+    path = choose_int8_kernel(caps, s.K);
+  }
+
+  const at::Tensor a_q = aligned16(a_q_in) ? a_q_in : a_q_in.clone();
+  const at::Tensor values = aligned16(w_values_in) ? w_values_in : w_values_in.clone();
+  const at::Tensor meta = aligned16(w_meta_in) ? w_meta_in : w_meta_in.clone();
+
+  // Epilogue operands as int8_matmul's CPU op prepares them: column sums of
+  // the (kept) weight when a zero point needs them and none were given, bias
+  // widened to fp32 (exact).
+  at::Tensor colsum;
+  if (a_zero.has_value())
+    colsum = w_colsum.has_value() ? *w_colsum : at::sum(values, {1}, false, at::kInt).contiguous();
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();
+  sparse24::Int8Epilogue ep;
+  ep.a_scale = a_scale.data_ptr<float>();
+  ep.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  ep.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : nullptr;
+  ep.a_zero_step = a_zero.has_value() && a_zero->numel() == 1 ? 0 : 1;
+  ep.w_scale = w_scale.data_ptr<float>();
+  ep.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  ep.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : nullptr;
+  ep.bias = bias.has_value() ? bias_f.data_ptr<float>() : nullptr;
+
+  at::Tensor y = at::empty({s.M, s.N}, a_q.options().dtype(s.out_dtype));
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const int M = static_cast<int>(s.M), N = static_cast<int>(s.N), K = static_cast<int>(s.K);
+  const int8_t* ap = a_q.data_ptr<int8_t>();
+  const int8_t* vp = values.data_ptr<int8_t>();
+  const uint8_t* mp = meta.data_ptr<uint8_t>();
+  auto run = [&](auto tag) {
+    using OutT = decltype(tag);
+    OutT* yp = reinterpret_cast<OutT*>(y.data_ptr());
+    if (path == Int8Path::kMma) {
+      // Tokens per block: the smallest of 8, 16, 32, 64 that covers M (64
+      // beyond), so decode shapes stream the weight once per 8/16 tokens and
+      // larger M reuse each weight tile for 64 tokens.
+      if (M <= 8) launch_int8_mma_nt<OutT, 1>(ap, vp, mp, ep, yp, M, N, K, stream);
+      else if (M <= 16) launch_int8_mma_nt<OutT, 2>(ap, vp, mp, ep, yp, M, N, K, stream);
+      else if (M <= 32) launch_int8_mma_nt<OutT, 4>(ap, vp, mp, ep, yp, M, N, K, stream);
+      else launch_int8_mma_nt<OutT, 8>(ap, vp, mp, ep, yp, M, N, K, stream);
+    } else {
+      const dim3 grid((N + 7) / 8, static_cast<unsigned>(std::min((M + 7) / 8, 65535)));
+      sparse24::sparse24_int8_simt_kernel<OutT><<<grid, 256, 0, stream>>>(ap, vp, mp, ep, yp, M, N, K);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  };
+  switch (s.out_dtype) {
+    case at::kFloat: run(float{}); break;
+    case at::kHalf: run(__half{}); break;
+    case at::kBFloat16: run(__nv_bfloat16{}); break;
+    default: TORCH_CHECK(false, op, ": unsupported output dtype ", s.out_dtype);
+  }
+  return y;
+}
+
+}  // namespace
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("prune24", &torchquant::prune24_cuda);
+  m.impl("compress24", &torchquant::compress24_cuda);
+  m.impl("decompress24", &torchquant::decompress24_cuda);
+  m.impl("sparse24_gemv", &torchquant::sparse24_gemv_cuda);
+  m.impl("sparse24_int8_matmul", &torchquant::sparse24_int8_matmul_cuda);
+}

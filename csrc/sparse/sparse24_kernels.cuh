@@ -1,0 +1,977 @@
+// Device code for the 2:4 structured-sparsity ops (no torch headers here;
+// sparse24.cu validates, dispatches and launches).
+//
+// Format (../shared/design/formats.md, compress24 in csrc/torchquant.cpp):
+// groups of 4 consecutive elements along K; a compressed row holds the two
+// kept values of group g at values[2g], values[2g+1] and the nibble
+// pos0 | pos1 << 2 (pos0 < pos1) in byte g / 2 of meta, even g in the low
+// nibble. That nibble order is exactly the sparse tensor cores' metadata
+// order (2-bit indices from the lowest K upward, the first index in the low
+// bits), so a 16-bit word of our meta is one m16n8k32 metadata half as is.
+//
+// Kernels:
+//   prune24_kernel       one thread per group of 4: load, rank by |w|, store.
+//   compress24_kernel    one thread per meta byte (2 groups), so every byte
+//   decompress24_kernel  has one writer; element loads are scalar (rows need
+//                        not be vector-aligned: K is only a multiple of 4).
+//   These are offline, bandwidth-trivial ops; they are written to be
+//   obviously bit-identical to csrc/cpu/sparse24_cpu.cpp, not to be fast.
+//   Bad data (3+ nonzeros, nibble with pos0 >= pos1) is recorded with an
+//   atomicMin of (row * G + group) into a device word so the host names the
+//   same first group the CPU does (row-major order).
+//
+//   sparse24_gemv_fma_kernel   CUDA cores, any sm, K % 4 == 0 (see below).
+//   sparse24_gemv_mma_kernel   mma.sp m16n8k32 tensor cores, sm_80+, K % 32 == 0.
+//   sparse24_int8_simt_kernel  int8 x 2:4 int8, CUDA cores, any K % 4 == 0.
+//   sparse24_int8_mma_kernel   int8 x 2:4 int8, mma.sp m16n8k32 .s8, sm_80+.
+//
+// Both GEMV kernels compute y[m, n] = sum_k x[m, k] w[n, k] (+ bias[n]) with
+// every product exact in fp32 (fp16/bf16 x fp16/bf16) and fp32 accumulation,
+// rounded once to x's dtype at the end.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace torchquant {
+namespace sparse24 {
+
+// ------------------------------------------------------------ elements --
+__device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// Zero of each storage type, all bits clear (+0), as the CPU's T(0).
+template <typename T> __device__ __forceinline__ T zero_of();
+template <> __device__ __forceinline__ int8_t zero_of<int8_t>() { return 0; }
+template <> __device__ __forceinline__ float zero_of<float>() { return 0.0f; }
+template <> __device__ __forceinline__ __half zero_of<__half>() { return __ushort_as_half(0); }
+template <> __device__ __forceinline__ __nv_bfloat16 zero_of<__nv_bfloat16>() {
+  return __ushort_as_bfloat16(0);
+}
+
+// Value-based test: -0.0 is a zero, like the CPU's float(v) != 0.
+template <typename T>
+__device__ __forceinline__ bool is_nonzero(T v) {
+  return to_float(v) != 0.0f;
+}
+
+// Sentinel of the "first bad group" word: no error seen.
+constexpr unsigned long long kNoError = ~0ull;
+
+// --------------------------------------------------------------- prune24 --
+// Element i of a group is kept iff fewer than two others beat it: j beats i
+// when |w_j| > |w_i|, or |w_j| == |w_i| and j < i. |.| is exact in fp32 for
+// every dtype (int8 -128 -> 128). Dropped elements become +0; kept ones are
+// copied bit for bit.
+template <typename T>
+__global__ void prune24_kernel(const T* __restrict__ w, T* __restrict__ out,
+                               bool* __restrict__ mask, int64_t groups) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups;
+       g += stride) {
+    T v[4];
+    float a[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      v[i] = w[4 * g + i];
+      a[i] = fabsf(to_float(v[i]));
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      int beaten_by = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        beaten_by += int(j != i && (a[j] > a[i] || (a[j] == a[i] && j < i)));
+      const bool keep = beaten_by < 2;
+      out[4 * g + i] = keep ? v[i] : zero_of<T>();
+      mask[4 * g + i] = keep;
+    }
+  }
+}
+
+// ------------------------------------------------------------ compress24 --
+// Thread t owns meta byte t: row n = t / MB, groups 2j and 2j + 1 (j = t % MB).
+// Kept positions: the nonzeros, then the lowest zero positions until there
+// are two (canonical). A group with 3 or 4 nonzeros records
+// key = (n * G + g) * 2 + (count - 3): the minimum key is the first bad group
+// in row-major order and carries its count.
+template <typename T>
+__global__ void compress24_kernel(const T* __restrict__ w, T* __restrict__ values,
+                                  uint8_t* __restrict__ meta, int64_t N, int64_t K,
+                                  unsigned long long* __restrict__ first_bad) {
+  const int64_t G = K / 4, MB = (K + 7) / 8;
+  const int64_t total = N * MB;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += stride) {
+    const int64_t n = t / MB, j = t % MB;
+    uint32_t byte = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t g = 2 * j + h;
+      if (g >= G) break;  // K/4 odd: the last byte's high nibble stays 0
+      const T* p = w + n * K + 4 * g;
+      T v[4];
+      bool nz[4];
+      int cnt = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        v[i] = p[i];
+        nz[i] = is_nonzero(v[i]);
+        cnt += int(nz[i]);
+      }
+      if (cnt > 2) {
+        atomicMin(first_bad, static_cast<unsigned long long>((n * G + g) * 2 + (cnt - 3)));
+        continue;
+      }
+      // Walk the group in index order taking every nonzero and, while the
+      // count is short of two, the lowest zeros: the first two taken are
+      // (pos0, pos1), already sorted. (Written without a dynamically indexed
+      // array so nothing goes to local memory.)
+      int zeros_needed = 2 - cnt, p0 = -1, p1 = -1;
+      T v0 = v[0], v1 = v[1];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        bool take = nz[i];
+        if (!take && zeros_needed > 0) {
+          take = true;
+          --zeros_needed;
+        }
+        if (take && p0 < 0) {
+          p0 = i;
+          v0 = v[i];
+        } else if (take && p1 < 0) {
+          p1 = i;
+          v1 = v[i];
+        }
+      }
+      T* o = values + n * (K / 2) + 2 * g;
+      o[0] = v0;
+      o[1] = v1;
+      byte |= static_cast<uint32_t>(p0 | (p1 << 2)) << (4 * h);
+    }
+    meta[t] = static_cast<uint8_t>(byte);
+  }
+}
+
+// ---------------------------------------------------------- decompress24 --
+// Thread t owns meta byte t. A nibble with pos0 >= pos1 records
+// key = (n * G + g) * 16 + nibble; the unused high nibble of a last byte
+// (K/4 odd) is never read.
+template <typename T>
+__global__ void decompress24_kernel(const T* __restrict__ values, const uint8_t* __restrict__ meta,
+                                    T* __restrict__ out, int64_t N, int64_t K,
+                                    unsigned long long* __restrict__ first_bad) {
+  const int64_t G = K / 4, MB = (K + 7) / 8;
+  const int64_t total = N * MB;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += stride) {
+    const int64_t n = t / MB, j = t % MB;
+    const uint32_t byte = meta[t];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t g = 2 * j + h;
+      if (g >= G) break;
+      const uint32_t nib = (byte >> (4 * h)) & 0xFu;
+      const int p0 = nib & 3, p1 = nib >> 2;
+      if (p0 >= p1) atomicMin(first_bad, static_cast<unsigned long long>((n * G + g) * 16 + nib));
+      const T* vin = values + n * (K / 2) + 2 * g;
+      const T v0 = vin[0], v1 = vin[1];
+      T* o = out + n * K + 4 * g;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) o[i] = i == p0 ? v0 : (i == p1 ? v1 : zero_of<T>());
+    }
+  }
+}
+
+// =========================================================== sparse GEMV ==
+// Shared pieces of both GEMV kernels.
+
+template <typename T> struct Half2Traits;
+template <> struct Half2Traits<__half> {
+  // Two packed fp16 -> two fp32 (exact).
+  static __device__ __forceinline__ float2 to_float2(uint32_t v) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&v));
+  }
+  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+};
+template <> struct Half2Traits<__nv_bfloat16> {
+  // bf16 is the top half of an fp32: widening is a shift / a mask.
+  static __device__ __forceinline__ float2 to_float2(uint32_t v) {
+    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xFFFF0000u));
+  }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) {
+    return __float2bfloat16_rn(v);
+  }
+};
+
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+
+// Streaming loads of the weight: read once, so keep them out of L1 and ask
+// L2 for the whole 256 B neighbourhood (the next lanes' data). volatile so
+// the compiler never speculates one above the bounds test that guards it.
+__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
+  uint4 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#else
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#endif
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_stream_u32(const void* p) {
+  uint32_t r;
+  asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(r) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_stream_u16(const void* p) {
+  unsigned short r;
+  asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(r) : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_stream_u8(const void* p) {
+  unsigned short r;
+  asm volatile("ld.global.nc.L1::no_allocate.u8 %0, [%1];" : "=h"(r) : "l"(p));
+  return r;
+}
+// The activation is re-read by every warp of the SM: keep it in L1.
+__device__ __forceinline__ uint4 ld_cached_v4(const void* p) {
+  uint4 r;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 ld_cached_v2(const void* p) {
+  uint2 r;
+  asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+
+// -------------------------------------------------------- fma GEMV ------
+// sparse24_gemv_fma_kernel<T, MT, RW, VEC>
+//
+// What: y[m0 + m, n] for one M tile of MT rows of x (runtime M may be less)
+// and RW weight rows per warp, 8 warps per block (block = 8 * RW rows).
+//
+// Work per lane: the K axis is cut into steps of G groups (G = 4 when VEC: a
+// 16-byte load of 8 kept values plus a 16-bit meta load; G = 1 otherwise: 4
+// bytes of values plus a meta nibble). Lane l takes steps l, l + 32, ..., so
+// one warp-wide load is 512 contiguous bytes of a row. Each kept value w at
+// position p of group q is multiplied by x[m, 4q + p] for all MT rows: the
+// two kept x elements of a group come out of the group's 8 bytes of x with
+// ONE prmt whose selector is computed from the nibble once per (row, group)
+// and reused for all MT rows of x. Products are exact in fp32; fmaf
+// accumulates per (weight row, x row) per lane, then a fixed xor-butterfly
+// sums the lanes (deterministic). Lane 0 adds the bias and rounds once.
+//
+// Memory: each weight byte is read from DRAM exactly once (L1::no_allocate,
+// next step prefetched into registers before the current one is consumed);
+// x (M * K * 2 bytes, shared by every warp) is read through L1, 16 bytes
+// (two groups) per lane and x row at a time. Estimated cost per 16-byte
+// value load per row: ~60 issue slots at M = 1 (about 45% of the SM's issue
+// rate at the HBM rate) growing by ~20 per extra x row, so the path stays
+// bandwidth-bound to M ~ 2-4; auto gives larger M to the tensor-core kernel.
+// Launch: grid (ceil(N / (8 RW)), min(ceil(M / MT), 65535)), block 256.
+// Requires: VEC -> K % 16 == 0, values and x 16-B aligned, meta 2-B
+//           aligned; scalar -> x 8-B, values 4-B aligned (the host copies
+//           misaligned views).
+// Register budget (min blocks per SM in __launch_bounds__): MT <= 4 tiles
+// (RW <= 4 for MT <= 2, RW <= 2 for MT = 4) fit 80 registers: 3 blocks =
+// 24 warps per SM for the decode cases. MT = 8 gets 128 (2 blocks); the
+// MT = 16 tile (a fallback: auto sends M > kFmaMaxM to the tensor-core
+// kernel on sm_80+) keeps 16 x RW accumulators and gets the whole register
+// file rather than spill.
+template <typename T, int MT, int RW, bool VEC>
+__global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse24_gemv_fma_kernel(
+    const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
+    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
+  using H = Half2Traits<T>;
+  constexpr int G = VEC ? 4 : 1;   // groups per lane step
+  constexpr int XG = VEC ? 2 : 1;  // groups per x load
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int row0 = (blockIdx.x * 8 + warp) * RW;
+  if (row0 >= N) return;  // no block-wide barrier below: a whole warp may leave
+
+  const int nsteps = K / (4 * G);
+  const int64_t vstride = K / 2;        // values per row
+  const int64_t mstride = (K + 7) / 8;  // meta bytes per row
+  const T* vrow[RW];
+  const uint8_t* mrow[RW];
+#pragma unroll
+  for (int r = 0; r < RW; ++r) {
+    const int n = min(row0 + r, N - 1);  // rows past N re-read row N-1, never stored
+    vrow[r] = values + n * vstride;
+    mrow[r] = meta + n * mstride;
+  }
+
+  // One lane step of RW rows: G packed pairs of kept values and G nibbles
+  // (in the low 4G bits) per row.
+  auto load_step = [&](int c, uint32_t (&v)[RW][G], uint32_t (&m)[RW]) {
+#pragma unroll
+    for (int r = 0; r < RW; ++r) {
+      if constexpr (VEC) {
+        const uint4 q = ld_stream_v4(vrow[r] + 8 * c);
+        v[r][0] = q.x;
+        v[r][1] = q.y;
+        v[r][2] = q.z;
+        v[r][3] = q.w;
+        m[r] = ld_stream_u16(mrow[r] + 2 * c);
+      } else {
+        v[r][0] = ld_stream_u32(vrow[r] + 2 * c);
+        m[r] = ld_stream_u8(mrow[r] + (c >> 1)) >> (4 * (c & 1));
+      }
+    }
+  };
+
+  const int mtiles = (M + MT - 1) / MT;
+  for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
+    const int m0 = mt * MT;
+    const int mv = min(MT, M - m0);
+    const T* xt = x + static_cast<int64_t>(m0) * K;
+
+    float acc[RW][MT];
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m) acc[r][m] = 0.0f;
+
+    uint32_t cv[RW][G], cm[RW];
+    if (lane < nsteps) load_step(lane, cv, cm);
+    for (int c = lane; c < nsteps; c += 32) {
+      // Next step's weight loads go out before this step's math.
+      uint32_t nv[RW][G], nm[RW];
+      if (c + 32 < nsteps) load_step(c + 32, nv, nm);
+      // Groups are consumed XG at a time, so each x load is 16 bytes (VEC)
+      // or 8 (scalar): a lane's x span is 2x its value span, and one wide
+      // load per lane and x row keeps L1 wavefronts per byte low at M = 2..4.
+#pragma unroll
+      for (int q0 = 0; q0 < G; q0 += XG) {
+        uint32_t sel[RW][XG];
+        float2 wf[RW][XG];
+#pragma unroll
+        for (int r = 0; r < RW; ++r)
+#pragma unroll
+          for (int j = 0; j < XG; ++j) {
+            const uint32_t nib = (cm[r] >> (4 * (q0 + j))) & 0xFu;
+            // prmt selector picking halves p0 and p1 of the group's 8 bytes:
+            // bytes (2p0, 2p0+1, 2p1, 2p1+1) = (p0 | p1 << 8) * 0x22 + 0x1010.
+            sel[r][j] = ((nib & 3u) | ((nib & 12u) << 6)) * 0x22u + 0x1010u;
+            wf[r][j] = H::to_float2(cv[r][q0 + j]);
+          }
+        const int k = (c * G + q0) * 4;  // first K index of group q0
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          if (m < mv) {
+            uint32_t xw[2 * XG];
+            const T* xp = xt + static_cast<int64_t>(m) * K + k;
+            if constexpr (XG == 2) {
+              const uint4 t4 = ld_cached_v4(xp);
+              xw[0] = t4.x;
+              xw[1] = t4.y;
+              xw[2 % (2 * XG)] = t4.z;
+              xw[3 % (2 * XG)] = t4.w;
+            } else {
+              const uint2 t2 = ld_cached_v2(xp);
+              xw[0] = t2.x;
+              xw[1] = t2.y;
+            }
+#pragma unroll
+            for (int j = 0; j < XG; ++j)
+#pragma unroll
+              for (int r = 0; r < RW; ++r) {
+                const float2 xf = H::to_float2(prmt(xw[2 * j], xw[2 * j + 1], sel[r][j]));
+                acc[r][m] = fmaf(wf[r][j].x, xf.x, acc[r][m]);
+                acc[r][m] = fmaf(wf[r][j].y, xf.y, acc[r][m]);
+              }
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        cm[r] = nm[r];
+#pragma unroll
+        for (int q = 0; q < G; ++q) cv[r][q] = nv[r][q];
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[r][m] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][m], o);
+
+    if (lane == 0) {
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        const int n = row0 + r;
+        if (n < N) {
+          const float b = bias != nullptr ? to_float(bias[n]) : 0.0f;
+#pragma unroll
+          for (int m = 0; m < MT; ++m)
+            if (m < mv) y[static_cast<int64_t>(m0 + m) * N + n] = H::from_float(acc[r][m] + b);
+        }
+      }
+    }
+  }
+}
+
+// -------------------------------------------------------- mma GEMV ------
+// sparse24_gemv_mma_kernel<T, NT, STAGES>
+//
+// What: y[m0 .. m0 + 8 NT, n0 .. n0 + 64) with mma.sp::ordered_metadata
+// m16n8k32 (f32 accumulate). The WEIGHT is the sparse A operand (16 output
+// features x 32 K per instruction, stored compressed 16 x 16 exactly like
+// our values rows), x is the dense B operand (32 K x 8 tokens), so M = 1..16
+// costs one or two mma per 16 x 32 weight tile and no CUDA-core math.
+//
+// Fragments (PTX ISA "sparse mma.m16n8k32 .f16/.bf16"; g = lane / 4,
+// t = lane % 4):
+//   A  reg0 = compressed (row g,   cols 2t, 2t+1)  = group t     of row g
+//      reg1 = compressed (row g+8, cols 2t, 2t+1)
+//      reg2 = compressed (row g,   cols 8+2t, +1)  = group 4 + t of row g
+//      reg3 = compressed (row g+8, cols 8+2t, +1)
+//      = ldmatrix.x4 over the compressed 16 x 16 tile, matrices ordered
+//        (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+//   B  reg i = x[token g][k0 + 8i + 2t, +1] = ldmatrix.x4 (non-transposed)
+//        over x[8 tokens][32 K] row-major, matrix i = K columns 8i..8i+7.
+//   E  sparsity selector 0: lanes t = 0, 1 supply metadata; lane t covers K
+//      16t..16t+15 (4 groups, 16 bits) of rows g (low half) and g+8 (high
+//      half). Our meta word for (row, 32-K step) is 4 bytes little-endian =
+//      (groups 0-3 in bits 0-15, groups 4-7 in bits 16-31), so
+//      E = prmt(word[g], word[g+8], t odd ? 0x7632 : 0x5410): no reordering
+//      of bits, only of halves.
+//   D  d0,d1 = (row g, tokens 2t, 2t+1); d2,d3 = (row g+8, tokens 2t, 2t+1).
+// ::ordered_metadata requires pos0 < pos1 in each nibble, which compress24
+// guarantees (decompress24 rejects anything else). The GEMV does not
+// re-validate meta (that would need a sync); meta not made by compress24
+// gives an undefined result on this path.
+//
+// Pipeline: a block (4 warps, 16 weight rows each) walks K in chunks of
+// KC = 128 through a STAGES-deep cp.async ring in shared memory: per chunk
+// 64 rows x 128 B of values, 64 x 16 B of meta and 8 NT x 256 B of x. Rows
+// of the ring are padded by 16 B so every ldmatrix phase (8 rows x 16 B) hits
+// 8 distinct bank groups. Rows past N (and x rows past M) load row N-1 (M-1)
+// instead, so every metadata word the tensor cores see is a valid one; their
+// results are never stored. A K tail (K % 128 != 0, K % 32 == 0) is handled
+// by loading and issuing only the valid 32-K steps of the last chunk.
+//
+// Memory: values, meta via cp.async.cg (L2 only, each byte once per M tile);
+// x via cp.async.cg (L2 hits: x is tiny and every block reads it).
+// Launch: grid (ceil(N / 64), min(ceil(M / (8 NT)), 65535)), block 128,
+// dynamic shared memory mma_smem_bytes<T, NT, STAGES>().
+// Requires: sm_80+, K % 32 == 0, values / x 16-B aligned, meta 4-B aligned.
+constexpr int kMmaKC = 128;  // logical K per pipeline stage
+constexpr int kMmaBN = 64;   // weight rows per block (4 warps x 16)
+constexpr int kMmaSA = kMmaKC / 2 + 8;   // values row stride in smem (elements)
+constexpr int kMmaSM = kMmaKC / 32 + 1;  // meta row stride in smem (32-bit words)
+constexpr int kMmaSX = kMmaKC + 8;       // x row stride in smem (elements)
+
+template <int NT>
+constexpr int mma_stage_bytes() {
+  return kMmaBN * kMmaSA * 2 + 8 * NT * kMmaSX * 2 + kMmaBN * kMmaSM * 4;
+}
+template <int NT, int STAGES>
+constexpr int mma_smem_bytes() {
+  return STAGES * mma_stage_bytes<NT>();
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+template <typename T> struct MmaSp;
+template <> struct MmaSp<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
+                                             const uint32_t (&b)[4], uint32_t e) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]),
+          "r"(b[3]), "r"(e));
+#else
+    __trap();  // the host never launches this path below sm_80
+#endif
+  }
+};
+template <> struct MmaSp<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],
+                                             const uint32_t (&b)[4], uint32_t e) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]),
+          "r"(b[3]), "r"(e));
+#else
+    __trap();
+#endif
+  }
+};
+
+template <typename T, int NT, int STAGES>
+__global__ void __launch_bounds__(128, 4) sparse24_gemv_mma_kernel(
+    const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
+    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // cp.async / mma.sp: the host launches this kernel on sm_80+ only
+#else
+  using H = Half2Traits<T>;
+  constexpr int KC = kMmaKC, BN = kMmaBN, SA = kMmaSA, SM = kMmaSM, SX = kMmaSX;
+  constexpr int MT = 8 * NT;
+  constexpr int A_BYTES = BN * SA * 2, X_BYTES = MT * SX * 2;
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto stage_a = [&](int s) {
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT>());
+  };
+  auto stage_x = [&](int s) {
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT>() + A_BYTES);
+  };
+  auto stage_m = [&](int s) {
+    return reinterpret_cast<uint32_t*>(smem + s * mma_stage_bytes<NT>() + A_BYTES + X_BYTES);
+  };
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.x * BN;
+  const int nchunks = (K + KC - 1) / KC;
+  const int64_t vstride = K / 2, mwords = K / 32;  // per row: values, meta 32-bit words
+  const uint32_t* meta32 = reinterpret_cast<const uint32_t*>(meta);
+
+  // ldmatrix row addresses (lane -> one 16-byte row of one 8x8 matrix).
+  const int a_row = warp * 16 + (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int a_col = 8 * (lane >> 4);  // compressed column: 0 or 8
+  const int b_row = lane & 7;         // token within an 8-token tile
+  const int b_col = 8 * (lane >> 3);  // K column: 0, 8, 16, 24
+  const uint32_t e_sel = (t & 1) ? 0x7632u : 0x5410u;
+
+  const int mtiles = (M + MT - 1) / MT;
+  for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
+    const int m0 = mt * MT;
+
+    auto load_stage = [&](int s, int chunk) {
+      const int kbase = chunk * KC;
+      const int kv = min(KC, K - kbase);  // a multiple of 32
+      T* As = stage_a(s);
+      T* Xs = stage_x(s);
+      uint32_t* Ms = stage_m(s);
+      // values: BN rows x KC/16 pieces of 16 B (8 kept values = 16 K)
+#pragma unroll
+      for (int i = 0; i < BN * (KC / 16) / 128; ++i) {
+        const int p = tid + 128 * i;
+        const int row = p / (KC / 16), col = p % (KC / 16);
+        if (col * 16 < kv) {
+          const int n = min(n0 + row, N - 1);
+          cp_async16(As + row * SA + col * 8, values + n * vstride + kbase / 2 + col * 8);
+        }
+      }
+      // meta: BN rows x KC/32 words (one word per 32-K mma step)
+#pragma unroll
+      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
+        const int p = tid + 128 * i;
+        const int row = p / (KC / 32), w = p % (KC / 32);
+        if (w * 32 < kv) {
+          const int n = min(n0 + row, N - 1);
+          cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
+        }
+      }
+      // x: MT rows x KC/8 pieces of 16 B
+#pragma unroll
+      for (int i = 0; i < (MT * (KC / 8) + 127) / 128; ++i) {
+        const int p = tid + 128 * i;
+        if (p < MT * (KC / 8)) {
+          const int row = p / (KC / 8), col = p % (KC / 8);
+          if (col * 8 < kv) {
+            const int m = min(m0 + row, M - 1);
+            cp_async16(Xs + row * SX + col * 8, x + static_cast<int64_t>(m) * K + kbase + col * 8);
+          }
+        }
+      }
+    };
+
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+
+    // Every warp must be done reading the ring before the next M tile (if
+    // any) refills it.
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nchunks) load_stage(s, s);
+      cp_async_commit();
+    }
+
+    for (int c = 0; c < nchunks; ++c) {
+      // Chunk c has landed once at most STAGES - 2 newer groups are pending;
+      // the barrier also tells every thread that chunk c - 1 is consumed, so
+      // its stage may be refilled below.
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      {
+        const int cn = c + STAGES - 1;
+        if (cn < nchunks) load_stage(cn % STAGES, cn);
+        cp_async_commit();  // possibly empty: keeps the group count uniform
+      }
+      const int s = c % STAGES;
+      const T* As = stage_a(s);
+      const T* Xs = stage_x(s);
+      const uint32_t* Ms = stage_m(s);
+      const int ksteps = min(KC, K - c * KC) / 32;
+#pragma unroll
+      for (int ks = 0; ks < KC / 32; ++ks) {
+        if (ks < ksteps) {
+          uint32_t a[4];
+          ldmatrix_x4(a, As + a_row * SA + ks * 16 + a_col);
+          const uint32_t w_lo = Ms[(warp * 16 + g) * SM + ks];
+          const uint32_t w_hi = Ms[(warp * 16 + g + 8) * SM + ks];
+          const uint32_t e = prmt(w_lo, w_hi, e_sel);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            uint32_t b[4];
+            ldmatrix_x4(b, Xs + (8 * j + b_row) * SX + ks * 32 + b_col);
+            MmaSp<T>::run(acc[j], a, b, e);
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: d0,d1 -> row g, tokens 2t, 2t+1; d2,d3 -> row g+8.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int n = n0 + warp * 16 + g + 8 * half;
+      if (n < N) {
+        const float b = bias != nullptr ? to_float(bias[n]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int m = m0 + 8 * j + 2 * t + i;
+            if (m < M) y[static_cast<int64_t>(m) * N + n] = H::from_float(acc[j][2 * half + i] + b);
+          }
+      }
+    }
+  }
+#endif
+}
+
+// ==================================================== sparse int8 GEMM ===
+// y[m, n] = a_scale[m] * w_scale[n] * (acc[m, n] - a_zero[m] * colsum[n])
+//           + bias[n],  acc = sum_k a_q[m, k] * W[n, k]  (exact int32)
+// with W the 2:4 int8 weight in compress24's form, and int8_matmul's
+// epilogue step for step (csrc/cpu/int8_cpu.cpp): c = acc - z * colsum in
+// int64, s = a_scale * w_scale, y = float(c) * s, y = y + bias, each an
+// explicitly rounded fp32 operation, then one rounding to the output type.
+// The integer core is exact, so results are bit-identical to the CPU op and
+// to int8_matmul on the decompressed weight.
+struct Int8Epilogue {
+  const float* a_scale;
+  int a_scale_step;  // 0 when one element broadcasts
+  const int32_t* a_zero;  // null: symmetric activation
+  int a_zero_step;
+  const float* w_scale;
+  int w_scale_step;
+  const int32_t* colsum;  // non-null iff a_zero is
+  const float* bias;      // fp32 copy, or null
+};
+
+__device__ __forceinline__ void store_out(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store_out(__half* p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void store_out(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
+template <typename OutT>
+__device__ __forceinline__ void int8_epilogue(const Int8Epilogue& ep, OutT* y, int M, int N,
+                                              int m, int n, int32_t acc) {
+  long long c = acc;
+  if (ep.a_zero != nullptr)
+    c -= static_cast<long long>(ep.a_zero[m * ep.a_zero_step]) * ep.colsum[n];
+  const float s = __fmul_rn(ep.a_scale[m * ep.a_scale_step], ep.w_scale[n * ep.w_scale_step]);
+  float v = __fmul_rn(__ll2float_rn(c), s);
+  if (ep.bias != nullptr) v = __fadd_rn(v, ep.bias[n]);
+  store_out(y + static_cast<int64_t>(m) * N + n, v);
+}
+
+// ----------------------------------------------------- simt int8 ------
+// sparse24_int8_simt_kernel: CUDA cores, any sm, any K % 4 == 0 (the
+// fallback for K % 32 != 0). A warp owns one weight row and 8 rows of a_q;
+// lanes take groups g = lane, lane + 32, ...: two int8 kept values, the
+// nibble, and for each a_q row two byte loads at 4g + pos0, 4g + pos1.
+// int32 lane sums, xor-butterfly (exact: integer), lane 0 runs the epilogue.
+// Launch: grid (ceil(N / 8), min(ceil(M / 8), 65535)), block 256.
+template <typename OutT>
+__global__ void __launch_bounds__(256) sparse24_int8_simt_kernel(
+    const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
+  constexpr int MT = 8;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int n = blockIdx.x * 8 + warp;
+  if (n >= N) return;
+  const int G = K / 4;
+  const int8_t* vrow = values + static_cast<int64_t>(n) * (K / 2);
+  const uint8_t* mrow = meta + static_cast<int64_t>(n) * ((K + 7) / 8);
+  const int mtiles = (M + MT - 1) / MT;
+  for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
+    const int m0 = mt * MT, mv = min(MT, M - m0);
+    int32_t acc[MT];
+#pragma unroll
+    for (int m = 0; m < MT; ++m) acc[m] = 0;
+    for (int g = lane; g < G; g += 32) {
+      const uint32_t nib = (mrow[g >> 1] >> (4 * (g & 1))) & 0xFu;
+      const int k0 = 4 * g + (nib & 3), k1 = 4 * g + (nib >> 2);
+      const int32_t v0 = vrow[2 * g], v1 = vrow[2 * g + 1];
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        if (m < mv) {
+          const int8_t* ar = a_q + static_cast<int64_t>(m0 + m) * K;
+          acc[m] += v0 * ar[k0] + v1 * ar[k1];
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc[m] += __shfl_xor_sync(0xFFFFFFFFu, acc[m], o);
+    if (lane == 0) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+        if (m < mv) int8_epilogue(ep, y, M, N, m0 + m, n, acc[m]);
+    }
+  }
+}
+
+// ------------------------------------------------------ mma int8 ------
+// sparse24_int8_mma_kernel<OutT, NT, STAGES>
+//
+// mma.sp::ordered_metadata m16n8k32 .s8 (s32 accumulate): the int8 weight is
+// the sparse A operand (16 features x 32 K per instruction, compressed
+// 16 x 16 bytes), a_q the dense B operand (32 K x 8 tokens). This is the
+// sibling of the f16 m16n8k32 instruction the GEMV uses, with the SAME
+// metadata distribution (a thread pair per quad, lane t = 0/1 covering K
+// 16t..16t+15 of rows g (low half) and g+8 (high half); selector 0), so the
+// meta word per (row, 32-K step) is used as is. (The k64 .s8 instruction
+// would halve the instruction count but its metadata spreads over all four
+// lanes in a layout the ISA gives only as a figure; k32 is the one whose
+// layout is pinned down.)
+// Fragments (g = lane / 4, t = lane % 4):
+//   A  reg0 = compressed bytes 4t..4t+3 of row g (groups 2t, 2t+1),
+//      reg1 = the same of row g+8: ldmatrix.x2 over the 16 x 16-byte tile
+//      (b16 view), matrices (rows 0-7), (rows 8-15).
+//   B  reg0 = a_q[token g][k0 + 4t .. +3], reg1 = a_q[g][k0 + 16 + 4t .. +3]:
+//      ldmatrix.x2 over a_q[8 tokens][32 bytes], matrices K bytes 0-15, 16-31.
+//   D  d0,d1 = (row g, tokens 2t, 2t+1); d2,d3 = (row g+8, tokens 2t, 2t+1).
+// Tiles: a block is 4 warps x 16 weight rows (BN = 64) by 8 NT tokens; each
+// warp reuses one A fragment for NT mma per 32-K step. K runs through a
+// STAGES-deep cp.async ring of 128-K chunks (64 rows x 64 B of values,
+// 64 x 16 B of meta, 8 NT x 128 B of a_q per stage), rows padded by 16 B so
+// ldmatrix phases are conflict-free. Out-of-range rows / tokens load the
+// last valid one (results never stored); the K tail (K % 128, a multiple of
+// 32) issues only the valid 32-K steps.
+// Requires: sm_80+, K % 32 == 0, operands 16-B aligned (meta 4-B).
+constexpr int kI8KC = 128;
+constexpr int kI8BN = 64;
+constexpr int kI8SA = kI8KC / 2 + 16;  // values row stride in smem (bytes)
+constexpr int kI8SM = kI8KC / 32 + 1;  // meta row stride (32-bit words)
+constexpr int kI8SX = kI8KC + 16;      // a_q row stride (bytes)
+
+template <int NT>
+constexpr int i8_stage_bytes() {
+  return kI8BN * kI8SA + 8 * NT * kI8SX + kI8BN * kI8SM * 4;
+}
+template <int NT, int STAGES>
+constexpr int i8_smem_bytes() {
+  return STAGES * i8_stage_bytes<NT>();
+}
+
+__device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_sp_s8(int32_t (&d)[4], const uint32_t (&a)[2],
+                                          const uint32_t (&b)[2], uint32_t e) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+      "{%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%0, %1, %2, %3}, %8, 0x0;"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(e));
+#else
+  __trap();
+#endif
+}
+
+template <typename OutT, int NT, int STAGES>
+__global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
+    const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // the host launches this kernel on sm_80+ only
+#else
+  constexpr int KC = kI8KC, BN = kI8BN, SA = kI8SA, SM = kI8SM, SX = kI8SX;
+  constexpr int MT = 8 * NT;
+  constexpr int A_BYTES = BN * SA, X_BYTES = MT * SX;
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto stage_a = [&](int s) { return smem + s * i8_stage_bytes<NT>(); };
+  auto stage_x = [&](int s) { return smem + s * i8_stage_bytes<NT>() + A_BYTES; };
+  auto stage_m = [&](int s) {
+    return reinterpret_cast<uint32_t*>(smem + s * i8_stage_bytes<NT>() + A_BYTES + X_BYTES);
+  };
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int n0 = blockIdx.x * BN;
+  const int nchunks = (K + KC - 1) / KC;
+  const int64_t vstride = K / 2, mwords = K / 32;
+  const uint32_t* meta32 = reinterpret_cast<const uint32_t*>(meta);
+
+  const int a_row = warp * 16 + (lane & 15);          // ldmatrix.x2: lanes 0-15 address
+  const int b_row = lane & 7;                         // token within an 8-token tile
+  const int b_col = 16 * ((lane >> 3) & 1);           // K byte 0 or 16 of the step
+  const uint32_t e_sel = (t & 1) ? 0x7632u : 0x5410u;
+
+  const int mtiles = (M + MT - 1) / MT;
+  for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
+    const int m0 = mt * MT;
+
+    auto load_stage = [&](int s, int chunk) {
+      const int kbase = chunk * KC;
+      const int kv = min(KC, K - kbase);  // a multiple of 32
+      unsigned char* As = stage_a(s);
+      unsigned char* Xs = stage_x(s);
+      uint32_t* Ms = stage_m(s);
+      // values: BN rows x KC/32 pieces of 16 B (16 kept bytes = 32 K)
+#pragma unroll
+      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
+        const int p = tid + 128 * i;
+        const int row = p / (KC / 32), col = p % (KC / 32);
+        if (col * 32 < kv) {
+          const int n = min(n0 + row, N - 1);
+          cp_async16(As + row * SA + col * 16, values + n * vstride + kbase / 2 + col * 16);
+        }
+      }
+      // meta: BN rows x KC/32 words
+#pragma unroll
+      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
+        const int p = tid + 128 * i;
+        const int row = p / (KC / 32), w = p % (KC / 32);
+        if (w * 32 < kv) {
+          const int n = min(n0 + row, N - 1);
+          cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
+        }
+      }
+      // a_q: MT rows x KC/16 pieces of 16 B
+#pragma unroll
+      for (int i = 0; i < (MT * (KC / 16) + 127) / 128; ++i) {
+        const int p = tid + 128 * i;
+        if (p < MT * (KC / 16)) {
+          const int row = p / (KC / 16), col = p % (KC / 16);
+          if (col * 16 < kv) {
+            const int m = min(m0 + row, M - 1);
+            cp_async16(Xs + row * SX + col * 16, a_q + static_cast<int64_t>(m) * K + kbase + col * 16);
+          }
+        }
+      }
+    };
+
+    int32_t acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[j][i] = 0;
+
+    __syncthreads();  // the previous M tile is done reading the ring
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < nchunks) load_stage(s, s);
+      cp_async_commit();
+    }
+    for (int c = 0; c < nchunks; ++c) {
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      {
+        const int cn = c + STAGES - 1;
+        if (cn < nchunks) load_stage(cn % STAGES, cn);
+        cp_async_commit();
+      }
+      const int s = c % STAGES;
+      const unsigned char* As = stage_a(s);
+      const unsigned char* Xs = stage_x(s);
+      const uint32_t* Ms = stage_m(s);
+      const int ksteps = min(KC, K - c * KC) / 32;
+#pragma unroll
+      for (int ks = 0; ks < KC / 32; ++ks) {
+        if (ks < ksteps) {
+          uint32_t a[2];
+          ldmatrix_x2(a, As + a_row * SA + ks * 16);
+          const uint32_t w_lo = Ms[(warp * 16 + g) * SM + ks];
+          const uint32_t w_hi = Ms[(warp * 16 + g + 8) * SM + ks];
+          const uint32_t e = prmt(w_lo, w_hi, e_sel);
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            uint32_t b[2];
+            ldmatrix_x2(b, Xs + (8 * j + b_row) * SX + ks * 32 + b_col);
+            mma_sp_s8(acc[j], a, b, e);
+          }
+        }
+      }
+    }
+    cp_async_wait<0>();
+
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int n = n0 + warp * 16 + g + 8 * half;
+      if (n < N) {
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int m = m0 + 8 * j + 2 * t + i;
+            if (m < M) int8_epilogue(ep, y, M, N, m, n, acc[j][2 * half + i]);
+          }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace sparse24
+}  // namespace torchquant

@@ -1,0 +1,387 @@
+"""CUDA tests for fp8_block_gemv, quantize_fp8_block and dequantize_fp8_block.
+
+Every forced kernel path ("fma", "mma") is run over fp16/bf16, bias/no bias,
+M = 1..16, 17 and 33, odd N, K tails and every block-size class (multiples of
+64, of 32 but not 64, of 16 only). Outputs are gated by the derived bound
+torchquant.reference.fp32_accum_bound against the float64 reference over the
+dequantized weight (products of e4m3 and fp16/bf16 are exact in fp32, so only
+the kernel's fp32 accumulation and the final rounding are allowed), never by a
+tuned tolerance. quantize/dequantize must match the CPU op bit for bit.
+Outputs start as NaN (conftest.poison_cuda) so an element a kernel forgets to
+write cannot pass.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import HAS_CUDA, cuda_capability, poison_cuda
+
+pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+
+if HAS_CUDA:
+    import torchquant  # noqa: F401  (registers torch.ops.torchquant)
+    from torchquant import reference as ref
+
+OPS = torch.ops.torchquant if HAS_CUDA else None
+DTYPES = [torch.float16, torch.bfloat16]
+HAS_MMA = cuda_capability() >= (8, 0)
+PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+"))]
+M_SWEEP = list(range(1, 17)) + [17, 33]
+
+
+# --------------------------------------------------------------- helpers ----
+def quantize_weight(w: torch.Tensor, bs: int):
+    """Pure-torch block quantization used only to make test weights (the op's
+    own quantizer is tested separately against the CPU)."""
+    n, k = w.shape
+    nb = math.ceil(k / bs)
+    blocks = F.pad(w.float(), (0, nb * bs - k)).view(n, nb, bs)
+    amax = blocks.abs().amax(-1)
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    q = (blocks / scale[..., None]).clamp(-448, 448).reshape(n, nb * bs)[:, :k]
+    return q.contiguous().to(torch.float8_e4m3fn), scale.contiguous()
+
+
+def dequant64(w_q: torch.Tensor, scale: torch.Tensor, bs: int) -> torch.Tensor:
+    k = w_q.shape[1]
+    return w_q.double() * scale.double().repeat_interleave(bs, dim=1)[:, :k]
+
+
+def make_weight(n: int, k: int, bs: int, gen: torch.Generator, device="cuda"):
+    """Random weight whose magnitude changes from block to block (so the block
+    scales differ and a scale applied to the wrong block shows), with one
+    all-zero block when there is room (its scale is 1)."""
+    nb = math.ceil(k / bs)
+    mag = torch.exp2(torch.randint(-4, 5, (n, nb), generator=gen).float())
+    w = torch.randn(n, k, generator=gen) * mag.repeat_interleave(bs, dim=1)[:, :k]
+    if n > 1 and nb > 1:
+        w[n // 2, :bs] = 0.0
+    w_q, scale = quantize_weight(w, bs)
+    return w_q.to(device), scale.to(device)
+
+
+def poison_output(shape, dtype):
+    """conftest.poison_cuda poisons the allocator's large pool; an output under
+    1 MB comes from the small pool, so also leave a NaN-filled block of the
+    output's exact size there for the op's allocation to reuse."""
+    poison_cuda()
+    t = torch.empty(shape, dtype=dtype, device="cuda")
+    t.view(torch.uint8).fill_(0xFF)
+    del t
+
+
+def run_gemv(x, w_q, w_scale, bs, bias, kernel):
+    poison_output((x.shape[0], w_q.shape[0]), x.dtype)
+    y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=bias, kernel=kernel)
+    torch.cuda.synchronize()
+    return y
+
+
+def check_against_reference(y, x, w_q, w_scale, bs, bias, what=""):
+    """|y - ref| <= fp32_accum_bound elementwise; returns the max error."""
+    assert y.dtype == x.dtype and y.shape == (x.shape[0], w_q.shape[0]), what
+    xc, wqc, sc = x.cpu(), w_q.cpu(), w_scale.cpu()
+    bc = None if bias is None else bias.cpu()
+    r = ref.fp8_block_gemv_ref(xc, wqc, sc, bs, bias=bc).double()
+    bound = ref.fp32_accum_bound(xc, dequant64(wqc, sc, bs), bias=bc, out_dtype=x.dtype)
+    err = (y.cpu().double() - r).abs()
+    ok = err <= bound  # NaN (an unwritten output) fails here
+    if not bool(ok.all()):
+        bad = (~ok).nonzero()[:5].tolist()
+        pytest.fail(
+            f"{what}: {int((~ok).sum())} of {err.numel()} outputs outside the fp32 bound; "
+            f"first at [m, n] = {bad}, max err {err.max().item():.3e}, "
+            f"bound there {bound[tuple(bad[0])].item():.3e}"
+        )
+    return err.max().item()
+
+
+# ------------------------------------------------------------ GEMV: M sweep --
+@pytest.mark.parametrize("kernel", PATHS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_gemv_m_sweep(kernel, dtype, with_bias):
+    # Odd N (a partial 16-column tile), K = 4096 + 16 (a partial 64-wide chunk
+    # and a ragged last scale block), default block size.
+    gen = torch.Generator().manual_seed(11)
+    n, k, bs = 257, 4096 + 16, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda() if with_bias else None
+    for m in M_SWEEP:
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        y = run_gemv(x, w_q, w_scale, bs, bias, kernel)
+        check_against_reference(y, x, w_q, w_scale, bs, bias, f"{kernel} {dtype} M={m}")
+
+
+# ---------------------------------------- GEMV: shapes x block sizes x tails --
+SHAPES = [(1, 16), (15, 48), (17, 144), (16, 64), (33, 4096), (257, 4096 + 16), (40, 208)]
+BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]
+
+
+@pytest.mark.parametrize("kernel", PATHS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", BLOCK_SIZES)
+@pytest.mark.parametrize("n,k", SHAPES)
+def test_gemv_shapes(kernel, dtype, bs, n, k):
+    gen = torch.Generator().manual_seed(n * 7919 + k * 31 + bs)
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    for m in (1, 3, 8, 9, 16, 17):
+        for with_bias in (False, True):
+            bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda() if with_bias else None
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            y = run_gemv(x, w_q, w_scale, bs, bias, kernel)
+            check_against_reference(
+                y, x, w_q, w_scale, bs, bias,
+                f"{kernel} {dtype} N={n} K={k} bs={bs} M={m} bias={with_bias}",
+            )
+
+
+# ---------------------------------------------- GEMV: lane ownership probe --
+@pytest.mark.parametrize("kernel", PATHS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_one_hot_probe(kernel, dtype):
+    """One nonzero weight at a time: y[:, n] must be x[:, k] * w * scale and
+    every other output 0, so any swap in the (column, k, row) mapping of the
+    fragments fails on the exact position instead of averaging out."""
+    n_cols, k, bs, m = 32, 192, 64, 9
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+    scale = torch.exp2(torch.randint(-3, 4, (n_cols, k // bs), generator=gen).float()).cuda()
+    for n, kk in [(0, 0), (1, 1), (2, 2), (3, 3), (7, 17), (8, 4), (9, 63), (15, 64),
+                  (16, 100), (23, 127), (24, 128), (31, 191), (12, 150), (5, 75)]:
+        w = torch.zeros(n_cols, k)
+        w[n, kk] = 1.5
+        w = w.to(torch.float8_e4m3fn).cuda()
+        y = run_gemv(x, w, scale, bs, None, kernel).double()
+        want = torch.zeros(m, n_cols, dtype=torch.float64, device="cuda")
+        want[:, n] = x[:, kk].double() * 1.5 * scale[n, kk // bs].double()
+        want = want.to(dtype).double()  # the one rounding the kernel does
+        assert torch.equal(y, want), f"{kernel} {dtype} probe (n={n}, k={kk})"
+
+
+# ------------------------------------------------------- GEMV: large shape --
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_large_and_mma_vs_fma(dtype):
+    gen = torch.Generator().manual_seed(3)
+    n, k, bs = 4096, 4096, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    for m in (1, 4, 16):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        errs = {}
+        for kernel in ["fma"] + (["mma"] if HAS_MMA else []):
+            y = run_gemv(x, w_q, w_scale, bs, None, kernel)
+            errs[kernel] = check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} M={m}")
+        y_auto = run_gemv(x, w_q, w_scale, bs, None, "auto")
+        check_against_reference(y_auto, x, w_q, w_scale, bs, None, f"auto M={m}")
+        if "mma" in errs:
+            # Both accumulate in fp32 from exact products; the tensor-core order
+            # must not be meaningfully worse than the scalar one.
+            assert errs["mma"] <= 2 * errs["fma"], (dtype, m, errs)
+
+
+# ------------------------------------------------- GEMV: misc properties --
+@pytest.mark.parametrize("kernel", PATHS)
+def test_gemv_misaligned_views(kernel):
+    """Views whose data pointer is not 16-byte aligned still give the right
+    answer (the op copies them)."""
+    gen = torch.Generator().manual_seed(9)
+    m, n, k, bs = 3, 40, 256, 64
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    xbuf = torch.randn(m * k + 1, generator=gen).half().cuda()
+    x = xbuf[1:].view(m, k)
+    wbuf = torch.zeros(n * k + 3, dtype=torch.uint8, device="cuda")
+    wbuf[3:] = w_q.view(torch.uint8).flatten()
+    w_view = wbuf[3:].view(n, k).view(torch.float8_e4m3fn)
+    assert x.data_ptr() % 16 != 0 and w_view.data_ptr() % 16 != 0
+    y = run_gemv(x, w_view, w_scale, bs, None, kernel)
+    check_against_reference(y, x.contiguous(), w_q, w_scale, bs, None, f"{kernel} misaligned")
+
+
+@pytest.mark.parametrize("kernel", PATHS)
+def test_gemv_cuda_graph_capture(kernel):
+    gen = torch.Generator().manual_seed(4)
+    m, n, k, bs = 4, 1000, 2048, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    x = torch.randn(m, k, generator=gen).half().cuda()
+    eager = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up outside the capture
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+    x.copy_(torch.randn(m, k, generator=gen).half().cuda())
+    g.replay()
+    torch.cuda.synchronize()
+    check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} graph replay")
+    assert not torch.equal(y, eager)  # the replay saw the new x
+
+
+def test_gemv_deterministic():
+    gen = torch.Generator().manual_seed(6)
+    m, n, k, bs = 8, 512, 8192, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    x = torch.randn(m, k, generator=gen).bfloat16().cuda()
+    for kernel in ["fma"] + (["mma"] if HAS_MMA else []):
+        a = run_gemv(x, w_q, w_scale, bs, None, kernel)
+        b = run_gemv(x, w_q, w_scale, bs, None, kernel)
+        assert torch.equal(a, b), kernel
+
+
+# ------------------------------------------------------ GEMV: bad inputs --
+def test_gemv_bad_inputs():
+    gen = torch.Generator().manual_seed(2)
+    n, k, bs = 32, 128, 64
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    x = torch.randn(2, k, generator=gen).half().cuda()
+    with pytest.raises(RuntimeError, match="w_q is on"):
+        OPS.fp8_block_gemv(x, w_q.cpu(), w_scale, block_size=bs)
+    with pytest.raises(RuntimeError, match="w_scale is on"):
+        OPS.fp8_block_gemv(x, w_q, w_scale.cpu(), block_size=bs)
+    with pytest.raises(RuntimeError, match="bias is on"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=torch.zeros(n, dtype=torch.half))
+    with pytest.raises(RuntimeError, match="kernel 'wgmma' is not a CUDA path"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel="wgmma")
+    with pytest.raises(RuntimeError, match="bias dtype"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs,
+                           bias=torch.zeros(n, dtype=torch.bfloat16, device="cuda"))
+    with pytest.raises(RuntimeError, match="block_size"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=40)
+    with pytest.raises(RuntimeError, match="multiple of 16"):
+        OPS.fp8_block_gemv(x[:, :120].contiguous(), w_q[:, :120].contiguous(),
+                           w_scale, block_size=bs)
+    with pytest.raises(RuntimeError, match="w_scale must be"):
+        OPS.fp8_block_gemv(x, w_q, w_scale[:, :1].contiguous(), block_size=bs)
+
+
+@pytest.mark.skipif(HAS_MMA, reason="the device supports mma")
+def test_gemv_forced_mma_below_sm80_raises():
+    gen = torch.Generator().manual_seed(2)
+    w_q, w_scale = make_weight(16, 64, 64, gen)
+    x = torch.randn(1, 64, generator=gen).half().cuda()
+    with pytest.raises(RuntimeError, match="compute capability 8.0"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, kernel="mma")
+
+
+# ------------------------------------------------ quantize / dequantize --
+def _same_outcome(fn_cpu, fn_cuda):
+    """Run both; both must raise the same message or both must succeed."""
+    err_cpu = err_cuda = None
+    out_cpu = out_cuda = None
+    try:
+        out_cpu = fn_cpu()
+    except RuntimeError as e:
+        err_cpu = str(e).split("\n")[0]
+    try:
+        out_cuda = fn_cuda()
+    except RuntimeError as e:
+        err_cuda = str(e).split("\n")[0]
+    assert (err_cpu is None) == (err_cuda is None), (err_cpu, err_cuda)
+    if err_cpu is not None:
+        assert err_cpu == err_cuda
+    return out_cpu, out_cuda
+
+
+def _crafted_rows(k: int, bs: int) -> torch.Tensor:
+    """Rows whose every block has amax 448 (scale exactly 1), the other values
+    sitting on e4m3 rounding midpoints (normal and subnormal) or underflowing
+    to +-0, so round-to-nearest-even and the sign of zero are exercised."""
+    vals = [1.0625, 1.1875, -1.0625, 400.0, -400.0, 2 ** -10, 3 * 2 ** -10, -3 * 2 ** -10,
+            -(2 ** -12), 2 ** -12, 5 * 2 ** -10, 0.0, -0.0, 240.0, 232.0, 2 ** -6,
+            2 ** -6 - 2 ** -11, 15 * 2 ** -11, -448.0]
+    row = torch.tensor(vals * (k // len(vals) + 1))[:k]
+    row[::bs] = 448.0
+    return torch.stack([row, -row])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bs", [16, 48, 128, 256])
+@pytest.mark.parametrize("n,k", [(1, 16), (7, 100), (33, 4096 + 16), (64, 300)])
+def test_quantize_matches_cpu(dtype, bs, n, k):
+    gen = torch.Generator().manual_seed(n + k + bs)
+    nb = math.ceil(k / bs)
+    mag = torch.exp2(torch.randint(-20, 10, (n, nb), generator=gen).float())
+    w = torch.randn(n, k, generator=gen) * mag.repeat_interleave(bs, dim=1)[:, :k]
+    if n > 2:
+        w[1] = 0.0  # all-zero blocks: scale 1
+        w[2, : min(k, bs)] = 0.0
+    w = torch.cat([w, _crafted_rows(k, bs)]).to(dtype)
+    poison_output((w.shape[0], k), torch.uint8)
+    got_cpu, got_cuda = _same_outcome(
+        lambda: OPS.quantize_fp8_block(w, block_size=bs),
+        lambda: OPS.quantize_fp8_block(w.cuda(), block_size=bs),
+    )
+    if got_cpu is None:
+        return
+    q_cpu, s_cpu = got_cpu
+    q_cuda, s_cuda = got_cuda
+    assert q_cuda.dtype == torch.float8_e4m3fn and s_cuda.dtype == torch.float32
+    assert torch.equal(s_cuda.cpu().view(torch.int32), s_cpu.view(torch.int32))
+    assert torch.equal(q_cuda.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
+
+
+def test_quantize_tiny_blocks_match_cpu():
+    """A block whose amax / 448 underflows to 0 gets scale 1, like a zero block."""
+    w = torch.zeros(3, 48)
+    w[0, :16] = 1e-44   # fp32 subnormals: 1e-44 / 448 underflows
+    w[1, 16:32] = -3e-45
+    w[2] = torch.randn(48)
+    q_cpu, s_cpu = OPS.quantize_fp8_block(w, block_size=16)
+    poison_output((3, 48), torch.uint8)
+    q_cuda, s_cuda = OPS.quantize_fp8_block(w.cuda(), block_size=16)
+    assert torch.equal(s_cuda.cpu().view(torch.int32), s_cpu.view(torch.int32))
+    assert torch.equal(q_cuda.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
+
+
+def test_quantize_rejects_non_finite():
+    w = torch.randn(4, 64)
+    w[2, 5] = float("nan")
+    with pytest.raises(RuntimeError, match="NaN or Inf"):
+        OPS.quantize_fp8_block(w.cuda(), block_size=16)
+    w[2, 5] = float("inf")
+    with pytest.raises(RuntimeError, match="NaN or Inf"):
+        OPS.quantize_fp8_block(w.cuda(), block_size=16)
+
+
+@pytest.mark.parametrize("out_dtype", [None, torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bs", [16, 80, 128])
+@pytest.mark.parametrize("n,k", [(3, 16), (17, 200), (64, 1024 + 48)])
+def test_dequantize_matches_cpu(out_dtype, bs, n, k):
+    gen = torch.Generator().manual_seed(n * k + bs)
+    codes = torch.randint(0, 256, (n, k), generator=gen, dtype=torch.uint8)
+    nan = (codes & 0x7F) == 0x7F
+    codes[nan] = 0x42  # NaN codes are checked separately below
+    w_q = codes.view(torch.float8_e4m3fn)
+    nb = math.ceil(k / bs)
+    scale = torch.exp2(torch.randn(n, nb, generator=gen) * 8).float()
+    kw = {} if out_dtype is None else {"out_dtype": out_dtype}
+    poison_output((n, k), out_dtype or torch.float32)
+    d_cpu, d_cuda = _same_outcome(
+        lambda: OPS.dequantize_fp8_block(w_q, scale, block_size=bs, **kw),
+        lambda: OPS.dequantize_fp8_block(w_q.cuda(), scale.cuda(), block_size=bs, **kw),
+    )
+    assert d_cuda.dtype == (out_dtype or torch.float32)
+    assert torch.equal(d_cuda.cpu(), d_cpu)
+
+
+def test_dequantize_nan_codes():
+    w_q = torch.tensor([[0x7F, 0xFF, 0x00, 0x80]], dtype=torch.uint8).view(torch.float8_e4m3fn)
+    out = OPS.dequantize_fp8_block(w_q.cuda(), torch.ones(1, 1, device="cuda"), block_size=16)
+    out = out.cpu()
+    assert torch.isnan(out[0, :2]).all() and out[0, 2] == 0 and out[0, 3] == 0
+
+
+def test_quantize_dequantize_bad_inputs():
+    w = torch.randn(8, 64, device="cuda")
+    with pytest.raises(RuntimeError, match="block_size"):
+        OPS.quantize_fp8_block(w, block_size=24)
+    q, s = OPS.quantize_fp8_block(w, block_size=32)
+    with pytest.raises(RuntimeError, match="scale is on"):
+        OPS.dequantize_fp8_block(q, s.cpu(), block_size=32)
+    with pytest.raises(RuntimeError, match="scale must be"):
+        OPS.dequantize_fp8_block(q, s, block_size=16)

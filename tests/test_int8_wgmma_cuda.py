@@ -1,0 +1,201 @@
+"""The Hopper wgmma INT8 GEMM (torch.ops.torchquant._int8_gemm_sm90a) against the CPU int8_matmul.
+
+The integer accumulation is exact and the epilogue is specified operation by operation, so the
+gate is bit equality with the CPU op on .cpu() copies of the same arguments, never a tolerance.
+Inputs are fresh random codes and scales (never zeros); outputs start as NaN (poison_cuda) so a
+tile or edge the kernel forgets to write cannot pass. Every tile configuration is forced once
+through TORCHQUANT_INT8_WGMMA_TILE, including the odd M-tile counts that leave a padding CTA in a
+cluster, N below one W half (a wholly out-of-bounds TMA box) and K tails inside a 128-byte k-block.
+"""
+
+import itertools
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
+
+from conftest import HAS_CUDA, cuda_capability, poison_cuda
+
+ops = torch.ops.torchquant
+ENV = "TORCHQUANT_INT8_WGMMA_TILE"
+CONFIGS = ["128x256c2", "128x256c1", "128x128c1"]
+
+
+def _has_op():
+    try:
+        return hasattr(ops, "_int8_gemm_sm90a")
+    except Exception:  # pragma: no cover - a broken registration
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
+    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_config(monkeypatch):
+    """Each test starts from the automatic tile choice unless it forces one."""
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def _make(M, N, K, *, seed, act="row", weight="row", zero=None, colsum=True, bias=None):
+    """Random int8 operands and epilogue tensors on the CPU.
+
+    act / weight: "row" (per token / per channel) or "one" (a single element);
+    zero: None (symmetric), "row" or "one"; colsum: pass w_colsum (True) or let the op compute it;
+    bias: None or a float dtype.
+    """
+    g = torch.Generator().manual_seed(seed)
+    a_q = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8)
+    w_q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
+    # Scales of the size real quantizers produce (amax / 127), never zero.
+    a_scale = torch.rand(M if act == "row" else (), generator=g) * 0.05 + 1e-3
+    w_scale = torch.rand(N if weight == "row" else (), generator=g) * 0.01 + 1e-4
+    a_zero = None
+    if zero is not None:
+        a_zero = torch.randint(-128, 128, (M,) if zero == "row" else (), generator=g, dtype=torch.int32)
+    w_colsum = w_q.sum(1, dtype=torch.int32) if (zero is not None and colsum) else None
+    b = None
+    if bias is not None:
+        b = (torch.randn(N, generator=g) * 2.0).to(bias)
+    return a_q, a_scale, a_zero, w_q, w_scale, w_colsum, b
+
+
+def _to(t, device):
+    return None if t is None else t.to(device)
+
+
+def _run_and_compare(args, out_dtype):
+    """_int8_gemm_sm90a on the GPU vs int8_matmul on the CPU: bitwise equal."""
+    ref = ops.int8_matmul(*args, out_dtype, "auto")
+    cuda_args = [_to(t, "cuda") for t in args]
+    poison_cuda()
+    out = ops._int8_gemm_sm90a(*cuda_args, out_dtype)
+    torch.cuda.synchronize()
+    assert out.dtype == ref.dtype and out.shape == ref.shape and out.is_cuda
+    out = out.cpu()
+    assert not torch.isnan(out).any(), "unwritten (NaN-poisoned) outputs"
+    bits = torch.int32 if out.dtype == torch.float32 else torch.int16
+    same = out.view(bits) == ref.view(bits)
+    if not bool(same.all()):
+        bad = (~same).nonzero()
+        m, n = bad[0].tolist()
+        pytest.fail(
+            f"{int((~same).sum())} of {same.numel()} outputs differ; first at [{m}, {n}]: "
+            f"got {out[m, n].item()!r}, want {ref[m, n].item()!r}"
+        )
+
+
+# ------------------------------------------------------------- shapes ----
+@pytest.mark.parametrize("K", [16, 48, 4096 + 16])
+@pytest.mark.parametrize("N", [8, 129, 1000, 4096])
+@pytest.mark.parametrize("M", [1, 17, 64, 127, 300, 2048])
+def test_shapes_bit_exact(M, N, K):
+    # Asymmetric activation with a bias: every step of the epilogue runs; fp32 out so no
+    # difference can hide in the final rounding.
+    args = _make(M, N, K, seed=M * 7919 + N * 31 + K, zero="row", bias=torch.float32)
+    _run_and_compare(args, torch.float32)
+
+
+# ------------------------------------------------------------ epilogue ----
+_EPILOGUES = [
+    (act, weight, zero, colsum, bias, out)
+    for act, weight, (zero, colsum), bias, out in itertools.product(
+        ["row", "one"],
+        ["row", "one"],
+        [(None, True), ("row", True), ("row", False), ("one", True), ("one", False)],
+        [None, torch.float16, torch.bfloat16, torch.float32],
+        [torch.float32, torch.float16, torch.bfloat16],
+    )
+]
+
+
+@pytest.mark.parametrize("act,weight,zero,colsum,bias,out_dtype", _EPILOGUES)
+@pytest.mark.parametrize("M,N,K", [(130, 300, 272), (33, 257, 160)])
+def test_epilogue_combinations(M, N, K, act, weight, zero, colsum, bias, out_dtype):
+    args = _make(M, N, K, seed=11, act=act, weight=weight, zero=zero, colsum=colsum, bias=bias)
+    _run_and_compare(args, out_dtype)
+
+
+def test_default_out_dtype_is_float32():
+    args = _make(64, 64, 64, seed=5)
+    out = ops._int8_gemm_sm90a(*[_to(t, "cuda") for t in args])
+    assert out.dtype == torch.float32
+
+
+# ------------------------------------------------------- tile configs ----
+@pytest.mark.parametrize(
+    "M,N,K",
+    [
+        (1, 8, 16),          # one partial tile; the second W half is wholly out of bounds
+        (300, 129, 48),      # 3 M tiles: the last cluster's second CTA is a padding tile
+        (257, 520, 128),     # one exact k-block, odd tile edges in M and N
+        (300, 1001, 4096 + 16),  # odd N: scalar stores; 33 k-blocks wrap the stage ring
+        (2048, 4096, 4096 + 16),  # several tiles per persistent CTA, phases across tiles
+    ],
+)
+@pytest.mark.parametrize("config", CONFIGS)
+def test_forced_tile_configs(monkeypatch, config, M, N, K):
+    monkeypatch.setenv(ENV, config)
+    args = _make(M, N, K, seed=3 + M + N + K, zero="row", bias=torch.bfloat16)
+    _run_and_compare(args, torch.float16)
+
+
+def test_unknown_tile_config_raises(monkeypatch):
+    monkeypatch.setenv(ENV, "64x64")
+    args = [_to(t, "cuda") for t in _make(16, 16, 16, seed=1)]
+    with pytest.raises(RuntimeError, match="TORCHQUANT_INT8_WGMMA_TILE"):
+        ops._int8_gemm_sm90a(*args)
+
+
+# ------------------------------------------------------------- inputs ----
+def test_misaligned_operands_are_copied():
+    # TMA needs 16-byte aligned bases: views one byte into a buffer take the copy path.
+    M, N, K = 70, 200, 96
+    a_q, a_scale, a_zero, w_q, w_scale, w_colsum, b = _make(M, N, K, seed=21, zero="one")
+    a_buf = torch.empty(M * K + 1, dtype=torch.int8, device="cuda")
+    w_buf = torch.empty(N * K + 3, dtype=torch.int8, device="cuda")
+    a_view = a_buf[1:].view(M, K)
+    w_view = w_buf[3:].view(N, K)
+    a_view.copy_(a_q)
+    w_view.copy_(w_q)
+    assert a_view.data_ptr() % 16 != 0 and w_view.data_ptr() % 16 != 0
+    ref = ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, b, None, "auto")
+    poison_cuda()
+    out = ops._int8_gemm_sm90a(a_view, a_scale.cuda(), a_zero.cuda(), w_view, w_scale.cuda(), w_colsum.cuda())
+    assert torch.equal(out.cpu().view(torch.int32), ref.view(torch.int32))
+
+
+def test_k_not_multiple_of_16_raises():
+    args = [_to(t, "cuda") for t in _make(32, 32, 40, seed=2)]
+    with pytest.raises(RuntimeError, match="multiple of 16"):
+        ops._int8_gemm_sm90a(*args)
+
+
+def test_validation_matches_int8_matmul():
+    a_q, a_scale, a_zero, w_q, w_scale, w_colsum, b = [_to(t, "cuda") for t in _make(32, 48, 64, seed=4)]
+    with pytest.raises(RuntimeError, match="int8_matmul: a_q must be"):
+        ops._int8_gemm_sm90a(a_q.float(), a_scale, a_zero, w_q, w_scale)
+    with pytest.raises(RuntimeError, match="their K differ"):
+        ops._int8_gemm_sm90a(a_q, a_scale, a_zero, w_q[:, :32].contiguous(), w_scale)
+    with pytest.raises(RuntimeError, match="w_scale must hold one element"):
+        ops._int8_gemm_sm90a(a_q, a_scale, a_zero, w_q, w_scale[:5].contiguous())
+
+
+def test_cuda_graph_capture():
+    # No host synchronization inside the op: it records into a CUDA graph and replays exactly.
+    args = [_to(t, "cuda") for t in _make(300, 1000, 512, seed=9, zero="row", bias=torch.float16)]
+    eager = ops._int8_gemm_sm90a(*args, torch.bfloat16)  # also warms up the per-device setup
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph):
+            captured = ops._int8_gemm_sm90a(*args, torch.bfloat16)
+    captured.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(captured.view(torch.int16), eager.view(torch.int16))
