@@ -36,10 +36,20 @@ fi
 grep -E "registers|spill|stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -i "spill\|stack" | grep -v "0 bytes stack frame" | head -20 > "$OUTDIR/spills.txt" || true
 echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$OUTDIR/spills.txt")"
 
+# Smoke test: a bad argument must raise a Python exception, not crash.
+$PY - <<'PY' 2>&1 | tail -3
+import torch, torchquant
+try:
+    torch.ops.torchquant.prune24(torch.ones(2, 6))
+    print("smoke: no exception raised (bad)")
+except RuntimeError as e:
+    print("smoke: bad input raises cleanly:", str(e).splitlines()[0][:100])
+PY
+
 rc=0
 if [ $TESTS = 1 ]; then
   t0=$(date +%s)
-  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-4} tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
+  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-8} tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
   tail -n 25 "$OUTDIR/tests.log"
   echo "tests: rc=$rc, $(( $(date +%s) - t0 )) s"
 fi

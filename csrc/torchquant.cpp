@@ -8,9 +8,11 @@
 //
 // Conventions shared by every op (see ../shared/design/formats.md):
 //   y[M, N] = x[M, K] @ W[N, K]^T (+ bias[N]), weights row-major, K contiguous.
-//   `kernel` selects an implementation path: "auto" lets the dispatcher in
-//   csrc/common/dispatch.h decide; any other name forces that path so tests
-//   can reach every kernel. Unknown names and names of another backend raise.
+//   `path` selects an implementation: "auto" lets the op's dispatcher (one
+//   labelled choose_*_kernel function in its .cu file) decide by compute
+//   capability and M; any other name forces that kernel so tests reach every
+//   path. Unknown names and names of another backend raise. (Not called
+//   `kernel`: Inductor's fallback lowering reserves that keyword.)
 //
 // The module is a plain C extension whose PyInit creates an empty module:
 // importing torchquant._C runs the static registrations below and nothing
@@ -43,12 +45,12 @@ TORCH_LIBRARY(torchquant, m) {
   // w_colsum int32 [N] = sum_k w_q[n, k], needed with a_zero (computed when
   // omitted); bias [N] in any float dtype; out_dtype float32 (default),
   // float16 or bfloat16. K <= 65536 so the accumulator cannot overflow.
-  // CUDA kernels: "gemv" (M <= 16, weight streamed once), "mma"
-  // (mma.sync m16n8k32 tensor cores, sm_80+), "wgmma" (sm_90a).
+  // CUDA paths: "gemv" (M <= 32, weight streamed once), "mma"
+  // (mma.sync m16n8k32 tensor cores, sm_80+), "wgmma" (Hopper, sm_90a module).
   m.def(
       "int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_q, "
       "Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
-      "ScalarType? out_dtype=None, str kernel='auto') -> Tensor");
+      "ScalarType? out_dtype=None, str path='auto') -> Tensor");
 
   // Row-wise (per token / per output channel) or whole-tensor int8
   // quantization of a float [R, C] tensor. Returns (q int8 [R, C],
@@ -67,7 +69,7 @@ TORCH_LIBRARY(torchquant, m) {
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
   m.def(
       "fp8_block_gemv(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None, str kernel='auto') -> Tensor");
+      "Tensor? bias=None, str path='auto') -> Tensor");
 
   // scale = block_amax / 448 (1 for an all-zero block),
   // w_q = e4m3(clamp(w / scale, -448, 448)). Returns (w_q [N, K] e4m3,
@@ -89,7 +91,7 @@ TORCH_LIBRARY(torchquant, m) {
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
-      "Tensor global_scale, Tensor? bias=None, str kernel='auto') -> Tensor");
+      "Tensor global_scale, Tensor? bias=None, str path='auto') -> Tensor");
 
   // global = amax / (448 * 6) (1 for an all-zero tensor);
   // block_scale = e4m3(min(block_amax / 6 / global, 448));
@@ -135,7 +137,7 @@ TORCH_LIBRARY(torchquant, m) {
   // M > 2). CPU: "cpu".
   m.def(
       "sparse24_gemv(Tensor x, Tensor values, Tensor meta, Tensor? bias=None, "
-      "str kernel='auto') -> Tensor");
+      "str path='auto') -> Tensor");
 
   // int8_matmul with the int8 weight in compress24's 2:4 form:
   //   y[m,n] = a_scale[m] * w_scale[n] * (acc[m,n] - a_zero[m] * w_colsum[n])
@@ -151,5 +153,5 @@ TORCH_LIBRARY(torchquant, m) {
   m.def(
       "sparse24_int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
       "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
-      "ScalarType? out_dtype=None, str kernel='auto') -> Tensor");
+      "ScalarType? out_dtype=None, str path='auto') -> Tensor");
 }

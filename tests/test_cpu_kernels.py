@@ -83,7 +83,7 @@ def test_int8_matmul_exact_accumulation(K):
         assert torch.equal(y, acc.to(torch.float32)), (M, K)
         if K > 1024:  # small activations keep |acc| < 2^24: an exact integer check
             a_small = rand_int8((M, K), g, -3, 3)
-            y = ops.int8_matmul(a_small, one, None, w, one, kernel="cpu")
+            y = ops.int8_matmul(a_small, one, None, w, one, path="cpu")
             assert torch.equal(y.double(), (a_small.long() @ w.long().T).double()), (M, K)
 
 
@@ -283,7 +283,7 @@ def test_fp8_block_gemv(xdtype, M, K, bs, with_bias):
     # add per block, the bias add; gamma(K + 2 nb + 1) covers it.
     bound = gemv_bound(x, w_deq, y64, K + 2 * nb + 1, xdtype, bias)
     assert bool(((y.double() - y64).abs() <= bound).all())
-    assert torch.equal(y, ops.fp8_block_gemv(x, q, s, bs, bias, kernel="cpu"))
+    assert torch.equal(y, ops.fp8_block_gemv(x, q, s, bs, bias, path="cpu"))
 
 
 # ============================================================= nvfp4 ======
@@ -292,14 +292,14 @@ E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 
 def e2m1_nearest_even(v):
     """E2M1 codes by brute force: nearest magnitude, ties to the even code;
-    a value that rounds to zero is code 0 (+0) whatever its sign."""
+    the sign bit is kept: a negative value that rounds to zero is code 8 (-0)."""
     d = (v.double().abs().unsqueeze(-1) - E2M1.double()).abs()  # exact in float64
     best = d.min(-1, keepdim=True).values
     cand = d == best
     # among the nearest codes prefer an even one (there is exactly one at a tie)
     even = cand & (torch.arange(8) % 2 == 0)
     mag = torch.where(even.any(-1), even.float().argmax(-1), cand.float().argmax(-1))
-    neg = (v < 0) & (mag != 0)
+    neg = torch.signbit(v)
     return (mag | (neg.long() << 3)).to(torch.uint8)
 
 
@@ -307,7 +307,8 @@ def nvfp4_formula(w):
     wf = w.float()
     N, K = wf.shape
     amax = wf.abs().amax()
-    g = torch.where(amax == 0, torch.ones_like(amax), amax / (448 * 6))
+    g = amax / (448 * 6)
+    g = torch.where(g == 0, torch.ones_like(g), g)
     bamax = wf.view(N, K // 16, 16).abs().amax(2)
     bs = torch.clamp(bamax / 6 / g, max=448).to(torch.float8_e4m3fn)
     d = (bs.float() * g).repeat_interleave(16, 1)
@@ -335,7 +336,7 @@ def test_nvfp4_e2m1_ties_and_packing():
     down = torch.nextafter(torch.tensor(ties), torch.tensor(0.0))
     w[1, :16] = torch.cat([torch.tensor([6.0]), up, -down, torch.tensor([0.0])])
     # Row 2 block 0: all zero -> scale 0, codes 0; block 1: tiny negatives
-    # that round to zero -> code 0, never 8.
+    # that round to zero keep their sign -> code 8 (-0).
     w[2, 16:] = torch.tensor([-6.0] + [-0.2] * 15)
     packed, bs, g = ops.quantize_nvfp4(w)
     assert packed.dtype == torch.uint8 and packed.shape == (3, 16)
@@ -343,12 +344,12 @@ def test_nvfp4_e2m1_ties_and_packing():
     assert g.dtype == torch.float32 and g.shape == () and g.item() == 1.0
     assert bs.float().tolist() == [[1.0, 448.0], [1.0, 0.0], [0.0, 1.0]]
     codes = unpack_codes(packed)
-    assert codes[0, :16].tolist() == [7] + tie_codes + [c | 8 if c else 0 for c in tie_codes] + [15]
+    assert codes[0, :16].tolist() == [7] + tie_codes + [c | 8 for c in tie_codes] + [15]
     assert codes[0, 16:18].tolist() == [7, 13] and codes[0, 18:].sum() == 0
     # above a tie -> the upper code, below -> the lower one (negated below)
     assert codes[1, 1:8].tolist() == [1, 2, 3, 4, 5, 6, 7]
-    assert codes[1, 8:15].tolist() == [0, 9, 10, 11, 12, 13, 14]
-    assert codes[2].tolist() == [0] * 16 + [15] + [0] * 15
+    assert codes[1, 8:15].tolist() == [8, 9, 10, 11, 12, 13, 14]
+    assert codes[2].tolist() == [0] * 16 + [15] + [8] * 15
     # Packing: element 2j in the LOW nibble of byte j.
     assert packed[0, 0].item() == 7 | (0 << 4)  # (6, 0.25)
     assert packed[0, 1].item() == 2 | (2 << 4)  # (0.75, 1.25)
@@ -404,7 +405,7 @@ def test_nvfp4_gemv(xdtype, M, K, with_bias):
     bound = gemv_bound(x, vals, y64, K + 2, xdtype, bias, post_scale=gsc)
     assert bool(((y.double() - y64).abs() <= bound).all())
     # global_scale as a one-element 1-D tensor reads the same value
-    assert torch.equal(y, ops.nvfp4_gemv(x, packed, bs, gs.reshape(1), bias, kernel="cpu"))
+    assert torch.equal(y, ops.nvfp4_gemv(x, packed, bs, gs.reshape(1), bias, path="cpu"))
     assert w_deq.shape == (N, K)
 
 
@@ -561,7 +562,7 @@ def test_bad_inputs_raise():
     a = torch.zeros(4, 32, dtype=torch.int8)
     one = torch.ones(1)
     with pytest.raises(RuntimeError, match="not a CPU path"):
-        ops.int8_matmul(a, one, None, a, one, kernel="gemv")
+        ops.int8_matmul(a, one, None, a, one, path="gemv")
     with pytest.raises(RuntimeError, match="empty operand"):
         ops.int8_matmul(a[:0], one, None, a, one)
     with pytest.raises(RuntimeError, match="must be Char"):
@@ -571,7 +572,7 @@ def test_bad_inputs_raise():
         ops.fp8_block_gemv(x, torch.zeros(3, 40).to(torch.float8_e4m3fn), torch.ones(3, 1), 128)
     with pytest.raises(RuntimeError, match="not a CPU path"):
         ops.nvfp4_gemv(torch.zeros(2, 32, dtype=torch.half), torch.zeros(3, 16, dtype=torch.uint8),
-                       torch.zeros(3, 2).to(torch.float8_e4m3fn), torch.ones(()), kernel="mma")
+                       torch.zeros(3, 2).to(torch.float8_e4m3fn), torch.ones(()), path="mma")
     with pytest.raises(RuntimeError, match="multiple of 16"):
         ops.quantize_nvfp4(torch.randn(2, 40))
     with pytest.raises(RuntimeError, match="block_size"):

@@ -75,7 +75,7 @@ def poison_output(shape, dtype):
 
 def run_gemv(x, w_q, w_scale, bs, bias, kernel):
     poison_output((x.shape[0], w_q.shape[0]), x.dtype)
-    y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=bias, kernel=kernel)
+    y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=bias, path=kernel)
     torch.cuda.synchronize()
     return y
 
@@ -206,15 +206,15 @@ def test_gemv_cuda_graph_capture(kernel):
     m, n, k, bs = 4, 1000, 2048, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     x = torch.randn(m, k, generator=gen).half().cuda()
-    eager = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+    eager = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=kernel)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):  # warm-up outside the capture
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=kernel)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel=kernel)
+        y = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=kernel)
     x.copy_(torch.randn(m, k, generator=gen).half().cuda())
     g.replay()
     torch.cuda.synchronize()
@@ -245,8 +245,8 @@ def test_gemv_bad_inputs():
         OPS.fp8_block_gemv(x, w_q, w_scale.cpu(), block_size=bs)
     with pytest.raises(RuntimeError, match="bias is on"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=torch.zeros(n, dtype=torch.half))
-    with pytest.raises(RuntimeError, match="kernel 'wgmma' is not a CUDA path"):
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, kernel="wgmma")
+    with pytest.raises(RuntimeError, match="path 'wgmma' is not a CUDA path"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path="wgmma")
     with pytest.raises(RuntimeError, match="bias dtype"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs,
                            bias=torch.zeros(n, dtype=torch.bfloat16, device="cuda"))
@@ -265,7 +265,7 @@ def test_gemv_forced_mma_below_sm80_raises():
     w_q, w_scale = make_weight(16, 64, 64, gen)
     x = torch.randn(1, 64, generator=gen).half().cuda()
     with pytest.raises(RuntimeError, match="compute capability 8.0"):
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, kernel="mma")
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="mma")
 
 
 # ------------------------------------------------ quantize / dequantize --

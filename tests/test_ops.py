@@ -251,7 +251,7 @@ def _call_int8(**kw):
         (dict(a_zero=torch.zeros(4)), "a_zero must be Int"),
         (dict(bias=torch.ones(7)), "bias must be 1-D of length N = 8"),
         (dict(out_dtype=torch.int32), "out_dtype"),
-        (dict(kernel="fast"), "kernel 'fast' is not a CPU path"),
+        (dict(kernel="fast"), "path 'fast' is not a CPU path"),
         (dict(a_q=torch.randint(-8, 8, (32, 4), dtype=torch.int8).t()), "contiguous"),
     ],
 )

@@ -465,6 +465,40 @@ def test_cuda_int8_shapes_every_path(N, K):
 
 
 @requires_cuda
+@pytest.mark.parametrize("K", [32, 96, 160])
+def test_cuda_int8_reads_the_positions(K):
+    """a_q = the K x K identity, unit scales, fp32 out: y[m, n] = W[n, m]
+    exactly, so y^T is the weight as the kernel decompressed it. A wrong
+    fragment or metadata layout shows up as values at the wrong (row, K);
+    the message names the first such group (pins the layout, not just the
+    fact of a mismatch). K = 32 / 96 / 160: 1 / 3 / 5 steps of 32 (160 =
+    one full 128-K chunk + a 32-K tail); M = K > 64 gives 2 / 3 token tiles
+    on the mma path; N = 24 leaves a partial 64-row block."""
+    N, M = 24, K
+    w = torch.randint(-127, 128, (N, K), generator=_gen(K)).to(torch.int8)
+    w[w == 0] = 1  # every kept value nonzero, so a misplaced one is visible
+    wp, _ = ops.prune24(w)
+    values, meta = ops.compress24(wp)
+    aq = torch.eye(K, dtype=torch.int8)
+    sa, sw = torch.ones(M), torch.ones(N)
+    d = lambda t: t.cuda()  # noqa: E731
+    for kernel in _int8_cuda_paths():
+        poison_cuda()
+        y = ops.sparse24_int8_matmul(d(aq), d(sa), None, d(values), d(meta), d(sw), None, None,
+                                     torch.float32, kernel).cpu()
+        seen = y.T.contiguous()
+        bad = (seen != wp.float()).nonzero()
+        if len(bad):
+            n, k = (int(v) for v in bad[0])
+            g = k // 4
+            raise AssertionError(
+                f"path {kernel}: {len(bad)} of {N * K} weight elements read wrong; first at row {n}, "
+                f"group {g} (K {4 * g}..{4 * g + 3}, row {'g+8' if n % 16 >= 8 else 'g'} of its 16-row "
+                f"tile): want {wp[n, 4 * g:4 * g + 4].tolist()}, kernel used "
+                f"{seen[n, 4 * g:4 * g + 4].tolist()}")
+
+
+@requires_cuda
 def test_int8_opcheck_cuda():
     aq, sa, za, wp, sw, values, meta = _int8_case(3, 24, 64, seed=6)
     d = lambda t: t.cuda()  # noqa: E731

@@ -29,10 +29,10 @@ def int8_matmul(
     w_colsum: Optional[Tensor] = None,
     bias: Optional[Tensor] = None,
     out_dtype: Optional[torch.dtype] = None,
-    kernel: str = "auto",
+    path: str = "auto",
 ) -> Tensor:
     """y = a_scale * w_scale * (a_q @ w_q^T - a_zero * w_colsum) + bias (int32-exact core)."""
-    return _ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype, kernel)
+    return _ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype, path)
 
 
 def quantize_int8(x: Tensor, per_row: bool = True, symmetric: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
@@ -46,10 +46,10 @@ def fp8_block_gemv(
     w_scale: Tensor,
     block_size: int = 128,
     bias: Optional[Tensor] = None,
-    kernel: str = "auto",
+    path: str = "auto",
 ) -> Tensor:
     """y = x @ (w_q * w_scale per K block)^T + bias, in x's dtype."""
-    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, kernel)
+    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path)
 
 
 def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
@@ -68,10 +68,10 @@ def nvfp4_gemv(
     w_scale: Tensor,
     global_scale: Tensor,
     bias: Optional[Tensor] = None,
-    kernel: str = "auto",
+    path: str = "auto",
 ) -> Tensor:
     """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype."""
-    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, kernel)
+    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path)
 
 
 def quantize_nvfp4(w: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -116,7 +116,7 @@ def _check_bias(bias: Optional[Tensor], n, op: str, dtype=None) -> None:
 
 
 @torch.library.register_fake("torchquant::int8_matmul")
-def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, kernel="auto"):
+def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto"):
     op = "int8_matmul"
     _check_2d(a_q, op, "a_q")
     _check_2d(w_q, op, "w_q")
@@ -165,7 +165,7 @@ def _check_block_size(block_size: int, op: str) -> None:
 
 
 @torch.library.register_fake("torchquant::fp8_block_gemv")
-def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, kernel="auto"):
+def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"):
     op = "fp8_block_gemv"
     _check_block_size(block_size, op)
     _check_2d(x, op, "x")
@@ -204,7 +204,7 @@ def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
 
 
 @torch.library.register_fake("torchquant::nvfp4_gemv")
-def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, kernel="auto"):
+def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto"):
     op = "nvfp4_gemv"
     _check_2d(x, op, "x")
     _check_2d(w_packed, op, "w_packed")
@@ -279,14 +279,14 @@ def _decompress24_fake(values, meta):
 
 # ------------------------------------------------------------ 2:4 execution --
 def sparse24_gemv(
-    x: Tensor, values: Tensor, meta: Tensor, bias: Optional[Tensor] = None, kernel: str = "auto"
+    x: Tensor, values: Tensor, meta: Tensor, bias: Optional[Tensor] = None, path: str = "auto"
 ) -> Tensor:
     """y = x @ decompress24(values, meta)^T + bias, reading only the compressed weight; x's dtype."""
-    return _ops.sparse24_gemv(x, values, meta, bias, kernel)
+    return _ops.sparse24_gemv(x, values, meta, bias, path)
 
 
 @torch.library.register_fake("torchquant::sparse24_gemv")
-def _sparse24_gemv_fake(x, values, meta, bias=None, kernel="auto"):
+def _sparse24_gemv_fake(x, values, meta, bias=None, path="auto"):
     op = "sparse24_gemv"
     _check_2d(x, op, "x")
     _check_2d(values, op, "values")
@@ -313,15 +313,15 @@ def sparse24_int8_matmul(
     w_colsum: Optional[Tensor] = None,
     bias: Optional[Tensor] = None,
     out_dtype: Optional[torch.dtype] = None,
-    kernel: str = "auto",
+    path: str = "auto",
 ) -> Tensor:
     """int8_matmul with the int8 weight in compress24's 2:4 form (values [N, K/2] + meta)."""
-    return _ops.sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype, kernel)
+    return _ops.sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype, path)
 
 
 @torch.library.register_fake("torchquant::sparse24_int8_matmul")
 def _sparse24_int8_matmul_fake(
-    a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None, kernel="auto"
+    a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto"
 ):
     op = "sparse24_int8_matmul"
     _check_2d(a_q, op, "a_q")

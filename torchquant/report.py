@@ -180,19 +180,24 @@ def int8_ladder(a: torch.Tensor, w: torch.Tensor) -> List[Dict[str, float]]:
     pruned, _ = ops.prune24(w)
     wq_p, sw_p, _ = ops.quantize_int8(pruned, True, True)
     cases = [
-        ("int8 one scale", aq_s, sa_s, None, wq_t, sw_t, None, True),
+        ("int8 one scale", aq_s, sa_s, None, wq_t, sw_t, None, False),
         ("int8 per-channel", aq_s, sa_s, None, wq_c, sw_c, None, True),
         ("int8 per-chan + zp", aq_a, sa_a, za, wq_c, sw_c, colsum, True),
         ("int8 2:4 pruned", aq_s, sa_s, None, wq_p, sw_p, None, False),
     ]
+    # The seed's gate is per output column and the same for every row of the
+    # ladder: the bound a per-channel quantization earns (column max / 127 for
+    # the weight, the activation's own step), so a format that spends its
+    # codes badly shows up as a larger fraction of the same tolerance.
+    gate = ref.quantization_bound(a, w, sa_s, sw_c)
+    stat = ref.statistical_bound(a, w, sa_s, sw_c)
     for name, aq, sa, z, wq, sw, cs, gated in cases:
         got = ops.int8_matmul(aq, sa, z, wq, sw, cs, None, torch.float32, "auto")
         err = (got.double() - want).abs()
-        row = {"name": name, "max_err": float(err.max()), "rms_err": float(err.pow(2).mean().sqrt())}
-        if gated:
-            bound = ref.quantization_bound(a, w, sa, sw)
-            row["gate_frac"] = ref.worst_fraction(got, want, bound)
-            row["sqrtk_frac"] = ref.worst_fraction(got, want, ref.statistical_bound(a, w, sa, sw))
+        row = {"name": name, "max_err": float(err.max()), "rms_err": float(err.pow(2).mean().sqrt()), "gated": gated}
+        if name != "int8 2:4 pruned":
+            row["gate_frac"] = ref.worst_fraction(got, want, gate)
+            row["sqrtk_frac"] = ref.worst_fraction(got, want, stat)
         rows.append(row)
     return rows
 
@@ -219,7 +224,8 @@ def run(size: int = 2048, ladder: bool = True) -> str:
         lines.append(f"  {name:<40} {mx:12.3e} {rms:12.3e}")
     if ladder:
         lines.append("")
-        lines.append(f"INT8 ladder, {size}^3, against float64 over the original operands (gate: derived per-element bound, slack 4)")
+        lines.append(f"INT8 ladder, {size}^3, against float64 over the original operands")
+        lines.append("  gate: the per-column bound of per-channel scales (formats.md, slack 4); the one-scale row is reported, not gated")
         lines.append(f"  {'kernel':<22} {'max err':>11} {'rms err':>11} {'gate frac':>10} {'sqrtK frac':>10}")
         for r in int8_ladder(a, w):
             g = f"{r['gate_frac']:10.3f}" if "gate_frac" in r else f"{'n/a':>10}"

@@ -12,11 +12,24 @@
 
 namespace torchquant {
 
+// "[2, 3]" for an error message. Shapes are formatted here, not streamed with
+// c10's operator<< for IntArrayRef: on the H200 image (torch 2.11, its gcc)
+// every failing check whose message streamed sizes() took the process down
+// (segfault) instead of raising, while checks with plain integers raised.
+inline std::string shape_str(at::IntArrayRef s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
+}
+
 // Largest K for which |acc| + |z_a * colsum| <= 2 * K * 128 * 127 fits int32.
 constexpr int64_t kInt8MaxK = 65536;
 
 inline void check_dim(const at::Tensor& t, int64_t dim, const char* op, const char* name) {
-  TORCH_CHECK(t.dim() == dim, op, ": ", name, " must be ", dim, "-D, got shape ", t.sizes());
+  TORCH_CHECK(t.dim() == dim, op, ": ", name, " must be ", dim, "-D, got shape ", shape_str(t.sizes()));
 }
 
 inline void check_dtype(const at::Tensor& t, at::ScalarType want, const char* op, const char* name) {
@@ -26,7 +39,7 @@ inline void check_dtype(const at::Tensor& t, at::ScalarType want, const char* op
 
 inline void check_contiguous(const at::Tensor& t, const char* op, const char* name) {
   TORCH_CHECK(t.is_contiguous(), op, ": ", name,
-              " must be contiguous (call .contiguous() first), got strides ", t.strides());
+              " must be contiguous (call .contiguous() first), got strides ", shape_str(t.strides()));
 }
 
 inline void check_same_device(const at::Tensor& ref, const at::Tensor& t, const char* op,
@@ -48,7 +61,7 @@ inline void check_rowvec(const at::Tensor& t, int64_t rows, at::ScalarType dtype
                          const char* name) {
   check_dtype(t, dtype, op, name);
   TORCH_CHECK(t.numel() == 1 || (t.dim() == 1 && t.size(0) == rows), op, ": ", name,
-              " must hold one element or be 1-D of length ", rows, ", got shape ", t.sizes());
+              " must hold one element or be 1-D of length ", rows, ", got shape ", shape_str(t.sizes()));
   check_contiguous(t, op, name);
 }
 
@@ -60,7 +73,7 @@ inline void check_bias(const c10::optional<at::Tensor>& bias, const at::Tensor& 
   TORCH_CHECK(is_float_type(b.scalar_type()), op, ": bias must be float32, float16 or bfloat16, got ",
               b.scalar_type());
   TORCH_CHECK(b.dim() == 1 && b.size(0) == n, op, ": bias must be 1-D of length N = ", n,
-              ", got shape ", b.sizes());
+              ", got shape ", shape_str(b.sizes()));
   check_contiguous(b, op, "bias");
 }
 
@@ -93,8 +106,8 @@ inline Int8MatmulShape validate_int8_matmul(const at::Tensor& a_q, const at::Ten
   check_contiguous(a_q, op, "a_q");
   check_contiguous(w_q, op, "w_q");
   const int64_t M = a_q.size(0), K = a_q.size(1), N = w_q.size(0);
-  TORCH_CHECK(w_q.size(1) == K, op, ": a_q is [M, K] = ", a_q.sizes(), " and w_q [N, K] = ",
-              w_q.sizes(), ": their K differ");
+  TORCH_CHECK(w_q.size(1) == K, op, ": a_q is [M, K] = ", shape_str(a_q.sizes()), " and w_q [N, K] = ",
+              shape_str(w_q.sizes()), ": their K differ");
   TORCH_CHECK(M > 0 && N > 0 && K > 0, op, ": empty operand (M = ", M, ", N = ", N, ", K = ", K,
               ")");
   TORCH_CHECK(K <= kInt8MaxK, op, ": K = ", K, " exceeds ", kInt8MaxK,
@@ -110,7 +123,7 @@ inline Int8MatmulShape validate_int8_matmul(const at::Tensor& a_q, const at::Ten
     check_same_device(a_q, *w_colsum, op, "w_colsum");
     check_dtype(*w_colsum, at::kInt, op, "w_colsum");
     TORCH_CHECK(w_colsum->dim() == 1 && w_colsum->size(0) == N, op,
-                ": w_colsum must be 1-D of length N = ", N, ", got shape ", w_colsum->sizes());
+                ": w_colsum must be 1-D of length N = ", N, ", got shape ", shape_str(w_colsum->sizes()));
     check_contiguous(*w_colsum, op, "w_colsum");
   }
   check_bias(bias, a_q, N, op);
@@ -125,7 +138,7 @@ inline void validate_quantize_int8(const at::Tensor& x) {
   TORCH_CHECK(is_float_type(x.scalar_type()), op,
               ": x must be float32, float16 or bfloat16, got ", x.scalar_type());
   check_contiguous(x, op, "x");
-  TORCH_CHECK(x.size(0) > 0 && x.size(1) > 0, op, ": x must be non-empty, got shape ", x.sizes());
+  TORCH_CHECK(x.size(0) > 0 && x.size(1) > 0, op, ": x must be non-empty, got shape ", shape_str(x.sizes()));
 }
 
 // ----------------------------------------------------------------- fp8 ----
@@ -156,14 +169,14 @@ inline GemvShape validate_fp8_block_gemv(const at::Tensor& x, const at::Tensor& 
   check_same_device(x, w_q, op, "w_q");
   check_same_device(x, w_scale, op, "w_scale");
   const int64_t M = x.size(0), K = x.size(1), N = w_q.size(0);
-  TORCH_CHECK(w_q.size(1) == K, op, ": x is [M, K] = ", x.sizes(), " and w_q [N, K] = ",
-              w_q.sizes(), ": their K differ");
+  TORCH_CHECK(w_q.size(1) == K, op, ": x is [M, K] = ", shape_str(x.sizes()), " and w_q [N, K] = ",
+              shape_str(w_q.sizes()), ": their K differ");
   TORCH_CHECK(M > 0 && N > 0 && K > 0, op, ": empty operand (M = ", M, ", N = ", N, ", K = ", K,
               ")");
   TORCH_CHECK(K % 16 == 0, op, ": K must be a multiple of 16, got ", K);
   const int64_t nb = (K + block_size - 1) / block_size;
   TORCH_CHECK(w_scale.size(0) == N && w_scale.size(1) == nb, op, ": w_scale must be [N, ceil(K / ",
-              block_size, ")] = [", N, ", ", nb, "], got ", w_scale.sizes());
+              block_size, ")] = [", N, ", ", nb, "], got ", shape_str(w_scale.sizes()));
   if (bias.has_value()) {
     check_bias(bias, x, N, op);
     TORCH_CHECK(bias->scalar_type() == x.scalar_type(), op, ": bias dtype ", bias->scalar_type(),
@@ -186,7 +199,7 @@ inline GemvShape validate_nvfp4_gemv(const at::Tensor& x, const at::Tensor& w_pa
   check_dtype(w_scale, at::kFloat8_e4m3fn, op, "w_scale");
   check_dtype(global_scale, at::kFloat, op, "global_scale");
   TORCH_CHECK(global_scale.numel() == 1, op, ": global_scale must hold one element, got shape ",
-              global_scale.sizes());
+              shape_str(global_scale.sizes()));
   check_contiguous(x, op, "x");
   check_contiguous(w_packed, op, "w_packed");
   check_contiguous(w_scale, op, "w_scale");
@@ -195,12 +208,12 @@ inline GemvShape validate_nvfp4_gemv(const at::Tensor& x, const at::Tensor& w_pa
   check_same_device(x, global_scale, op, "global_scale");
   const int64_t M = x.size(0), K = x.size(1), N = w_packed.size(0);
   TORCH_CHECK(K % 16 == 0, op, ": K must be a multiple of 16, got ", K);
-  TORCH_CHECK(w_packed.size(1) * 2 == K, op, ": x is [M, K] = ", x.sizes(),
-              " so w_packed must be [N, K/2] = [N, ", K / 2, "], got ", w_packed.sizes());
+  TORCH_CHECK(w_packed.size(1) * 2 == K, op, ": x is [M, K] = ", shape_str(x.sizes()),
+              " so w_packed must be [N, K/2] = [N, ", K / 2, "], got ", shape_str(w_packed.sizes()));
   TORCH_CHECK(M > 0 && N > 0 && K > 0, op, ": empty operand (M = ", M, ", N = ", N, ", K = ", K,
               ")");
   TORCH_CHECK(w_scale.size(0) == N && w_scale.size(1) == K / 16, op,
-              ": w_scale must be [N, K/16] = [", N, ", ", K / 16, "], got ", w_scale.sizes());
+              ": w_scale must be [N, K/16] = [", N, ", ", K / 16, "], got ", shape_str(w_scale.sizes()));
   if (bias.has_value()) {
     check_bias(bias, x, N, op);
     TORCH_CHECK(bias->scalar_type() == x.scalar_type(), op, ": bias dtype ", bias->scalar_type(),
@@ -214,7 +227,7 @@ inline void validate_weight_2d(const at::Tensor& w, const char* op, int64_t k_mu
   TORCH_CHECK(is_float_type(w.scalar_type()), op, ": w must be float32, float16 or bfloat16, got ",
               w.scalar_type());
   check_contiguous(w, op, "w");
-  TORCH_CHECK(w.size(0) > 0 && w.size(1) > 0, op, ": w must be non-empty, got shape ", w.sizes());
+  TORCH_CHECK(w.size(0) > 0 && w.size(1) > 0, op, ": w must be non-empty, got shape ", shape_str(w.sizes()));
   TORCH_CHECK(w.size(1) % k_multiple == 0, op, ": K = w.size(1) must be a multiple of ",
               k_multiple, ", got ", w.size(1));
 }
@@ -237,9 +250,9 @@ inline void validate_dequantize_fp8_block(const at::Tensor& w_q, const at::Tenso
   check_contiguous(scale, op, "scale");
   check_same_device(w_q, scale, op, "scale");
   const int64_t N = w_q.size(0), K = w_q.size(1), nb = (K + block_size - 1) / block_size;
-  TORCH_CHECK(N > 0 && K > 0, op, ": w_q must be non-empty, got shape ", w_q.sizes());
+  TORCH_CHECK(N > 0 && K > 0, op, ": w_q must be non-empty, got shape ", shape_str(w_q.sizes()));
   TORCH_CHECK(scale.size(0) == N && scale.size(1) == nb, op, ": scale must be [N, ceil(K / ",
-              block_size, ")] = [", N, ", ", nb, "], got ", scale.sizes());
+              block_size, ")] = [", N, ", ", nb, "], got ", shape_str(scale.sizes()));
 }
 
 inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tensor& scale,
@@ -251,16 +264,16 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
   check_dtype(scale, at::kFloat8_e4m3fn, op, "scale");
   check_dtype(global_scale, at::kFloat, op, "global_scale");
   TORCH_CHECK(global_scale.numel() == 1, op, ": global_scale must hold one element, got shape ",
-              global_scale.sizes());
+              shape_str(global_scale.sizes()));
   check_contiguous(w_packed, op, "w_packed");
   check_contiguous(scale, op, "scale");
   check_same_device(w_packed, scale, op, "scale");
   check_same_device(w_packed, global_scale, op, "global_scale");
   const int64_t N = w_packed.size(0), K = w_packed.size(1) * 2;
-  TORCH_CHECK(N > 0 && K > 0, op, ": w_packed must be non-empty, got shape ", w_packed.sizes());
+  TORCH_CHECK(N > 0 && K > 0, op, ": w_packed must be non-empty, got shape ", shape_str(w_packed.sizes()));
   TORCH_CHECK(K % 16 == 0, op, ": K = 2 * w_packed.size(1) must be a multiple of 16, got ", K);
   TORCH_CHECK(scale.size(0) == N && scale.size(1) == K / 16, op, ": scale must be [N, K/16] = [",
-              N, ", ", K / 16, "], got ", scale.sizes());
+              N, ", ", K / 16, "], got ", shape_str(scale.sizes()));
 }
 
 // ----------------------------------------------------------------- 2:4 ----
@@ -273,7 +286,7 @@ inline void validate_sparse24_input(const at::Tensor& w, const char* op) {
   TORCH_CHECK(is_sparse24_dtype(w.scalar_type()), op,
               ": w must be int8, float16, bfloat16 or float32, got ", w.scalar_type());
   check_contiguous(w, op, "w");
-  TORCH_CHECK(w.size(0) > 0 && w.size(1) > 0, op, ": w must be non-empty, got shape ", w.sizes());
+  TORCH_CHECK(w.size(0) > 0 && w.size(1) > 0, op, ": w must be non-empty, got shape ", shape_str(w.sizes()));
   TORCH_CHECK(w.size(1) % 4 == 0, op, ": K = w.size(1) must be a multiple of 4, got ", w.size(1));
 }
 
@@ -288,11 +301,11 @@ inline int64_t validate_decompress24(const at::Tensor& values, const at::Tensor&
   check_contiguous(meta, op, "meta");
   check_same_device(values, meta, op, "meta");
   const int64_t N = values.size(0), K = values.size(1) * 2;
-  TORCH_CHECK(N > 0, op, ": values must be non-empty, got shape ", values.sizes());
+  TORCH_CHECK(N > 0, op, ": values must be non-empty, got shape ", shape_str(values.sizes()));
   TORCH_CHECK(K > 0 && K % 4 == 0, op, ": values must be [N, K/2] with K a multiple of 4, got ",
-              values.sizes());
+              shape_str(values.sizes()));
   TORCH_CHECK(meta.size(0) == N && meta.size(1) == (K + 7) / 8, op,
-              ": meta must be [N, ceil(K/8)] = [", N, ", ", (K + 7) / 8, "], got ", meta.sizes());
+              ": meta must be [N, ceil(K/8)] = [", N, ", ", (K + 7) / 8, "], got ", shape_str(meta.sizes()));
   return K;
 }
 
@@ -306,7 +319,7 @@ inline void check_kernel_name(const std::string& kernel, std::initializer_list<c
     if (kernel == v) return;
     names += std::string(" '") + v + "'";
   }
-  TORCH_CHECK(false, op, ": kernel '", kernel, "' is not a ", backend,
+  TORCH_CHECK(false, op, ": path '", kernel, "' is not a ", backend,
               " path; valid here: 'auto'", names);
 }
 

@@ -42,10 +42,10 @@ inline void check_sparse24_weight(const at::Tensor& values, const at::Tensor& me
   check_contiguous(values, op, vname);
   check_contiguous(meta, op, mname);
   TORCH_CHECK(values.size(1) * 2 == K, op, ": ", vname, " must be [N, K/2] = [N, ", K / 2,
-              "] for K = ", K, ", got ", values.sizes());
+              "] for K = ", K, ", got ", shape_str(values.sizes()));
   TORCH_CHECK(meta.size(0) == values.size(0) && meta.size(1) == (K + 7) / 8, op, ": ", mname,
               " must be [N, ceil(K/8)] = [", values.size(0), ", ", (K + 7) / 8, "], got ",
-              meta.sizes());
+              shape_str(meta.sizes()));
 }
 
 // ----------------------------------------------------- sparse24_gemv ----
@@ -64,7 +64,7 @@ inline GemvShape validate_sparse24_gemv(const at::Tensor& x, const at::Tensor& v
   TORCH_CHECK(values.scalar_type() == x.scalar_type(), op, ": values dtype ",
               values.scalar_type(), " must match x dtype ", x.scalar_type());
   const int64_t M = x.size(0), K = x.size(1);
-  TORCH_CHECK(values.dim() == 2, op, ": values must be 2-D, got shape ", values.sizes());
+  TORCH_CHECK(values.dim() == 2, op, ": values must be 2-D, got shape ", shape_str(values.sizes()));
   const int64_t N = values.size(0);
   TORCH_CHECK(M > 0 && N > 0 && K > 0, op, ": empty operand (M = ", M, ", N = ", N, ", K = ", K,
               ")");
@@ -114,7 +114,7 @@ inline Int8MatmulShape validate_sparse24_int8_matmul(
     check_same_device(a_q, *w_colsum, op, "w_colsum");
     check_dtype(*w_colsum, at::kInt, op, "w_colsum");
     TORCH_CHECK(w_colsum->dim() == 1 && w_colsum->size(0) == N, op,
-                ": w_colsum must be 1-D of length N = ", N, ", got shape ", w_colsum->sizes());
+                ": w_colsum must be 1-D of length N = ", N, ", got shape ", shape_str(w_colsum->sizes()));
     check_contiguous(*w_colsum, op, "w_colsum");
   }
   check_bias(bias, a_q, N, op);

@@ -7,7 +7,11 @@
 // pos0 | pos1 << 2 (pos0 < pos1) in byte g / 2 of meta, even g in the low
 // nibble. That nibble order is exactly the sparse tensor cores' metadata
 // order (2-bit indices from the lowest K upward, the first index in the low
-// bits), so a 16-bit word of our meta is one m16n8k32 metadata half as is.
+// bits), so our meta is used without reordering any bits. Which lane carries
+// which part differs by element width (see each mma kernel): for f16/bf16 a
+// lane's 32-bit metadata register is two 16-bit halves (16 K of row g, 16 K
+// of row g+8); for 8-bit types it is ONE row's 32 K, i.e. one of our 32-bit
+// meta words as is.
 //
 // Kernels:
 //   prune24_kernel       one thread per group of 4: load, rank by |w|, store.
@@ -781,21 +785,30 @@ __global__ void __launch_bounds__(256) sparse24_int8_simt_kernel(
 //
 // mma.sp::ordered_metadata m16n8k32 .s8 (s32 accumulate): the int8 weight is
 // the sparse A operand (16 features x 32 K per instruction, compressed
-// 16 x 16 bytes), a_q the dense B operand (32 K x 8 tokens). This is the
-// sibling of the f16 m16n8k32 instruction the GEMV uses, with the SAME
-// metadata distribution (a thread pair per quad, lane t = 0/1 covering K
-// 16t..16t+15 of rows g (low half) and g+8 (high half); selector 0), so the
-// meta word per (row, 32-K step) is used as is. (The k64 .s8 instruction
-// would halve the instruction count but its metadata spreads over all four
-// lanes in a layout the ISA gives only as a figure; k32 is the one whose
-// layout is pinned down.)
-// Fragments (g = lane / 4, t = lane % 4):
-//   A  reg0 = compressed bytes 4t..4t+3 of row g (groups 2t, 2t+1),
-//      reg1 = the same of row g+8: ldmatrix.x2 over the 16 x 16-byte tile
-//      (b16 view), matrices (rows 0-7), (rows 8-15).
+// 16 x 16 bytes), a_q the dense B operand (32 K x 8 tokens).
+// Fragments (g = lane / 4, t = lane % 4; PTX ISA "sparse mma.m16n8k32 with
+// .u8/.s8", B/C/D as dense mma.m16n8k32 .s8):
+//   A  reg0 = compressed bytes 4t..4t+3 of row g (groups 2t, 2t+1, logical
+//      K 8t..8t+7), reg1 = the same of row g+8: ldmatrix.x2 over the
+//      16 x 16-byte tile (b16 view), matrices (rows 0-7), (rows 8-15).
 //   B  reg0 = a_q[token g][k0 + 4t .. +3], reg1 = a_q[g][k0 + 16 + 4t .. +3]:
 //      ldmatrix.x2 over a_q[8 tokens][32 bytes], matrices K bytes 0-15, 16-31.
 //   D  d0,d1 = (row g, tokens 2t, 2t+1); d2,d3 = (row g+8, tokens 2t, 2t+1).
+//   E  NOT the f16/bf16 distribution. For 8-bit types one lane's 32-bit
+//      metadata register holds ONE row's 32 K (8 nibbles, lowest K in bits
+//      0-3): with sparsity selector 0, lane t = 0 of each quad supplies row g
+//      and lane t = 1 row g+8. That is exactly our meta word of (row, 32-K
+//      step), so E = word[g + 8 (t & 1)] with no bit or half movement (lanes
+//      t = 2, 3 carry the same words; selector 0 ignores them). Source: the
+//      m16n8k64 8-bit metadata layout is "lane t: row g + 8 (t % 2), K half
+//      t / 2, 32 K per register" in two independent GPU-tested codebases
+//      (CUTLASS cute SM120 sparse ELayout, Stride<<_8,_512,_1>,_16>;
+//      TileLang's int8 mma.sp metadata loader), and k32 is that layout's
+//      first K half (its A/B registers are k64's first two). The f16
+//      distribution (lane t = K 16t..16t+15 of rows g and g+8, in halves),
+//      used here at first, passed no int8 test on the H200: every output was
+//      a plausible but wrongly paired sum. A lane-by-lane emulation of this
+//      kernel against both layouts reproduces that failure exactly.
 // Tiles: a block is 4 warps x 16 weight rows (BN = 64) by 8 NT tokens; each
 // warp reuses one A fragment for NT mma per 32-K step. K runs through a
 // STAGES-deep cp.async ring of 128-K chunks (64 rows x 64 B of values,
@@ -866,7 +879,10 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
   const int a_row = warp * 16 + (lane & 15);          // ldmatrix.x2: lanes 0-15 address
   const int b_row = lane & 7;                         // token within an 8-token tile
   const int b_col = 16 * ((lane >> 3) & 1);           // K byte 0 or 16 of the step
-  const uint32_t e_sel = (t & 1) ? 0x7632u : 0x5410u;
+  // Metadata row of this lane: g for t even, g + 8 for t odd (8-bit rule).
+  // Lanes read rows 0-15 of the warp's tile at word stride SM = 5: 16
+  // distinct banks; lanes t and t + 2 share a word (broadcast).
+  const int e_row = warp * 16 + g + 8 * (t & 1);
 
   const int mtiles = (M + MT - 1) / MT;
   for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
@@ -942,9 +958,7 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
         if (ks < ksteps) {
           uint32_t a[2];
           ldmatrix_x2(a, As + a_row * SA + ks * 16);
-          const uint32_t w_lo = Ms[(warp * 16 + g) * SM + ks];
-          const uint32_t w_hi = Ms[(warp * 16 + g + 8) * SM + ks];
-          const uint32_t e = prmt(w_lo, w_hi, e_sel);
+          const uint32_t e = Ms[e_row * SM + ks];  // one row's 32 K (see E above)
 #pragma unroll
           for (int j = 0; j < NT; ++j) {
             uint32_t b[2];

@@ -1,0 +1,403 @@
+// CUDA implementations of nvfp4_gemv, quantize_nvfp4 and dequantize_nvfp4
+// (schemas in ../torchquant.cpp, format in ../shared/design/formats.md, CPU
+// semantics in ../cpu/nvfp4_cpu.cpp, device code and memory pattern in
+// nvfp4_kernels.cuh, design and predictions in docs/nvfp4_gemv.md).
+//
+// nvfp4_gemv: y[M, N] = global * x[M, K] @ (e2m1 * bs)[N, K]^T (+ bias), output
+// in x's dtype, fp32 accumulation, epilogue (acc * global) + bias in fp32
+// with one final rounding. Paths: "mma" (tensor cores, sm_80+) and "fma"
+// (scalar, any sm_75+); `choose_nvfp4_gemv_kernel` below is the one place
+// that picks between them. The global scale is read by the kernel from
+// device memory and every launch goes on the current stream: no host
+// synchronization, so the op can be captured in a CUDA graph.
+//
+// quantize_nvfp4 (offline): validation, a finiteness check (one host sync,
+// acceptable here), an amax reduction kernel, then one encode kernel,
+// bit-identical to the CPU op. dequantize_nvfp4: one elementwise kernel,
+// bit-identical to the CPU op.
+//
+// Launch assumptions enforced here: M, N, K < 2^31 and grids < 2^31 blocks;
+// x 16-byte aligned (an odd view gets a one-off aligned copy); the wide
+// (kAligned) weight loads are used only when K and the weight / scale base
+// pointers allow them, the 8-byte-granule variants otherwise (a weight base
+// that is not even 8-byte aligned, possible only for an unusual view, is
+// copied).
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "nvfp4/nvfp4_kernels.cuh"
+
+namespace torchquant {
+namespace {
+
+constexpr const char* kGemvOp = "nvfp4_gemv";
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+enum class Nvfp4GemvKernel { kFma, kMma };
+
+// -------------------------------------------------------------------------
+// choose_nvfp4_gemv_kernel: the one dispatch decision for nvfp4_gemv.
+//
+//   compute capability | M, N, K | kernel | why
+//   -------------------+---------+--------+-----------------------------------
+//   < 7.5              | -       | error  | below torch's CUDA 13 floor; the
+//                      |         |        | fma kernel's loads need sm_70+ and
+//                      |         |        | is only built/tested for sm_75+
+//   7.5 (sm_75)        | any     | fma    | mma.m16n8k16 with fp16/bf16 inputs
+//                      |         |        | needs sm_80 (and bf16 math too)
+//   >= 8.0             | any     | mma    | the weight stream is the cost; the
+//                      |         |        | decode (~11 integer ops per 8 codes)
+//                      |         |        | is paid once per weight and shared
+//                      |         |        | by up to 16 rows of x in one mma,
+//                      |         |        | while the fma path also spends a
+//                      |         |        | widening + one FFMA per code per x
+//                      |         |        | row: it is issue-bound from M = 1
+//                      |         |        | (~33 instructions per 8 codes vs
+//                      |         |        | ~20) and falls further behind as M
+//                      |         |        | grows. No shape needs the fallback:
+//                      |         |        | the mma kernel takes any M (8/16-row
+//                      |         |        | tiles), any N (masked 32-column warp
+//                      |         |        | tiles), any K % 16 == 0 (16-code
+//                      |         |        | granules when K % 64 != 0).
+// The mma launch shape (n-tiles, K-split) is picked in mma_config below.
+// -------------------------------------------------------------------------
+Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
+                                         int64_t K) {
+  (void)M;
+  (void)N;
+  (void)K;
+  TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
+              caps.cc());
+  if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  return Nvfp4GemvKernel::kMma;                       // every shape
+}
+
+// ------------------------------------------------------- mma launch shape --
+// NT: 1 n-tile (8 rows of x) for M <= 8, else 2 (16 rows; M > 16 adds M tiles
+// to the grid, adjacent to each other so the re-reads of a weight tile hit L2).
+// KS (warps splitting K in a 256-thread block; WN = 8 / KS column warps share
+// each staged chunk of x): the smallest KS, i.e. the most x sharing and the
+// longest per-warp K streams, such that
+//   * every SM gets at least one block (blocks >= SMs), and
+//   * the grid is one wave of 2 blocks per SM (<= 128 registers each), or an
+//     exact number of waves, or its last wave is at least half full, or it is
+//     >= 4 waves long, so no small tail wave streams alone at the end;
+// subject to the x staging bound (rows * 4 * LW * KS <= 1024 16-byte groups
+// per chunk, at most 4 per thread: rows * KS <= 32 at LW = 8, so KS <= 4 for
+// M <= 8 and KS <= 2 for 16-row tiles) and to each warp owning at least one
+// step (32 * LW = 256 codes) of K. If no KS fills the SMs, the largest legal
+// KS (most warps, most bytes in flight).
+//   28672 x 8192, M <= 16: KS = 2 (224 blocks, one wave); 128256 x 4096,
+//   M <= 8: KS = 1 (501 blocks, 1.9 waves); 4096 x 4096, M = 1: KS = 8
+//   (128 blocks, 8 warps each).
+struct MmaConfig {
+  int nt = 1;
+  int ks = 1;
+  int64_t m_tiles = 1;
+  int64_t n_blocks = 1;
+};
+
+MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
+  using namespace nvfp4;
+  MmaConfig c;
+  c.nt = M <= 8 ? 1 : 2;
+  const int64_t tile_rows = 8 * c.nt;
+  c.m_tiles = (M + tile_rows - 1) / tile_rows;
+  const int64_t rows = std::min<int64_t>(M, tile_rows);
+  const int64_t lw = mma_lane_words(c.nt);
+  const int64_t steps = (K + mma_step(c.nt) - 1) / mma_step(c.nt);
+  const int64_t sms = std::max(1, caps.sm_count);
+  const int64_t slots = 2 * sms;
+  auto blocks_for = [&](int ks) {
+    const int64_t cols = 16 * kMmaMT * (kMmaWarps / ks);
+    return (N + cols - 1) / cols * c.m_tiles;
+  };
+  int chosen = 0, largest = 1;
+  for (int ks = 1; ks <= kMmaWarps; ks *= 2) {
+    if (rows * 4 * lw * ks > static_cast<int64_t>(kMmaThreads) * kMmaMaxStage) break;
+    if (ks > 1 && ks > steps) break;
+    largest = ks;
+    const int64_t blocks = blocks_for(ks);
+    if (blocks < sms) continue;
+    const double waves = static_cast<double>(blocks) / static_cast<double>(slots);
+    const double frac = waves - std::floor(waves);
+    if (waves <= 1.0 || frac == 0.0 || frac >= 0.5 || waves >= 4.0) {
+      chosen = ks;
+      break;
+    }
+  }
+  c.ks = chosen != 0 ? chosen : largest;
+  c.n_blocks = blocks_for(c.ks) / c.m_tiles;
+  return c;
+}
+
+// Raises a kernel's dynamic shared memory limit on a device when a launch
+// needs more than the 48 KB default (only KS = 8: 64 KB). Monotone, so a
+// concurrent smaller request never lowers it.
+void ensure_dynamic_smem(const void* kernel, int device, int bytes) {
+  if (bytes <= 48 * 1024) return;
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> set;
+  std::lock_guard<std::mutex> lock(mu);
+  int& cur = set[{kernel, device}];
+  if (bytes > cur) {
+    C10_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    cur = bytes;
+  }
+}
+
+template <typename T, int NT, bool kAligned>
+void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
+                  cudaStream_t stream) {
+  const int64_t blocks = c.n_blocks * c.m_tiles;
+  TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
+              " blocks is too large");
+  const int smem = nvfp4::mma_smem_bytes(c.ks, NT);
+  TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
+  ensure_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
+  prm.m_tiles = static_cast<int>(c.m_tiles);
+  prm.ks = c.ks;
+  prm.ks_log2 = c.ks == 1 ? 0 : c.ks == 2 ? 1 : c.ks == 4 ? 2 : 3;
+  kernel<<<static_cast<unsigned>(blocks), nvfp4::kMmaThreads, smem, stream>>>(prm);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Wide loads (kAligned): per lane and row, 4 * LW bytes of weight as 16-byte
+// loads and LW / 2 scale bytes as one u32 (LW = 8) or u16 (LW = 4). That
+// needs K % (8 * LW) == 0 and bases aligned to 16 and LW / 2 bytes.
+bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
+  const int lw = nvfp4::mma_lane_words(nt);
+  return K % (8 * lw) == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(s) % static_cast<uintptr_t>(lw / 2) == 0;
+}
+
+template <typename T>
+void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
+                cudaStream_t stream) {
+  const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
+  const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
+  if (c.nt == 1) {
+    if (aligned)
+      launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
+    else
+      launch_mma_t<T, 1, false>(prm, c, caps, device, stream);
+  } else {
+    if (aligned)
+      launch_mma_t<T, 2, true>(prm, c, caps, device, stream);
+    else
+      launch_mma_t<T, 2, false>(prm, c, caps, device, stream);
+  }
+}
+
+// ------------------------------------------------------- fma launch shape --
+// MX rows of x per pass (one weight load and decode serve MX rows); M > 8
+// adds M tiles to the grid (adjacent, so re-reads of a weight row hit L2).
+template <typename T, int MX, bool kAligned>
+void launch_fma_t(nvfp4::GemvParams prm, cudaStream_t stream) {
+  const int64_t m_tiles = (static_cast<int64_t>(prm.M) + MX - 1) / MX;
+  constexpr int64_t kRowsPerBlock = nvfp4::kFmaWarps * nvfp4::fma_rows(MX);
+  const int64_t blocks = (prm.N + kRowsPerBlock - 1) / kRowsPerBlock * m_tiles;
+  TORCH_CHECK(blocks <= kIntMax, kGemvOp, ": grid of ", blocks, " blocks is too large");
+  prm.m_tiles = static_cast<int>(m_tiles);
+  prm.ks = 1;
+  prm.ks_log2 = 0;
+  nvfp4::nvfp4_gemv_fma_kernel<T, MX, kAligned>
+      <<<static_cast<unsigned>(blocks), nvfp4::kFmaWarps * 32, 0, stream>>>(prm);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, bool kAligned>
+void launch_fma_a(const nvfp4::GemvParams& prm, cudaStream_t stream) {
+  if (prm.M == 1)
+    launch_fma_t<T, 1, kAligned>(prm, stream);
+  else if (prm.M == 2)
+    launch_fma_t<T, 2, kAligned>(prm, stream);
+  else if (prm.M <= 4)
+    launch_fma_t<T, 4, kAligned>(prm, stream);
+  else
+    launch_fma_t<T, 8, kAligned>(prm, stream);
+}
+
+template <typename T>
+void launch_fma(const nvfp4::GemvParams& prm, bool aligned, cudaStream_t stream) {
+  if (aligned)
+    launch_fma_a<T, true>(prm, stream);
+  else
+    launch_fma_a<T, false>(prm, stream);
+}
+
+bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
+                           const at::Tensor& w_scale, const at::Tensor& global_scale,
+                           const std::optional<at::Tensor>& bias, c10::string_view kernel_sv) {
+  const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
+  const std::string kernel(kernel_sv.data(), kernel_sv.size());
+  check_kernel_name(kernel, {"fma", "mma"}, kGemvOp, "CUDA");
+  TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
+  const int64_t M = shape.M, N = shape.N, K = shape.K;
+  TORCH_CHECK(M <= kIntMax && N <= kIntMax && K <= kIntMax, kGemvOp,
+              ": M, N and K must each be below 2^31, got M = ", M, ", N = ", N, ", K = ", K);
+
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const int device = x_in.get_device();
+  const DeviceCaps& caps = device_caps(device);
+
+  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K);
+  if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
+  if (kernel == "mma") {
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": kernel 'mma' needs mma.sync.m16n8k16 with fp16/bf16 inputs (compute "
+                "capability 8.0+); this device is sm_",
+                caps.cc(), ". Use kernel='fma' or 'auto'");
+    path = Nvfp4GemvKernel::kMma;
+  }
+
+  // x: 16-byte loads of 8 elements (K % 16 == 0 aligns every row given an
+  // aligned base). w: 8-byte granules need an 8-byte aligned base.
+  const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
+  const at::Tensor w = aligned_to(w_in.data_ptr(), 8) ? w_in : w_in.clone();
+  const void* wp = w.data_ptr();
+  const void* sp = w_scale.data_ptr();
+  // Wide fma variant: 16 B of weight + 2 B of scales per lane and row (32
+  // codes); needs K % 32 == 0 and the bases aligned to the access sizes (the
+  // mma kernel's rule is in mma_wide_ok).
+  const bool fma_aligned = K % 32 == 0 && aligned_to(wp, 16) && aligned_to(sp, 2);
+
+  at::Tensor y = at::empty({M, N}, x.options());
+  nvfp4::GemvParams prm;
+  prm.x = x.data_ptr();
+  prm.w = static_cast<const uint8_t*>(wp);
+  prm.s = static_cast<const uint8_t*>(sp);
+  prm.gs = global_scale.data_ptr<float>();
+  prm.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  prm.y = y.data_ptr();
+  prm.M = static_cast<int>(M);
+  prm.N = static_cast<int>(N);
+  prm.K = static_cast<int>(K);
+  prm.m_tiles = 1;
+  prm.ks = 1;
+  prm.ks_log2 = 0;
+
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const bool half = x.scalar_type() == at::kHalf;
+  if (path == Nvfp4GemvKernel::kMma) {
+    if (half)
+      launch_mma<__half>(prm, caps, device, stream);
+    else
+      launch_mma<__nv_bfloat16>(prm, caps, device, stream);
+  } else {
+    if (half)
+      launch_fma<__half>(prm, fma_aligned, stream);
+    else
+      launch_fma<__nv_bfloat16>(prm, fma_aligned, stream);
+  }
+  return y;
+}
+
+// ------------------------------------------------------------ quantize ----
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_nvfp4_cuda(const at::Tensor& w) {
+  const char* op = "quantize_nvfp4";
+  validate_weight_2d(w, op, 16);  // the CPU op's sequence: shape, then finiteness
+  const c10::cuda::CUDAGuard device_guard(w.device());
+  check_finite(w, op, "w");  // offline op: the host sync is acceptable
+  const int64_t N = w.size(0), K = w.size(1);
+  at::Tensor packed = at::empty({N, K / 2}, w.options().dtype(at::kByte));
+  at::Tensor scale = at::empty({N, K / 16}, w.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor global = at::empty({}, w.options().dtype(at::kFloat));
+  at::Tensor amax_bits = at::zeros({1}, w.options().dtype(at::kInt));
+  const DeviceCaps& caps = device_caps(w.get_device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+
+  const int64_t numel = N * K, nblocks = N * (K / 16);
+  const int64_t t = nvfp4::kQuantThreads;
+  const unsigned amax_grid = static_cast<unsigned>(
+      std::min<int64_t>((numel + t - 1) / t, static_cast<int64_t>(std::max(1, caps.sm_count)) * 8));
+  const unsigned quant_grid =
+      static_cast<unsigned>(std::min<int64_t>((nblocks + t - 1) / t, int64_t{1} << 20));
+  auto* amax = reinterpret_cast<unsigned int*>(amax_bits.data_ptr<int>());
+  auto* pp = packed.data_ptr<uint8_t>();
+  auto* sp = static_cast<uint8_t*>(scale.data_ptr());
+  float* gp = global.data_ptr<float>();
+
+  auto run = [&](auto tag) {
+    using TI = decltype(tag);
+    const TI* src = static_cast<const TI*>(w.data_ptr());
+    nvfp4::nvfp4_amax_kernel<TI><<<amax_grid, nvfp4::kQuantThreads, 0, stream>>>(src, numel, amax);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    nvfp4::nvfp4_quantize_kernel<TI><<<quant_grid, nvfp4::kQuantThreads, 0, stream>>>(
+        src, nblocks, K, amax, pp, sp, gp);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  switch (w.scalar_type()) {
+    case at::kFloat: run(float{}); break;
+    case at::kHalf: run(__half{}); break;
+    default: run(__nv_bfloat16{}); break;  // validate_weight_2d admits only these three
+  }
+  return {packed, scale, global};
+}
+
+// ---------------------------------------------------------- dequantize ----
+at::Tensor dequantize_nvfp4_cuda(const at::Tensor& w_packed, const at::Tensor& scale,
+                                 const at::Tensor& global_scale,
+                                 std::optional<at::ScalarType> out_dtype) {
+  const char* op = "dequantize_nvfp4";
+  validate_dequantize_nvfp4(w_packed, scale, global_scale);
+  const at::ScalarType od = dequant_out_dtype(out_dtype, op);
+  const c10::cuda::CUDAGuard device_guard(w_packed.device());
+  const int64_t N = w_packed.size(0), K = w_packed.size(1) * 2;
+  at::Tensor out = at::empty({N, K}, w_packed.options().dtype(od));
+  if (out.numel() == 0) return out;
+  const int64_t nbytes = N * (K / 2);
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
+      (nbytes + nvfp4::kDequantThreads - 1) / nvfp4::kDequantThreads, int64_t{1} << 20));
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const auto* pp = w_packed.data_ptr<uint8_t>();
+  const auto* sp = static_cast<const uint8_t*>(scale.data_ptr());
+  const float* gp = global_scale.data_ptr<float>();
+  switch (od) {
+    case at::kFloat:
+      nvfp4::nvfp4_dequantize_kernel<float><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
+          pp, sp, gp, N, K, out.data_ptr<float>());
+      break;
+    case at::kHalf:
+      nvfp4::nvfp4_dequantize_kernel<__half><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
+          pp, sp, gp, N, K, static_cast<__half*>(out.data_ptr()));
+      break;
+    default:  // kBFloat16 (dequant_out_dtype admits only these three)
+      nvfp4::nvfp4_dequantize_kernel<__nv_bfloat16><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
+          pp, sp, gp, N, K, static_cast<__nv_bfloat16*>(out.data_ptr()));
+      break;
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("nvfp4_gemv", &nvfp4_gemv_cuda);
+  m.impl("quantize_nvfp4", &quantize_nvfp4_cuda);
+  m.impl("dequantize_nvfp4", &dequantize_nvfp4_cuda);
+}
+
+}  // namespace torchquant

@@ -1,0 +1,940 @@
+// NVFP4 weight kernels: decode GEMV (tensor-core "mma" and scalar "fma"),
+// quantize (amax reduction + block encode) and dequantize.
+//
+// What they compute (../shared/design/formats.md, csrc/cpu/nvfp4_cpu.cpp):
+//   y[m, n] = global * sum_k x[m, k] * (e2m1[n, k] * float(bs[n, k / 16]))  (+ bias[n])
+// x fp16/bf16 [M, K] row-major; w packed uint8 [N, K/2] (element 2j in the low
+// nibble, code s<<3 | e<<1 | m); bs e4m3 [N, K/16]; global one fp32 read on
+// the device (no host sync). K % 16 == 0. Output in x's dtype: fp32
+// accumulation, then acc * global, then + bias, each rounded once in fp32,
+// then one RNE rounding to fp16/bf16 (the CPU op's epilogue).
+//
+// Launch assumptions (checked on the host, nvfp4_gemv.cu): x 16-byte aligned;
+// for the kAligned (wide-load) variants K % 64 == 0 (mma) / K % 32 == 0 (fma),
+// w 16-byte aligned and block scales 4-byte (mma) / 2-byte (fma) aligned; the
+// other variants need only w 8-byte aligned; M, N, K < 2^31. The mma kernel
+// needs the host's staging bound (x rows * 32 * KS <= 1024). No host
+// synchronization and no atomics in the GEMV: deterministic, graph-capturable.
+//
+// ---------------------------------------------------------------- decode --
+// Hopper has no FP4 instructions. A 32-bit word holds 8 codes n0..n7 (n_j in
+// bits 4j..4j+3 = element j of the word). It is decoded into four 16-bit
+// pairs with integer ops only, no per-element conversion:
+//   fp16: the fp16 number with sign s at bit 15 and the 3 magnitude bits
+//         e1 e0 m at bits 11..9 is exactly e2m1 * 2^-14 (e sits in the two low
+//         exponent bits, m in the top mantissa bit; e = 0 lands on the fp16
+//         subnormals, which is exactly e2m1's e = 0 rule). Those bits are the
+//         high byte c<<1 | s<<7 of the fp16, so one shift/mask pass builds the
+//         high bytes of the 4 even codes (E) and the 4 odd codes (O) of a word,
+//         and one prmt per pair drops two of them into the high bytes of a
+//         half2 (low bytes from a zero register):
+//           h0 = (n0, n2)  h1 = (n4, n6)  h2 = (n1, n3)  h3 = (n5, n7)
+//         9 ALU ops + 2 shifts (IMAD-able) per 8 codes.
+//   bf16: s at bit 15, magnitude bits at 8..6 is exactly e2m1 * 2^-126 (a
+//         bf16 subnormal for e = 0; bf16 arithmetic keeps subnormals). The
+//         magnitude straddles a byte, so pairs are formed by shifts/masks on
+//         nibbles 16 bits apart: hp = (n_p, n_{p+4}), p = 0..3.
+// The pairs are non-adjacent codes; the GEMV applies the same permutation to
+// x (legal: k is a reduction axis), so no pair is ever re-assembled.
+//
+// Block scale fold: each pair is multiplied (one packed mul) by its e4m3
+// block scale bs pre-multiplied by a power of two, giving
+//   A = e2m1 * bs * 2^-7   exactly, in fp16 and in bf16:
+// e2m1 (2 significant bits) * e4m3 (4) needs at most 6 bits; the value range
+// 2^-17 .. 21 is normal in bf16 and, in fp16, either normal or a multiple of
+// 2^-24 (the fp16 subnormal step), so the product is exact (no rounding, no
+// overflow). Scale prefactors: fp16 bs * 2^7 (<= 57344, cvt e4m3x2 on sm_89+,
+// bit re-seating elsewhere); bf16 bs * 2^119 (bits give bs * 2^-120, then
+// exact multiplies by 2^120 and 2^119). The epilogue multiplies by 2^7 *
+// global, one fp32 rounding, so y matches the CPU's acc * global exactly up to
+// summation order. E4M3 NaN codes (0x7f/0xff; quantize never produces them)
+// are read as +-480 by the bit path and as NaN by cvt: a precondition is
+// finite block scales.
+//
+// ------------------------------------------------------- mma GEMV kernel --
+// nvfp4_gemv_mma_kernel (sm_80+): mma.sync.m16n8k16.row.col.f32.{f16,bf16}
+// with the weight as A (a warp owns 2 m16 tiles = 32 output columns) and x as
+// B (n8 = 8 rows of x per n-tile, NT = 1 or 2 n-tiles = 8 or 16 rows), fp32
+// accumulators. A 256-thread block = WN x KS warps: WN warps side by side in
+// N (block tile 32 * WN columns) and KS warps splitting K; KS * WN = 8.
+// __launch_bounds__(256, 2): <= 128 registers, two blocks (16 warps) per SM.
+//
+// K permutation. K is walked in chunks of KS steps; a warp's step is 256
+// codes (LW = 8 words per lane): lane t of a quad owns the 64 codes
+// [64t, 64t + 64) of the step for each of its 4 weight rows (rows g, g+8 of
+// each m16 tile): two 16-byte loads per row (a quad covers 128 contiguous
+// bytes of a row = one cache line per load instruction) and one 4-byte load
+// of its 4 block scales. Word i (codes 64t + 8i .. +7) feeds k16 steps 2i
+// (pairs h0, h1 as logical k {2t,2t+1} / {2t+8,2t+9}) and 2i+1 (pairs h2, h3).
+// Every physical k is used once, and lane (g', t) of the B fragment carries x
+// at the same physical k, so the sum is the dot product.
+//
+// x is staged through shared memory, permuted, once per block and chunk: all
+// threads load x[8*NT rows][chunk] with coalesced 16-byte loads, apply the
+// pair permutation above with 4 prmt per 8 halves, and store each 16-byte
+// group (the B operands of word i for one lane: {b0,b1} of step 2i and of
+// step 2i+1) to slot
+//   s = ((((kw * LW + i) * NT + nt) * 8 + g') * 4 + t) ^ (i * 8 / LW)
+// The XOR swizzle makes both the staging stores (8 consecutive groups per
+// quarter warp) and the fragment loads (a warp reads 512 contiguous bytes per
+// word) conflict-free. x is thus read from L2 once per block, shared by the
+// WN column warps, and costs one LDS.128 per word per n-tile in the main
+// loop. Chunks are double-buffered with one __syncthreads per chunk. Slots of
+// k >= K are zero-filled (the weight there is zero too, and 0 * NaN would
+// not be). Slots of x rows >= M are never written and are read anyway, and a
+// 16-row tile with <= 8 rows still runs its second n-tile: garbage (even NaN)
+// in a B column only reaches the D column of that x row (each mma output is
+// its own dot product), and those columns are never stored. No predicate,
+// no branch: a branch around the second n-tile made ptxas spill.
+//
+// Memory pattern / pipelining. Weights use ld.global.nc.L1::no_allocate
+// (read once); each half of a row's registers is refilled with the next
+// chunk's data right after it is consumed, so a full chunk of weight (4 KB
+// per warp, 64 KB per SM) is in flight while the current one is decoded.
+// Scales (ld.global.nc, L1 allocate: the rest of their line belongs to the
+// other KS warps and the next chunks) are loaded half a chunk ahead, the next
+// chunk's x one 16-byte group at a time between words. After the K loop the
+// KS partial accumulators are summed through shared memory in a fixed order
+// (deterministic), and the kw = 0 warps apply the epilogue.
+//
+// ------------------------------------------------------- fma GEMV kernel --
+// nvfp4_gemv_fma_kernel (any sm_75+): a warp owns 4 (MX <= 2) or 2 weight
+// rows and MX rows of x (MX in {1,2,4,8}; M > MX takes more m-tiles in the
+// grid). Lanes walk K
+// in 32-code granules (16-byte weight loads, 2 block scales as one u16; K %
+// 32 != 0 uses 16-code granules and 8-byte loads), decode with the fp16 path
+// above for both x dtypes, fold the scale with one packed fp16 mul, widen to
+// fp32 and accumulate with fp32 FMAs against fp32 x (products exact). A warp
+// shuffle reduction ends each row. x is read through L1 (16-byte loads).
+//
+// ------------------------------------------------- quantize / dequantize --
+// quantize: nvfp4_amax_kernel (max |w| per block, atomicMax on the bits of a
+// non-negative float) then nvfp4_quantize_kernel, one thread per 16-element
+// block, every step the CPU's fp32 operation in the CPU's order:
+//   global = amax / 2688 (amax == 0 -> 1); bs = e4m3_rne(min(bamax / 6 / global, 448));
+//   d = float(bs) * global; q = e2m1_rne(clamp(w / d, -6, 6)) (ties to even
+//   code; a negative value rounding to 0 is code 0); bs == 0 -> codes 0.
+// dequantize: one thread per byte, (e2m1 * float(bs)) * global in fp32 (the
+// first product exact), one RNE rounding to the output dtype.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace torchquant {
+namespace nvfp4 {
+
+// ------------------------------------------------------------ constants --
+constexpr int kMmaWarps = 8;                 // warps per mma block (WN * KS)
+constexpr int kMmaThreads = kMmaWarps * 32;  // 256
+constexpr int kMmaMT = 2;                    // m16 tiles per warp: 32 output columns
+constexpr int kMmaMaxStage = 4;              // 16-byte x groups staged per thread per chunk
+// 32-bit words of weight per lane, per weight row, per chunk (LW): 8 = 64
+// codes, two 16-byte loads and the 4 block scales as one u32. The kernel also
+// supports LW = 4 (32 codes, one 16-byte load, a u16 of scales, half the
+// weight registers) as a fallback should a compiler spill the NT = 2 variant;
+// both are verified bit-level against the reference (docs/nvfp4_gemv.md).
+__host__ __device__ constexpr int mma_lane_words(int nt) { return nt > 0 ? 8 : 8; }
+// Codes per warp per chunk: 4 lanes x 8 codes per word.
+__host__ __device__ constexpr int mma_step(int nt) { return 32 * mma_lane_words(nt); }
+// Weight rows per warp in the fma kernel: 4 for MX <= 2, 2 for MX >= 4 (the
+// MX x rows accumulators and the decoded rows then fit 128 registers).
+__host__ __device__ constexpr int fma_rows(int mx) { return mx >= 4 ? 2 : 4; }
+constexpr int kFmaWarps = 8;                 // warps per fma block
+constexpr int kQuantThreads = 256;
+constexpr int kDequantThreads = 256;
+
+// Shared memory of the mma kernel for KS and NT: two x chunk buffers (one
+// uint4 per (k-warp, word, n-tile, g', t)), or the KS-reduction buffer if
+// that is larger (it reuses the same memory).
+__host__ __device__ constexpr int mma_x_buffer_bytes(int ks, int nt) {
+  return ks * mma_lane_words(nt) * nt * 32 * 16;
+}
+__host__ __device__ constexpr int mma_reduce_bytes(int ks, int nt) {
+  return (ks - 1) * (kMmaWarps / ks) * kMmaMT * nt * 4 * 32 * 4;
+}
+__host__ __device__ constexpr int mma_smem_bytes(int ks, int nt) {
+  return 2 * mma_x_buffer_bytes(ks, nt) > mma_reduce_bytes(ks, nt) ? 2 * mma_x_buffer_bytes(ks, nt)
+                                                                    : mma_reduce_bytes(ks, nt);
+}
+
+struct GemvParams {
+  const void* x;      // [M, K] fp16/bf16
+  const uint8_t* w;   // [N, K/2] packed E2M1
+  const uint8_t* s;   // [N, K/16] e4m3 block scales
+  const float* gs;    // global scale, one fp32 on the device
+  const void* bias;   // [N] in x's dtype, or nullptr
+  void* y;            // [M, N] in x's dtype
+  int M, N, K;
+  int m_tiles;        // M tiles in the grid (blockIdx.x = n_block * m_tiles + m_tile)
+  int ks;             // mma: warps splitting K per block (1, 2, 4, 8)
+  int ks_log2;        // log2(ks): read from the parameter bank where needed, so
+                      // no register holds it across the K loop
+};
+
+// ----------------------------------------------------------- primitives --
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+
+// Low / high 16-bit half of a pair broadcast to both halves.
+__device__ __forceinline__ uint32_t dup_lo(uint32_t v) { return prmt(v, 0u, 0x1010u); }
+__device__ __forceinline__ uint32_t dup_hi(uint32_t v) { return prmt(v, 0u, 0x3232u); }
+
+// Streaming weight loads: every byte is used once, so skip L1.
+__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
+  uint2 r;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+
+__device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// Exact bf16x2 multiply (sm_80+): fma with -0 keeps the sign of a zero product.
+__device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
+  uint32_t d = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+#endif
+  return d;
+}
+
+// ---------------------------------------------------------- E2M1 decode --
+// fp16 pairs, each half = e2m1 * 2^-14 exactly: h0 = (n0, n2), h1 = (n4, n6),
+// h2 = (n1, n3), h3 = (n5, n7); n_j is bits 4j..4j+3 of w, low half first.
+__device__ __forceinline__ void decode_e2m1_f16(uint32_t w, uint32_t (&h)[4]) {
+  // High byte of the fp16 of each even code (low nibble of each byte):
+  // magnitude bits 0..2 -> 1..3, sign bit 3 -> 7.
+  const uint32_t e = ((w << 1) & 0x0E0E0E0Eu) | ((w << 4) & 0x80808080u);
+  // ... and of each odd code (high nibble): magnitude 4..6 -> 1..3, sign stays at 7.
+  const uint32_t o = ((w >> 3) & 0x0E0E0E0Eu) | (w & 0x80808080u);
+  h[0] = prmt(e, 0u, 0x1404u);  // [0, e.b0, 0, e.b1]
+  h[1] = prmt(e, 0u, 0x3424u);  // [0, e.b2, 0, e.b3]
+  h[2] = prmt(o, 0u, 0x1404u);
+  h[3] = prmt(o, 0u, 0x3424u);
+}
+
+// bf16 pairs, each half = e2m1 * 2^-126 exactly: h_p = (n_p, n_{p+4}).
+// Magnitude bits of nibble p go to 6..8 (and 22..24), its sign to 15 (31).
+__device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
+  h[0] = ((w << 6) & 0x01C001C0u) | ((w << 12) & 0x80008000u);
+  h[1] = ((w << 2) & 0x01C001C0u) | ((w << 8) & 0x80008000u);
+  h[2] = ((w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
+  h[3] = ((w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
+}
+
+// ------------------------------------------------------- scale decode --
+// Two e4m3 codes (bits 0..7 and 8..15 of s) -> fp16x2 {bs0 * 2^7, bs1 * 2^7}.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2_x128(uint32_t s) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint32_t h;
+  const unsigned short s16 = static_cast<unsigned short>(s & 0xFFFFu);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(s16));  // exact; low byte -> low half
+  return mul_f16x2(h, 0x58005800u);                          // * 2^7
+#else
+  // Move the codes to the high bytes and re-seat the fields: s<<15 |
+  // (code & 0x7f)<<7 is the fp16 of bs * 2^-8 (e4m3 subnormals land on fp16
+  // subnormals), then * 2^15.
+  const uint32_t v = prmt(s, 0u, 0x1404u);
+  const uint32_t bits = ((v >> 1) & 0x3F803F80u) | (v & 0x80008000u);
+  return mul_f16x2(bits, 0x78007800u);
+#endif
+}
+
+// Two e4m3 codes -> bf16x2 {bs0 * 2^119, bs1 * 2^119} (sm_80+).
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2_x2p119(uint32_t s) {
+  const uint32_t v = prmt(s, 0u, 0x1404u);
+  const uint32_t bits = ((v >> 4) & 0x07F007F0u) | (v & 0x80008000u);  // bs * 2^-120
+  return mul_bf16x2(mul_bf16x2(bits, 0x7B807B80u), 0x7B007B00u);        // * 2^120 * 2^119
+}
+
+// ------------------------------------------------- per-dtype operations --
+template <typename T>
+struct Ops;
+
+template <>
+struct Ops<__half> {
+  static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
+    decode_e2m1_f16(w, h);
+  }
+  // 8 consecutive x halves (r = x0x1, x2x3, x4x5, x6x7) -> the pairs that
+  // match decode(): (x0,x2), (x4,x6), (x1,x3), (x5,x7).
+  static __device__ __forceinline__ uint4 pair_x(uint4 r) {
+    return make_uint4(prmt(r.x, r.y, 0x5410u), prmt(r.z, r.w, 0x5410u), prmt(r.x, r.y, 0x7632u),
+                      prmt(r.z, r.w, 0x7632u));
+  }
+  static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
+    return e4m3x2_to_f16x2_x128(s);
+  }
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) { return mul_f16x2(a, b); }
+  static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                             uint32_t a3, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+  }
+  static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+  // 8 x halves (natural order) to fp32.
+  static __device__ __forceinline__ void x_to_float(uint4 r, float (&f)[8]) {
+    const uint32_t u[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      __half2 h;
+      memcpy(&h, &u[j], sizeof(h));
+      const float2 v = __half22float2(h);
+      f[2 * j] = v.x;
+      f[2 * j + 1] = v.y;
+    }
+  }
+};
+
+template <>
+struct Ops<__nv_bfloat16> {
+  static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
+    decode_e2m1_bf16(w, h);
+  }
+  // Pairs that match decode_e2m1_bf16: (x0,x4), (x1,x5), (x2,x6), (x3,x7).
+  static __device__ __forceinline__ uint4 pair_x(uint4 r) {
+    return make_uint4(prmt(r.x, r.z, 0x5410u), prmt(r.x, r.z, 0x7632u), prmt(r.y, r.w, 0x5410u),
+                      prmt(r.y, r.w, 0x7632u));
+  }
+  static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
+    return e4m3x2_to_bf16x2_x2p119(s);
+  }
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
+    return mul_bf16x2(a, b);
+  }
+  static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                             uint32_t a3, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+  }
+  static __device__ __forceinline__ float to_float(__nv_bfloat16 v) {
+    __nv_bfloat16_raw r = v;
+    return __uint_as_float(static_cast<uint32_t>(r.x) << 16);
+  }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) {
+    return __float2bfloat16_rn(v);
+  }
+  static __device__ __forceinline__ void x_to_float(uint4 r, float (&f)[8]) {
+    const uint32_t u[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      f[2 * j] = __uint_as_float(u[j] << 16);
+      f[2 * j + 1] = __uint_as_float(u[j] & 0xFFFF0000u);
+    }
+  }
+};
+
+// The epilogue, as the CPU op: (acc * global), then + bias, each one fp32
+// rounding (no contraction), then RNE to T. `so` = 2^7 * global undoes the
+// 2^-7 carried by the decoded weights (exact: a power of two).
+template <typename T>
+__device__ __forceinline__ T epilogue(float acc, float so, const T* bias, int n) {
+  float v = __fmul_rn(acc, so);
+  if (bias != nullptr) v = __fadd_rn(v, Ops<T>::to_float(bias[n]));
+  return Ops<T>::from_float(v);
+}
+
+// ------------------------------------------------------ mma GEMV kernel --
+// Loads of the lane's 8 * LW codes starting at code kb of a row. `nv` = how
+// many of its 16-code granules lie below K (0 .. LW / 2; all or nothing when
+// kAligned, because K % (8 * LW) == 0 then), already 0 for a row >= N.
+// Words [4q, 4q + 4): one 16-byte load, or two 8-byte granules.
+template <int LW, bool kAligned>
+__device__ __forceinline__ void mma_load_words(const uint8_t* row, int kb, int nv, int q,
+                                               uint32_t (&w)[LW]) {
+  if constexpr (kAligned) {
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (nv > 0) v = ld_stream_v4(row + kb / 2 + 16 * q);
+    w[4 * q + 0] = v.x;
+    w[4 * q + 1] = v.y;
+    w[4 * q + 2] = v.z;
+    w[4 * q + 3] = v.w;
+  } else {
+    const uint8_t* src = row + kb / 2 + 16 * q;
+    uint2 v0 = make_uint2(0u, 0u), v1 = make_uint2(0u, 0u);
+    if (nv > 2 * q) v0 = ld_stream_v2(src);
+    if (nv > 2 * q + 1) v1 = ld_stream_v2(src + 8);
+    w[4 * q + 0] = v0.x;
+    w[4 * q + 1] = v0.y;
+    w[4 * q + 2] = v1.x;
+    w[4 * q + 3] = v1.y;
+  }
+}
+
+// The lane's LW / 2 block scales as one word, block j in byte j: a u32
+// (LW = 8) or u16 (LW = 4) load when kAligned, bytes otherwise.
+template <int LW, bool kAligned>
+__device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb, int nv) {
+  const uint8_t* src = srow + kb / 16;
+  if constexpr (kAligned) {
+    if (nv == 0) return 0u;
+    if constexpr (LW == 8) {
+      return __ldg(reinterpret_cast<const unsigned int*>(src));
+    } else {
+      return __ldg(reinterpret_cast<const unsigned short*>(src));
+    }
+  } else {
+    uint32_t s = 0u;
+#pragma unroll
+    for (int j = 0; j < LW / 2; ++j)
+      if (nv > j) s |= static_cast<uint32_t>(__ldg(src + j)) << (8 * j);
+    return s;
+  }
+}
+
+template <typename T, int NT, bool kAligned>
+__global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using O = Ops<T>;
+  constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
+  constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
+  extern __shared__ uint4 smem[];         // 16-byte aligned dynamic shared memory
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int KS = p.ks, WN = kMmaWarps / KS;
+  const int wn = warp % WN, kw = warp / WN;
+  const int M = p.M, N = p.N, K = p.K;
+  const int m_tile = blockIdx.x % p.m_tiles;
+  const int n_block = blockIdx.x / p.m_tiles;
+  const int m0 = m_tile * 8 * NT;
+  const int rows = min(8 * NT, M - m0);  // rows of x in this tile, >= 1
+  const int col0 = (n_block * WN + wn) * (16 * kMmaMT);
+  const int CK = mma_step(NT) * KS;  // codes per chunk
+  const int nch = (K + CK - 1) / CK;
+  const int buf_slots = KS * LW * NT * 32;
+
+  // The warp's 4 weight rows: col0 + g + 8 r, r = 2 mt + h. Rows >= N are
+  // never dereferenced (every load is predicated on rok).
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const uint8_t* const wbase = p.w + static_cast<size_t>(col0 + g) * rb;
+  const uint8_t* const sbase = p.s + static_cast<size_t>(col0 + g) * sb;
+  auto wrow = [&](int mt, int h) { return wbase + static_cast<size_t>(16 * mt + 8 * h) * rb; };
+  auto srow = [&](int mt, int h) { return sbase + static_cast<size_t>(16 * mt + 8 * h) * sb; };
+  bool rok[kMmaMT][2];
+#pragma unroll
+  for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) rok[mt][h] = col0 + 16 * mt + 8 * h + g < N;
+  // First code of this lane's 8 * LW in chunk c; how many of its 16-code
+  // granules lie below K; the same for row (mt, h) (0 if the row is >= N).
+  auto lane_k = [&](int c) { return c * CK + 32 * LW * kw + 8 * LW * t; };
+  auto granules = [&](int kb) { return min(LW / 2, max(0, (K - kb) >> 4)); };
+  auto nv_of = [&](int nv, int mt, int h) { return rok[mt][h] ? nv : 0; };
+
+  // x staging: 16-byte group u = tid + 256 j (j = 0..3) of the chunk: row r,
+  // group kg (8 codes at c * CK + 8 kg) = word kg % LW of lane (kg / LW) % 4
+  // of k-warp kg / (4 LW). One group is in flight per thread at a time.
+  // Groups per row: 4 * LW * KS = 1 << sh (read from the parameter bank).
+  const T* x = static_cast<const T*>(p.x);
+  auto stage_load = [&](int c, int j) {
+    const int u = tid + kMmaThreads * j;
+    const int sh = (LW == 8 ? 5 : 4) + p.ks_log2;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (u < (rows << sh)) {
+      const int r = u >> sh, kg = u & ((1 << sh) - 1);
+      const int k = c * CK + 8 * kg;
+      if (k < K) v = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + k));
+    }
+    return v;
+  };
+  auto stage_store = [&](int buf, int j, uint4 v) {
+    const int u = tid + kMmaThreads * j;
+    const int sh = (LW == 8 ? 5 : 4) + p.ks_log2;
+    if (u < (rows << sh)) {
+      const int r = u >> sh, kg = u & ((1 << sh) - 1);
+      const int kq = kg / (4 * LW), tq = (kg / LW) & 3, i = kg % LW;
+      const int slot = ((((kq * LW + i) * NT + (r >> 3)) * 8 + (r & 7)) * 4 + tq) ^ (i * XS);
+      smem[buf * buf_slots + slot] = O::pair_x(v);
+    }
+  };
+
+  uint32_t W[kMmaMT][2][LW];
+  uint32_t S[kMmaMT][2];
+  float acc[kMmaMT][NT][4];
+#pragma unroll
+  for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
+
+  // Prologue: chunk 0's weights and scales in flight, its x staged.
+  {
+    const int kb = lane_k(0), nv = granules(kb);
+#pragma unroll
+    for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int q = 0; q < LW / 4; ++q)
+          mma_load_words<LW, kAligned>(wrow(mt, h), kb, nv_of(nv, mt, h), q, W[mt][h]);
+        S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
+      }
+#pragma unroll
+    for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
+    __syncthreads();
+  }
+
+  for (int c = 0; c < nch; ++c) {
+    const bool more = c + 1 < nch;
+    const int kb_next = lane_k(c + 1), nv_next = granules(kb_next);
+    const uint4* xs = smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
+    uint4 xr;  // one 16-byte group of chunk c+1's x, bound for the other buffer
+    // Block scales as packed pairs: blocks 0,1 (words 0..3) now; with LW = 8
+    // blocks 2,3 at word 4. Then S is free for chunk c+1's.
+    uint32_t SP[kMmaMT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        SP[mt][h] = O::scale_pair(S[mt][h]);
+        if (LW == 4 && more)
+          S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
+      }
+
+#pragma unroll
+    for (int i = 0; i < LW; ++i) {
+      // x group i / 2 of chunk c+1 (LW = 8: all four groups; LW = 4: groups
+      // 0, 1 here, 2, 3 after the loop): loaded at even words, stored at odd.
+      if (more && (i & 1) == 0) xr = stage_load(c + 1, i >> 1);
+      if (LW == 8 && i == 4) {
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            SP[mt][h] = O::scale_pair(S[mt][h] >> 16);
+            if (more)
+              S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
+          }
+      }
+      // B fragments of word i: {b0, b1} of step 2i and of step 2i+1. Lanes of
+      // x rows >= M may read slots never staged (garbage, even NaN): those
+      // only reach D columns (x rows) that are never stored, since an mma
+      // column depends on its own B column alone, so no predicate is needed.
+      uint4 B[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) B[nt] = xs[((i * NT + nt) * 32 + lane) ^ (i * XS)];
+      // Word i lies in block i / 2 of the lane's codes: half (i / 2) & 1 of
+      // the current scale pair.
+#pragma unroll
+      for (int mt = 0; mt < kMmaMT; ++mt) {
+        uint32_t a[4], b[4];  // rows g and g + 8
+        O::decode(W[mt][0][i], a);
+        O::decode(W[mt][1][i], b);
+        const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
+        const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          a[j] = O::mul(a[j], sa);
+          b[j] = O::mul(b[j], sbb);
+        }
+        // Both n-tiles always: a tile with <= 8 rows of x leaves n-tile 1 on
+        // garbage B columns that are never stored. (Branching around it makes
+        // ptxas keep more live across the branch and spill.)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          O::mma(acc[mt][nt], a[0], b[0], a[1], b[1], B[nt].x, B[nt].y);
+          O::mma(acc[mt][nt], a[2], b[2], a[3], b[3], B[nt].z, B[nt].w);
+        }
+      }
+      if (more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
+      if (more && (i & 3) == 3) {
+        // Refill the consumed 4 words of every row with chunk c+1 (prefetch
+        // distance: one chunk).
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            mma_load_words<LW, kAligned>(wrow(mt, h), kb_next, nv_of(nv_next, mt, h), i >> 2,
+                                         W[mt][h]);
+      }
+    }
+    if (LW == 4 && more) {
+#pragma unroll
+      for (int j = 2; j < kMmaMaxStage; ++j) stage_store((c + 1) & 1, j, stage_load(c + 1, j));
+    }
+    __syncthreads();  // chunk c's buffer is free; chunk c+1's is complete
+  }
+
+  // Sum the KS partials (fixed order: kw = 0, 1, ...) in the x buffers,
+  // which every warp is done with (the loop ends with a barrier).
+  if (KS > 1) {
+    float* red = reinterpret_cast<float*>(smem);
+    constexpr int kVals = kMmaMT * NT * 4;
+    if (kw > 0) {
+      float* dst = red + ((kw - 1) * WN + wn) * kVals * 32;
+#pragma unroll
+      for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) dst[((mt * NT + nt) * 4 + j) * 32 + lane] = acc[mt][nt][j];
+    }
+    __syncthreads();
+    if (kw == 0) {
+      for (int q = 1; q < KS; ++q) {
+        const float* src = red + ((q - 1) * WN + wn) * kVals * 32;
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+              acc[mt][nt][j] += src[((mt * NT + nt) * 4 + j) * 32 + lane];
+      }
+    }
+  }
+
+  if (kw == 0) {
+    const float so = __fmul_rn(__ldg(p.gs), 128.0f);
+    const T* bias = static_cast<const T*>(p.bias);
+    T* y = static_cast<T*>(p.y);
+    // D fragment: c0, c1 -> weight row (output column) g, x rows 2t, 2t+1;
+    // c2, c3 -> weight row g + 8.
+#pragma unroll
+    for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int n = col0 + 16 * mt + g + 8 * (j >> 1);
+          const int m = m0 + 8 * nt + 2 * t + (j & 1);
+          if (n < N && m < M)
+            y[static_cast<size_t>(m) * N + n] = epilogue<T>(acc[mt][nt][j], so, bias, n);
+        }
+  }
+#endif  // __CUDA_ARCH__ >= 800
+}
+
+// ------------------------------------------------------ fma GEMV kernel --
+template <typename T, int MX, bool kAligned>
+__global__ void __launch_bounds__(kFmaWarps * 32, 2) nvfp4_gemv_fma_kernel(const GemvParams p) {
+  using O = Ops<T>;
+  constexpr int R = fma_rows(MX);
+  constexpr int GW = kAligned ? 4 : 2;  // words per lane per row per granule
+  constexpr int GC = 8 * GW;            // codes per granule
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int M = p.M, N = p.N, K = p.K;
+  const int m_tile = blockIdx.x % p.m_tiles;
+  const int n_block = blockIdx.x / p.m_tiles;
+  const int n0 = (n_block * kFmaWarps + warp) * R;
+  if (n0 >= N) return;  // warp-uniform; no block-level barrier in this kernel
+  const int m0 = m_tile * MX;
+  const int mx = min(MX, M - m0);
+  const int ngr = K / GC;  // exact: K % GC == 0 for both variants (host)
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const T* x = static_cast<const T*>(p.x) + static_cast<size_t>(m0) * K;
+
+  float acc[MX][R];
+#pragma unroll
+  for (int m = 0; m < MX; ++m)
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
+
+  uint32_t wv[R][GW], sv[R];
+  auto load = [&](int gi) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const bool ok = gi < ngr && n0 + r < N;
+      const uint8_t* row = p.w + static_cast<size_t>(ok ? n0 + r : 0) * rb;
+      const uint8_t* srow = p.s + static_cast<size_t>(ok ? n0 + r : 0) * sb;
+      if constexpr (kAligned) {
+        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        uint32_t s = 0u;
+        if (ok) {
+          v = ld_stream_v4(row + static_cast<size_t>(gi) * 16);
+          s = __ldg(reinterpret_cast<const unsigned short*>(srow + static_cast<size_t>(gi) * 2));
+        }
+        wv[r][0] = v.x;
+        wv[r][1] = v.y;
+        wv[r][2] = v.z;
+        wv[r][3] = v.w;
+        sv[r] = s;
+      } else {
+        uint2 v = make_uint2(0u, 0u);
+        uint32_t s = 0u;
+        if (ok) {
+          v = ld_stream_v2(row + static_cast<size_t>(gi) * 8);
+          s = __ldg(srow + gi);
+        }
+        wv[r][0] = v.x;
+        wv[r][1] = v.y;
+        sv[r] = s;
+      }
+    }
+  };
+
+  // MX <= 2: the next granule is loaded while this one is consumed (the
+  // math per granule is short). MX >= 4: enough math per granule that the
+  // other warps hide the latency, and the registers go to the accumulators.
+  constexpr bool kPrefetch = MX <= 2;
+  int gi = lane;
+  if (kPrefetch) load(gi);
+  for (; gi < ngr; gi += 32) {
+    uint32_t cw[R][GW], cs[R];
+    if (!kPrefetch) load(gi);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      cs[r] = sv[r];
+#pragma unroll
+      for (int j = 0; j < GW; ++j) cw[r][j] = wv[r][j];
+    }
+    if (kPrefetch) load(gi + 32);
+
+    uint32_t sp[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) sp[r] = e4m3x2_to_f16x2_x128(cs[r]);
+
+#pragma unroll
+    for (int wd = 0; wd < GW; ++wd) {
+      // Decoded weights of word wd for the R rows, fp32, natural k order.
+      float f[R][8];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        uint32_t h[4];
+        decode_e2m1_f16(cw[r][wd], h);
+        const uint32_t sc = (wd >> 1) ? dup_hi(sp[r]) : dup_lo(sp[r]);
+        float2 fv[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t v = mul_f16x2(h[j], sc);
+          __half2 hv;
+          memcpy(&hv, &v, sizeof(hv));
+          fv[j] = __half22float2(hv);
+        }
+        // h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7).
+        f[r][0] = fv[0].x;
+        f[r][2] = fv[0].y;
+        f[r][4] = fv[1].x;
+        f[r][6] = fv[1].y;
+        f[r][1] = fv[2].x;
+        f[r][3] = fv[2].y;
+        f[r][5] = fv[3].x;
+        f[r][7] = fv[3].y;
+      }
+#pragma unroll
+      for (int m = 0; m < MX; ++m) {
+        if (m < mx) {  // warp-uniform
+          float xf[8];
+          O::x_to_float(
+              __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m) * K +
+                                                   static_cast<size_t>(gi) * GC + 8 * wd)),
+              xf);
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[m][r] = fmaf(f[r][j], xf[j], acc[m][r]);
+        }
+      }
+    }
+  }
+
+  // Butterfly reduction: every lane ends with every row's total.
+#pragma unroll
+  for (int m = 0; m < MX; ++m)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1)
+        acc[m][r] += __shfl_xor_sync(0xFFFFFFFFu, acc[m][r], off);
+
+  const float so = __fmul_rn(__ldg(p.gs), 128.0f);
+  const T* bias = static_cast<const T*>(p.bias);
+  T* y = static_cast<T*>(p.y);
+#pragma unroll
+  for (int m = 0; m < MX; ++m)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (lane == m * R + r && m < mx && n0 + r < N)
+        y[static_cast<size_t>(m0 + m) * N + n0 + r] = epilogue<T>(acc[m][r], so, bias, n0 + r);
+}
+
+// ------------------------------------------------------ quantize helpers --
+// E4M3 (fn) code -> float, every code; 0x7f / 0xff -> NaN (torch's decode).
+__device__ __forceinline__ float e4m3_to_float(uint32_t code) {
+  const uint32_t e = (code >> 3) & 0xFu, m = code & 7u;
+  float v;
+  if (e == 15u && m == 7u) {
+    v = __int_as_float(0x7FC00000);
+  } else if (e == 0u) {
+    v = static_cast<float>(m) * 0.001953125f;  // m * 2^-9, exact
+  } else {
+    v = __uint_as_float(((e + 120u) << 23) | (m << 20));  // (1 + m/8) * 2^(e-7)
+  }
+  return (code & 0x80u) ? -v : v;
+}
+
+// E4M3 encode, round to nearest even, of a finite t in [0, 448].
+__device__ __forceinline__ uint32_t e4m3_encode_nonneg(float t) {
+  if (t < 0.015625f) {  // below 2^-6: the subnormal grid, step 2^-9
+    return static_cast<uint32_t>(__float2int_rn(t * 512.0f));  // 0..8; 8 is 2^-6 = code 0x08
+  }
+  const int e = static_cast<int>((__float_as_uint(t) >> 23) & 0xFFu) - 127;  // -6 .. 8
+  const float scaled = t * __uint_as_float(static_cast<uint32_t>(127 + 3 - e) << 23);  // exact
+  const int q = __float2int_rn(scaled);  // 8 .. 16; 16 carries into the exponent
+  return static_cast<uint32_t>(((e + 7) << 3) + (q - 8));
+}
+
+// E2M1 encode of v in [-6, 6], ties to the even code; a negative value that
+// rounds to zero is code 0 (the CPU's e2m1_encode, branch for branch).
+__device__ __forceinline__ uint32_t e2m1_encode(float v) {
+  const float a = fabsf(v);
+  const uint32_t mag = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
+                       static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
+                       static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
+                       static_cast<uint32_t>(a > 5.0f);
+  const uint32_t neg = (v < 0.0f && mag != 0u) ? 8u : 0u;
+  return mag | neg;
+}
+
+// E2M1 code -> value, -0 for code 8.
+__device__ __forceinline__ float e2m1_to_float(uint32_t code) {
+  const uint32_t e = (code >> 1) & 3u, m = code & 1u;
+  const float mag = e == 0u ? 0.5f * static_cast<float>(m)
+                            : static_cast<float>((2u + m) << (e - 1u)) * 0.5f;
+  return (code & 8u) ? -mag : mag;
+}
+
+template <typename TI>
+__device__ __forceinline__ float load_as_float(const TI* p) {
+  return static_cast<float>(*p);
+}
+template <>
+__device__ __forceinline__ float load_as_float<__half>(const __half* p) {
+  return __half2float(*p);
+}
+template <>
+__device__ __forceinline__ float load_as_float<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
+
+template <typename TO>
+__device__ __forceinline__ TO store_from_float(float v);
+template <>
+__device__ __forceinline__ float store_from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half store_from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 store_from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// max |w| over the tensor into *amax_bits (zero-initialized; the bits of a
+// non-negative float order like the float).
+template <typename TI>
+__global__ void __launch_bounds__(kQuantThreads) nvfp4_amax_kernel(const TI* w, int64_t numel,
+                                                                   unsigned int* amax_bits) {
+  float m = 0.0f;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += stride)
+    m = fmaxf(m, fabsf(load_as_float(w + i)));
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, off));
+  __shared__ float part[kQuantThreads / 32];
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float b = part[0];
+    for (int i = 1; i < kQuantThreads / 32; ++i) b = fmaxf(b, part[i]);
+    atomicMax(amax_bits, __float_as_uint(b));
+  }
+}
+
+// One thread per 16-element block: scale, codes, and (thread 0) the global.
+template <typename TI>
+__global__ void __launch_bounds__(kQuantThreads)
+    nvfp4_quantize_kernel(const TI* w, int64_t nblocks, int64_t K, const unsigned int* amax_bits,
+                          uint8_t* packed, uint8_t* scale, float* global_out) {
+  const float amax = __uint_as_float(*amax_bits);
+  const float global = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 2688.0f);
+  const int64_t bpr = K / 16;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < nblocks;
+       b += stride) {
+    if (b == 0) *global_out = global;
+    const int64_t n = b / bpr, j = b - n * bpr;
+    const TI* src = w + n * K + 16 * j;
+    float v[16];
+    float bamax = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      v[i] = load_as_float(src + i);
+      bamax = fmaxf(bamax, fabsf(v[i]));
+    }
+    const float want = fminf(__fdiv_rn(__fdiv_rn(bamax, 6.0f), global), 448.0f);  // as the CPU
+    const uint32_t bs = e4m3_encode_nonneg(want);
+    const float bsf = e4m3_to_float(bs);
+    uint32_t lo = 0u, hi = 0u;
+    if (bsf != 0.0f) {
+      const float d = __fmul_rn(bsf, global);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        const uint32_t c = e2m1_encode(fminf(fmaxf(__fdiv_rn(v[i], d), -6.0f), 6.0f));
+        if (i < 8)
+          lo |= c << (4 * i);
+        else
+          hi |= c << (4 * (i - 8));
+      }
+    }
+    uint8_t* dst = packed + n * (K / 2) + 8 * j;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      dst[i] = static_cast<uint8_t>(lo >> (8 * i));
+      dst[4 + i] = static_cast<uint8_t>(hi >> (8 * i));
+    }
+    scale[b] = static_cast<uint8_t>(bs);
+  }
+}
+
+// One thread per packed byte (two outputs).
+template <typename TO>
+__global__ void __launch_bounds__(kDequantThreads)
+    nvfp4_dequantize_kernel(const uint8_t* packed, const uint8_t* scale, const float* gs,
+                            int64_t N, int64_t K, TO* out) {
+  const float global = __ldg(gs);
+  const int64_t half_k = K / 2, nbytes = N * half_k;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < nbytes;
+       i += stride) {
+    const int64_t n = i / half_k, jb = i - n * half_k;
+    const float bs = e4m3_to_float(scale[n * (K / 16) + jb / 8]);
+    const uint32_t byte = packed[i];
+    TO* o = out + n * K + 2 * jb;
+    o[0] = store_from_float<TO>(__fmul_rn(__fmul_rn(e2m1_to_float(byte & 15u), bs), global));
+    o[1] = store_from_float<TO>(__fmul_rn(__fmul_rn(e2m1_to_float(byte >> 4), bs), global));
+  }
+}
+
+}  // namespace nvfp4
+}  // namespace torchquant

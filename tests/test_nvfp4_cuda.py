@@ -1,0 +1,269 @@
+"""CUDA nvfp4 ops (csrc/nvfp4/): nvfp4_gemv on every forced path, quantize_nvfp4
+and dequantize_nvfp4 bit-identical to the CPU op, and clear errors.
+
+(a) every byte value decodes exactly: dequantize_nvfp4 on the GPU against the
+    CPU op bit for bit, and a one-hot x through each GEMV path (y = W^T,
+    which no summation order can perturb) against the CPU dequantization.
+(b) every forced path x fp16/bf16 x bias x M in 1..16, 17, 40 x odd N x K
+    with a 16-code tail, a 64-code tail, chunk tails and the aligned case,
+    against float64 over the dequantized weight with the derived
+    fp32-accumulation bound. Weights, block scales and x are random along K,
+    so a wrong k mapping of weight, scale or activation cannot pass.
+(c) quantize / dequantize CUDA == CPU bit for bit, ties included.
+(d) bad inputs raise the validator's messages.
+"""
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401  (loads the op library)
+from torchquant import reference as ref
+
+from conftest import HAS_CUDA, poison_cuda
+
+pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+
+ops = torch.ops.torchquant
+DTYPES = [torch.float16, torch.bfloat16]
+KERNELS = ["fma", "mma"]
+INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
+def _need(kernel):
+    if kernel == "mma" and torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("the mma path needs sm_80+")
+
+
+def _poison():
+    """NaN-fill freed blocks of both allocator pools, so an unwritten output shows."""
+    poison_cuda()
+    poison_cuda(1 << 19)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _scales(rows, cols, g, negative=False):
+    """Finite e4m3 block scales spanning 2^-9 .. 448 (subnormals too), ~5% zero."""
+    mag = torch.exp2(torch.empty(rows, cols).uniform_(-10.0, 8.8, generator=g)).clamp(max=448.0)
+    mag[torch.rand(rows, cols, generator=g) < 0.05] = 0.0
+    if negative:
+        mag[torch.rand(rows, cols, generator=g) < 0.25] *= -1.0
+    return mag.to(torch.float8_e4m3fn)
+
+
+def _operands(M, N, K, dtype, seed):
+    g = _gen(seed)
+    wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    ws = _scales(N, K // 16, g)
+    gs = torch.tensor(0.0123 * (1.0 + torch.rand(1, generator=g).item()))
+    x = torch.randn(M, K, generator=g).to(dtype)
+    bias = torch.randn(N, generator=g).to(dtype)
+    return x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), bias.cuda()
+
+
+# ------------------------------------------------------------- (a) decode --
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_dequantize_every_byte_bit_exact(out_dtype):
+    N, K = 64, 64  # 2048 bytes: every value 8 times, at varying positions
+    wp = ((torch.arange(N * K // 2) * 37) % 256).to(torch.uint8).reshape(N, K // 2)
+    codes = torch.arange(256, dtype=torch.uint8)
+    codes[codes == 0x7F] = 0x38  # NaN codes -> 1.0 (quantize never stores NaN)
+    codes[codes == 0xFF] = 0xB8
+    ws = codes[torch.randperm(256, generator=_gen(1))].reshape(N, K // 16).view(torch.float8_e4m3fn)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, out_dtype)
+    _poison()
+    got = ops.dequantize_nvfp4(wp.cuda(), ws.cuda(), gs.cuda(), out_dtype).cpu()
+    assert got.dtype == out_dtype and got.shape == (N, K)
+    assert torch.equal(got.view(INT_VIEW[out_dtype]), want.view(INT_VIEW[out_dtype]))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [48, 320])  # 16-code granules / 64-code (aligned) loads
+def test_gemv_one_hot_decodes_every_byte(kernel, dtype, K):
+    """x = I: y[k, n] = w[n, k] exactly (a single nonzero product per output),
+    so every nibble of every byte value, with every block scale including
+    negative and subnormal ones, must match the CPU dequantization bit for bit
+    after the one rounding to x's dtype."""
+    _need(kernel)
+    N = 64
+    wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
+    ws = _scales(N, K // 16, _gen(K), negative=True)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, dtype).t()  # [K, N]
+    x = torch.eye(K, dtype=dtype, device="cuda")  # M = K: several M tiles
+    _poison()
+    y = ops.nvfp4_gemv(x, wp.cuda(), ws.cuda(), gs.cuda(), None, kernel).cpu()
+    assert y.dtype == dtype and y.shape == (K, N)
+    assert torch.equal(y, want)  # values: a -0 weight may come out as +0
+
+
+# ------------------------------------------------------------- (b) gemv ----
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("N", [1, 15, 17, 257])
+@pytest.mark.parametrize("K", [16, 48, 144, 320, 2112, 4112, 8192])
+def test_gemv_forced_paths(kernel, dtype, N, K):
+    _need(kernel)
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 100003 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in list(range(1, 17)) + [17, 40]:
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            _poison()
+            y = ops.nvfp4_gemv(x, wp, ws, gs, b, kernel)
+            assert y.dtype == dtype and y.shape == (M, N)
+            want = ref.linear_ref(x, wd, b)
+            bound = ref.fp32_accum_bound(x, wd, b, dtype)
+            frac = ref.worst_fraction(y, want, bound)
+            assert frac <= 1.0, f"{kernel} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_auto(dtype):
+    x, wp, ws, gs, bias = _operands(3, 96, 1024, dtype, seed=7)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    y = ops.nvfp4_gemv(x, wp, ws, gs, bias, "auto")
+    assert ref.worst_fraction(y, ref.linear_ref(x, wd, bias), ref.fp32_accum_bound(x, wd, bias, dtype)) <= 1.0
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_gemv_unaligned_views(kernel):
+    """Views at odd offsets: x (copied to an aligned buffer), a weight base that
+    is only 8-byte aligned and 1-byte aligned scales (narrow-load variants)."""
+    _need(kernel)
+    M, N, K = 5, 33, 320
+    x_all, wp_all, ws_all, gs, _ = _operands(M + 1, N + 1, K + 16, torch.float16, seed=3)
+    x = x_all.reshape(-1)[3 : 3 + M * K].view(M, K)  # 6-byte offset
+    wp = wp_all.reshape(-1)[8 : 8 + N * K // 2].view(N, K // 2)  # 8-byte offset
+    ws = ws_all.reshape(-1)[1 : 1 + N * K // 16].view(N, K // 16)  # 1-byte offset
+    assert x.data_ptr() % 16 != 0 and wp.data_ptr() % 16 == 8 and ws.data_ptr() % 2 == 1
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    y = ops.nvfp4_gemv(x, wp, ws, gs, None, kernel)
+    assert ref.worst_fraction(y, ref.linear_ref(x, wd), ref.fp32_accum_bound(x, wd, None, torch.float16)) <= 1.0
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_gemv_deterministic_and_graph_capturable(kernel):
+    """Same inputs, same bits (fixed reduction order); the launch needs no host
+    sync (the global scale is read on the device), so it replays in a graph
+    and picks up a new global scale written in place."""
+    _need(kernel)
+    x, wp, ws, gs, bias = _operands(4, 300, 2048, torch.bfloat16, seed=11)
+    y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, kernel)
+    assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, kernel), y0)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        ops.nvfp4_gemv(x, wp, ws, gs, bias, kernel)  # warm-up outside capture
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y_g = ops.nvfp4_gemv(x, wp, ws, gs, bias, kernel)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y_g, y0)
+    gs.mul_(2.0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y_g, ops.nvfp4_gemv(x, wp, ws, gs, bias, kernel))
+
+
+# --------------------------------------------------- (c) quantize / dequant --
+def _quant_inputs():
+    g = _gen(5)
+    cases = []
+    for N, K in [(1, 16), (7, 48), (33, 160), (64, 4112)]:
+        w = torch.randn(N, K, generator=g) * torch.exp(torch.empty(N, K // 16).uniform_(-8, 8, generator=g)).repeat_interleave(16, 1)
+        if K >= 48:
+            w[:, 16:32] = 0.0  # zero blocks -> scale 0, codes 0
+            w[0, 32:48] *= 1e-12  # a block whose e4m3 scale underflows to 0
+        cases.append(w)
+    # Ties: global 1 (amax 2688), block scale 4, so w / d lands on every midpoint,
+    # and a negative value that rounds to zero.
+    t = torch.zeros(2, 32)
+    t[0, 0] = 2688.0
+    t[1, :16] = torch.tensor([24.0, 1, 3, 5, 7, 10, 14, 20, -1, -3, -5, -7, -10, -14, -20, -0.4])
+    t[1, 16:] = torch.tensor([-24.0, 0.9999, 1.0001, 2.9999, 3.0001, -0.999, 6, 8, 12, 16, -2, -4, -6, -8, -12, -16])
+    cases.append(t)
+    cases.append(torch.zeros(3, 32))  # amax 0 -> global 1, all codes 0
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_quantize_matches_cpu_bit_exact(dtype):
+    for w in _quant_inputs():
+        w = w.to(dtype)
+        p, s, g = ops.quantize_nvfp4(w)
+        _poison()
+        pc, sc, gc = ops.quantize_nvfp4(w.cuda())
+        assert pc.dtype == torch.uint8 and sc.dtype == torch.float8_e4m3fn and gc.dtype == torch.float32
+        assert pc.shape == p.shape and sc.shape == s.shape and gc.shape == g.shape == ()
+        assert torch.equal(pc.cpu(), p), f"codes differ for {tuple(w.shape)} {dtype}"
+        assert torch.equal(sc.cpu().view(torch.uint8), s.view(torch.uint8))
+        assert torch.equal(gc.cpu().view(torch.int32), g.view(torch.int32))
+        for od in (torch.float32, torch.float16, torch.bfloat16):
+            d_cpu = ops.dequantize_nvfp4(p, s, g, od)
+            d_gpu = ops.dequantize_nvfp4(pc, sc, gc, od).cpu()
+            assert torch.equal(d_gpu.view(INT_VIEW[od]), d_cpu.view(INT_VIEW[od]))
+
+
+def test_quantize_then_gemv_roundtrip():
+    """quantize on the GPU then both GEMV paths against the original weight,
+    gated by the fp32-accumulation bound over the dequantized weight."""
+    g = _gen(9)
+    w = torch.randn(130, 512, generator=g).cuda()
+    x = torch.randn(6, 512, generator=g).to(torch.bfloat16).cuda()
+    p, s, gs = ops.quantize_nvfp4(w)
+    wd = ref.dequantize_nvfp4_ref(p, s, gs)
+    for kernel in ["auto"] + KERNELS:
+        if kernel == "mma" and torch.cuda.get_device_capability() < (8, 0):
+            continue
+        y = ops.nvfp4_gemv(x, p, s, gs, None, kernel)
+        assert ref.worst_fraction(y, ref.linear_ref(x, wd), ref.fp32_accum_bound(x, wd, None, torch.bfloat16)) <= 1.0
+
+
+# ------------------------------------------------------------ (d) errors ----
+def test_bad_inputs_raise():
+    x, wp, ws, gs, bias = _operands(2, 8, 64, torch.float16, seed=2)
+    cases = [
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "cpu"), "not a CUDA path"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "wgmma"), "not a CUDA path"),
+        (lambda: ops.nvfp4_gemv(x.float(), wp, ws, gs, None, "auto"), "x must be float16 or bfloat16"),
+        (lambda: ops.nvfp4_gemv(x, wp[:, :16].contiguous(), ws, gs, None, "auto"), "w_packed must be"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws.float(), gs, None, "auto"), "w_scale must be"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws[:, :2].contiguous(), gs, None, "auto"), "w_scale must be"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, torch.ones(2, device="cuda"), None, "auto"), "global_scale must hold one element"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs.cpu(), None, "auto"), "is on"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, bias.float(), "auto"), "bias dtype"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, bias[:4], "auto"), "bias must be"),
+        (lambda: ops.nvfp4_gemv(x[:, :40].contiguous(), wp, ws, gs, None, "auto"), "multiple of 16"),
+        (lambda: ops.nvfp4_gemv(x[:, ::2], wp, ws, gs, None, "auto"), "contiguous"),
+        (lambda: ops.nvfp4_gemv(x[:0], wp, ws, gs, None, "auto"), "empty"),
+        (lambda: ops.quantize_nvfp4(torch.randn(4, 40, device="cuda")), "multiple of 16"),
+        (lambda: ops.quantize_nvfp4(torch.randn(4, 32, device="cuda").to(torch.int32)), "w must be"),
+        (lambda: ops.dequantize_nvfp4(wp, ws[:, :2].contiguous(), gs, None), "scale must be"),
+        (lambda: ops.dequantize_nvfp4(wp, ws, gs, torch.int32), "out_dtype must be"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError, match=msg):
+            fn()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_quantize_rejects_nonfinite(bad):
+    w = torch.randn(4, 32, device="cuda")
+    w[2, 7] = bad
+    with pytest.raises(RuntimeError, match="NaN or Inf"):
+        ops.quantize_nvfp4(w)
+
+
+def test_mma_forced_below_sm80_raises():
+    if torch.cuda.get_device_capability() >= (8, 0):
+        pytest.skip("this device has mma.m16n8k16")
+    x, wp, ws, gs, _ = _operands(1, 8, 64, torch.float16, seed=1)
+    with pytest.raises(RuntimeError, match="needs mma.sync"):
+        ops.nvfp4_gemv(x, wp, ws, gs, None, "mma")
