@@ -65,9 +65,18 @@ cu_sources = rel(p for p in cu_all if not p.endswith("_sm90a.cu"))
 cu_sm90a = rel(p for p in cu_all if p.endswith("_sm90a.cu"))
 
 include_dirs = [os.path.join(HERE, "csrc")]
-cxx_flags = ["-O3", "-fopenmp"]  # the C++ standard is torch's choice (C++20 for torch >= 2.10)
+# The C++ ABI of std::string must match torch's own build (error messages
+# cross into libc10 as std::string); stated explicitly rather than left to the
+# compiler's default. The extension must also link libstdc++ dynamically, as
+# torch does: a compiler that links it statically (the H200 image's CC/CXX
+# wrapper) makes every failing check with a number in its message crash;
+# benchmarks/gpu_job.sh builds with the system gcc there.
+abi_flag = f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"
+cxx_flags = ["-O3", "-fopenmp", abi_flag]  # the C++ standard is torch's choice (C++20 for torch >= 2.10)
 # Stable Python ABI (py_limited_api=True makes torch define Py_LIMITED_API):
-# the module is a PyInit stub, no pybind11.
+# the module is a PyInit stub, no pybind11. TORCHQUANT_LIMITED_API=0 builds
+# against the full Python API instead (a diagnostic switch).
+LIMITED_API = os.environ.get("TORCHQUANT_LIMITED_API", "1") == "1"
 define_macros = []
 link_args = ["-fopenmp"]
 
@@ -95,6 +104,7 @@ if want_cuda():
     include_dirs = include_dirs + cuda_library_headers()
     archs = arch_list()
     nvcc_flags = [
+        abi_flag,
         "-O3",
         "--expt-relaxed-constexpr",
         "-lineinfo",
@@ -108,7 +118,7 @@ if want_cuda():
             define_macros=define_macros + [("TORCHQUANT_WITH_CUDA", "1")],
             extra_compile_args={"cxx": cxx_flags, "nvcc": nvcc_flags},
             extra_link_args=link_args,
-            py_limited_api=True,
+            py_limited_api=LIMITED_API,
         )
     )
     if cu_sm90a and any(a.startswith("9.0") for a in archs):
@@ -124,7 +134,7 @@ if want_cuda():
                     "nvcc": nvcc_flags + ["-gencode=arch=compute_90a,code=sm_90a"],
                 },
                 extra_link_args=link_args,
-                py_limited_api=True,
+                py_limited_api=LIMITED_API,
             )
         )
 else:
@@ -136,7 +146,7 @@ else:
             define_macros=define_macros,
             extra_compile_args={"cxx": cxx_flags},
             extra_link_args=link_args,
-            py_limited_api=True,
+            py_limited_api=LIMITED_API,
         )
     )
 

@@ -16,6 +16,12 @@ for a in "$@"; do
 done
 mkdir -p "$OUTDIR"
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
+# The H200 image sets CC/CXX to a gcc wrapper that links libstdc++ statically
+# into the extension; its own ostream then formats numbers with the process's
+# (dynamic) locale facets and every failing TORCH_CHECK with a number in its
+# message segfaulted (cuda-gdb: std::ostream::_M_insert<long> inside _C.so).
+# The system compiler links libstdc++ dynamically, like torch.
+if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
 PY=${PYTHON:-python3}
 ARCH=$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$ARCH}
@@ -37,14 +43,20 @@ grep -E "registers|spill|stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes sp
 echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$OUTDIR/spills.txt")"
 
 # Smoke test: a bad argument must raise a Python exception, not crash.
-$PY - <<'PY' 2>&1 | tail -3
+cat > /tmp/smoke.py <<'PY'
 import torch, torchquant
+print("torch cxx11 abi:", torch._C._GLIBCXX_USE_CXX11_ABI)
 try:
     torch.ops.torchquant.prune24(torch.ones(2, 6))
     print("smoke: no exception raised (bad)")
 except RuntimeError as e:
     print("smoke: bad input raises cleanly:", str(e).splitlines()[0][:100])
 PY
+if ! PYTHONPATH=$PWD $PY /tmp/smoke.py; then
+  echo "smoke: CRASHED; backtrace:"
+  (/opt/gcc/bin/g++ --version; g++ --version; echo "CC=${CC:-} CXX=${CXX:-}") 2>&1 | grep -v "^$" | grep -vi copyright | grep -vi "free software\|warranty" | head -6
+  PYTHONPATH=$PWD timeout 120 cuda-gdb -q -batch -ex run -ex bt --args $PY /tmp/smoke.py 2>&1 | grep -E "^#" | head -25
+fi
 
 rc=0
 if [ $TESTS = 1 ]; then
@@ -59,6 +71,10 @@ if [ $SAN = 1 ]; then
     tests/test_int8_cuda.py tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py -k "not large and not slow" \
     > "$OUTDIR/sanitizer.log" 2>&1; src=$?
   tail -n 6 "$OUTDIR/sanitizer.log"; echo "memcheck: rc=$src, $(( $(date +%s) - t0 )) s"
+fi
+if [ "${SWEEP:-0}" = 1 ]; then
+  PYTHONPATH=$PWD $PY benchmarks/sweep_gemv.py > "$OUTDIR/sweep.log" 2>&1 || echo "sweep failed"
+  grep -E "best|ceiling" "$OUTDIR/sweep.log" | head -30
 fi
 if [ $BENCH = 1 ]; then
   mode=--quick; [ $FULL = 1 ] && mode=--full

@@ -12,10 +12,7 @@
 
 namespace torchquant {
 
-// "[2, 3]" for an error message. Shapes are formatted here, not streamed with
-// c10's operator<< for IntArrayRef: on the H200 image (torch 2.11, its gcc)
-// every failing check whose message streamed sizes() took the process down
-// (segfault) instead of raising, while checks with plain integers raised.
+// "[2, 3]" for an error message.
 inline std::string shape_str(at::IntArrayRef s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) {

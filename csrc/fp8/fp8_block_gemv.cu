@@ -20,6 +20,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -42,14 +43,17 @@ enum class Fp8GemvKernel { kFma, kMma };
 //   capability  shape                      kernel  why
 //   < sm_80     any                        fma     mma.m16n8k16 with fp16/bf16
 //                                                  inputs needs sm_80
-//   >= sm_80    any M, N, K, block_size    mma     the weight stream is the whole
-//                                                  cost: tensor cores keep the
-//                                                  instructions per weight byte low
-//                                                  at every M (~134 per KB at M <= 8),
-//                                                  where the scalar path pays one
-//                                                  FFMA per weight per row and turns
-//                                                  issue-bound from M ~ 2-4 (and at
-//                                                  M = 1 still issues more)
+//   >= sm_80    M == 1                     fma     measured on the H200 (cold L2,
+//                                                  graph replay, 2026-11-30): fma
+//                                                  streams the weight at 64-74% of the
+//                                                  read ceiling at M = 1 where mma
+//                                                  reaches 37-45% (28672x8192: 74.6
+//                                                  vs 127 us; 14336x4096: 21.5 vs 30.7)
+//   >= sm_80    M >= 2                     mma     fma pays one FFMA per weight per
+//                                                  row and turns issue-bound (M = 16:
+//                                                  fma 550 us vs mma 132 us at
+//                                                  28672x8192); mma keeps the
+//                                                  instructions per weight byte flat
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -58,11 +62,11 @@ enum class Fp8GemvKernel { kFma, kMma };
 // -------------------------------------------------------------------------
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size) {
-  (void)M;
   (void)N;
   (void)K;
   (void)block_size;
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  if (M == 1) return Fp8GemvKernel::kFma;          // measured faster at M = 1 (above)
   return Fp8GemvKernel::kMma;                       // every shape, every block size
 }
 
@@ -77,10 +81,27 @@ constexpr int kMmaWarpsPerSm = 16;
 // possibly several waves of short-lived single-warp blocks); small N splits K
 // so there are enough warps, and so enough bytes in flight, to fill the GPU.
 int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count) {
+  // Tuning knob for benchmarks/sweep_gemv.py: TORCHQUANT_FP8_KSPLIT=1|2|4|8|16
+  // overrides the heuristic (read per call; unset in normal use).
+  if (const char* env = std::getenv("TORCHQUANT_FP8_KSPLIT")) {
+    int forced = std::atoi(env);
+    if (forced >= 1) {
+      int ks = 1;
+      while (ks * 2 <= std::min(forced, fp8::kMmaMaxWarps) && chunks >= ks * 2) ks *= 2;
+      return ks;
+    }
+  }
   const int64_t slots = static_cast<int64_t>(sm_count) * kMmaWarpsPerSm;
   int ks = 1;
   while (ks < fp8::kMmaMaxWarps && tasks * ks * 2 <= slots && chunks >= ks * 4) ks *= 2;
-  return ks;
+  // Measured floor (H200 sweep, benchmarks/sweep_gemv.py, 2026-11-30): one
+  // resident wave of single-warp blocks leaves too few bytes in flight on the
+  // large shapes; splitting K over at least K/1024 warps (4 at K = 4096, 8 at
+  // K = 8192) was fastest at every M = 2..16 (28672x8192: 127-133 -> 99-111
+  // us; 14336x4096: 31-34 -> 29-33; 128256x4096: 239-260 -> 206-237).
+  int floor_ks = 1;
+  while (floor_ks * 2 <= 8 && chunks >= floor_ks * 2 * 16) floor_ks *= 2;
+  return std::max(ks, floor_ks);
 }
 
 // Multiplier for the kernels' branch-free block index (fp8_kernels.cuh,

@@ -111,9 +111,9 @@
 // quantize: nvfp4_amax_kernel (max |w| per block, atomicMax on the bits of a
 // non-negative float) then nvfp4_quantize_kernel, one thread per 16-element
 // block, every step the CPU's fp32 operation in the CPU's order:
-//   global = amax / 2688 (amax == 0 -> 1); bs = e4m3_rne(min(bamax / 6 / global, 448));
+//   global = amax / 2688 (-> 1 when that is 0); bs = e4m3_rne(min(bamax / 6 / global, 448));
 //   d = float(bs) * global; q = e2m1_rne(clamp(w / d, -6, 6)) (ties to even
-//   code; a negative value rounding to 0 is code 0); bs == 0 -> codes 0.
+//   code; sign kept: a negative value rounding to 0 is code 8, -0); bs == 0 -> codes 0.
 // dequantize: one thread per byte, (e2m1 * float(bs)) * global in fp32 (the
 // first product exact), one RNE rounding to the output dtype.
 #pragma once
@@ -802,14 +802,14 @@ __device__ __forceinline__ uint32_t e4m3_encode_nonneg(float t) {
 }
 
 // E2M1 encode of v in [-6, 6], ties to the even code; a negative value that
-// rounds to zero is code 0 (the CPU's e2m1_encode, branch for branch).
+// rounds to zero keeps its sign, code 8 (the CPU's e2m1_encode).
 __device__ __forceinline__ uint32_t e2m1_encode(float v) {
   const float a = fabsf(v);
   const uint32_t mag = static_cast<uint32_t>(a > 0.25f) + static_cast<uint32_t>(a >= 0.75f) +
                        static_cast<uint32_t>(a > 1.25f) + static_cast<uint32_t>(a >= 1.75f) +
                        static_cast<uint32_t>(a > 2.5f) + static_cast<uint32_t>(a >= 3.5f) +
                        static_cast<uint32_t>(a > 5.0f);
-  const uint32_t neg = (v < 0.0f && mag != 0u) ? 8u : 0u;
+  const uint32_t neg = signbit(v) ? 8u : 0u;  // sign kept: a negative value rounding to 0 is -0
   return mag | neg;
 }
 
@@ -877,7 +877,8 @@ __global__ void __launch_bounds__(kQuantThreads)
     nvfp4_quantize_kernel(const TI* w, int64_t nblocks, int64_t K, const unsigned int* amax_bits,
                           uint8_t* packed, uint8_t* scale, float* global_out) {
   const float amax = __uint_as_float(*amax_bits);
-  const float global = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 2688.0f);
+  const float g0 = __fdiv_rn(amax, 2688.0f);
+  const float global = g0 == 0.0f ? 1.0f : g0;  // all zero, or the scale underflows
   const int64_t bpr = K / 16;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < nblocks;
