@@ -172,7 +172,7 @@ def statistical_bound(a: Tensor, w: Tensor, s_a: Tensor, s_w: Tensor, slack: flo
 
 def worst_fraction(got: Tensor, ref: Tensor, bound: Tensor) -> float:
     """max |got - ref| / bound; inf if anything is non-finite (NaN never passes)."""
-    g = got.to(torch.float64)
+    g = got.detach().to(torch.float64)
     if not bool(torch.isfinite(g).all()):
         return float("inf")
     return float(((g - ref.to(torch.float64)).abs() / bound).max())
