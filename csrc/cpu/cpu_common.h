@@ -184,5 +184,48 @@ inline __attribute__((always_inline)) void dot16_1x4(const float* __restrict x,
   out[3] = fold16(l3);
 }
 
+// The fused int8 epilogue's operands as raw pointers, shared by int8_matmul
+// and sparse24_int8_matmul (csrc/cpu): y = float(acc - a_zero[m] * colsum[n])
+// * (a_scale[m] * w_scale[n]) + bias[n]. Steps are 0 where one element
+// broadcasts. Owns the column sums it had to compute (a_zero given without
+// w_colsum: one pass over the int8 weight, or over the 2:4 kept values, whose
+// row sums are the dense ones) and the exact fp32 copy of the bias.
+struct Int8Epilogue {
+  const float* a_scale = nullptr;
+  int64_t a_scale_step = 0;
+  const int32_t* a_zero = nullptr;  // null: symmetric activation
+  int64_t a_zero_step = 0;
+  const float* w_scale = nullptr;
+  int64_t w_scale_step = 0;
+  const int32_t* colsum = nullptr;  // non-null iff a_zero is
+  const float* bias = nullptr;      // fp32 copy, or null
+  at::Tensor colsum_owner, bias_owner;
+};
+
+inline Int8Epilogue make_int8_epilogue(const at::Tensor& a_scale,
+                                       const c10::optional<at::Tensor>& a_zero,
+                                       const at::Tensor& w_scale,
+                                       const c10::optional<at::Tensor>& w_colsum,
+                                       const at::Tensor& w_int8,
+                                       const c10::optional<at::Tensor>& bias) {
+  Int8Epilogue ep;
+  ep.a_scale = a_scale.data_ptr<float>();
+  ep.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  ep.w_scale = w_scale.data_ptr<float>();
+  ep.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  if (a_zero.has_value()) {
+    ep.colsum_owner =
+        w_colsum.has_value() ? *w_colsum : at::sum(w_int8, {1}, false, at::kInt).contiguous();
+    ep.a_zero = a_zero->data_ptr<int32_t>();
+    ep.a_zero_step = a_zero->numel() == 1 ? 0 : 1;
+    ep.colsum = ep.colsum_owner.data_ptr<int32_t>();
+  }
+  if (bias.has_value()) {
+    ep.bias_owner = bias->to(at::kFloat).contiguous();  // exact widening
+    ep.bias = ep.bias_owner.data_ptr<float>();
+  }
+  return ep;
+}
+
 }  // namespace cpu
 }  // namespace torchquant

@@ -105,19 +105,8 @@ TQ_CPU_CLONES void int8_tile(const int16_t* __restrict a16, const int8_t* __rest
   }
 }
 
-struct Epilogue {
-  const float* a_scale;
-  int64_t a_scale_step;  // 0 when one element broadcasts
-  const int32_t* a_zero;  // null: symmetric activation
-  int64_t a_zero_step;
-  const float* w_scale;
-  int64_t w_scale_step;
-  const int32_t* colsum;  // non-null iff a_zero is
-  const float* bias;      // fp32 copy, or null
-};
-
 template <typename T>
-void int8_matmul_impl(const int16_t* a16, const int8_t* w, const Epilogue& ep, int64_t M,
+void int8_matmul_impl(const int16_t* a16, const int8_t* w, const Int8Epilogue& ep, int64_t M,
                       int64_t N, int64_t K, T* out) {
   const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
   parallel_tiles(mt * nt, [&](TileCounter& tiles) {
@@ -159,22 +148,7 @@ at::Tensor int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
 
   // Widening int8 -> int16 is exact; done once so the tiles only widen W.
   const at::Tensor a16 = a_q.to(at::kShort).contiguous();
-  at::Tensor colsum;
-  if (a_zero.has_value()) {
-    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_q, {1}, false, at::kInt).contiguous();
-  }
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-
-  Epilogue ep;
-  ep.a_scale = a_scale.data_ptr<float>();
-  ep.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
-  ep.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : nullptr;
-  ep.a_zero_step = a_zero.has_value() && a_zero->numel() == 1 ? 0 : 1;
-  ep.w_scale = w_scale.data_ptr<float>();
-  ep.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
-  ep.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : nullptr;
-  ep.bias = bias.has_value() ? bias_f.data_ptr<float>() : nullptr;
+  const Int8Epilogue ep = make_int8_epilogue(a_scale, a_zero, w_scale, w_colsum, w_q, bias);
 
   at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
   const int16_t* a16p = a16.data_ptr<int16_t>();

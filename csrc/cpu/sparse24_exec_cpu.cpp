@@ -93,17 +93,6 @@ at::Tensor sparse24_gemv_cpu(const at::Tensor& x, const at::Tensor& values, cons
 }
 
 // --------------------------------------------------- int8 x 2:4 int8 ----
-struct Int8Epilogue {
-  const float* a_scale;
-  int64_t a_scale_step;  // 0 when one element broadcasts
-  const int32_t* a_zero;  // null: symmetric activation
-  int64_t a_zero_step;
-  const float* w_scale;
-  int64_t w_scale_step;
-  const int32_t* colsum;  // non-null iff a_zero is
-  const float* bias;      // fp32 copy, or null
-};
-
 template <typename T>
 void sparse24_int8_impl(const int8_t* a, const int8_t* values, const uint8_t* meta,
                         const Int8Epilogue& ep, int64_t M, int64_t N, int64_t K, T* out) {
@@ -150,20 +139,8 @@ at::Tensor sparse24_int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_s
   const Int8MatmulShape sh = validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta,
                                                            w_scale, w_colsum, bias, out_dtype);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
-  at::Tensor colsum;
-  if (a_zero.has_value())
-    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_values, {1}, false, at::kInt).contiguous();
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-  Int8Epilogue ep;
-  ep.a_scale = a_scale.data_ptr<float>();
-  ep.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
-  ep.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : nullptr;
-  ep.a_zero_step = a_zero.has_value() && a_zero->numel() == 1 ? 0 : 1;
-  ep.w_scale = w_scale.data_ptr<float>();
-  ep.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
-  ep.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : nullptr;
-  ep.bias = bias.has_value() ? bias_f.data_ptr<float>() : nullptr;
+  const Int8Epilogue ep =
+      make_int8_epilogue(a_scale, a_zero, w_scale, w_colsum, w_values, bias);
   at::Tensor out = at::empty({sh.M, sh.N}, a_q.options().dtype(sh.out_dtype));
   dispatch_float_out(sh.out_dtype, op, [&](auto tag) {
     using T = decltype(tag);
