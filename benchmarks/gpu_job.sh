@@ -4,6 +4,9 @@
 # the folder given as $1 (default $OUT, else ./gpu_out); a short table last.
 #
 #   bash benchmarks/gpu_job.sh [OUTDIR] [--full] [--no-tests] [--no-bench] [--sanitize]
+#   env: MICRO=1 (read-pattern microbenchmark, benchmarks/micro), NCU=1 (Nsight
+#   Compute on the decode kernels), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
+#   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-./gpu_out}}
@@ -28,6 +31,11 @@ export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$ARCH}
 export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; $PY -c "import torch; print('torch', torch.__version__)"; } | tee "$OUTDIR/env.txt"
 
+if [ "${MICRO:-0}" = 1 ]; then
+  nvcc -O3 -arch=sm_${ARCH/./} -o /tmp/stream_patterns benchmarks/micro/stream_patterns.cu &&
+    /tmp/stream_patterns ${MICRO_ARGS:-} > "$OUTDIR/stream_patterns.txt" 2>&1
+  echo "microbenchmark rc=$?"
+fi
 t0=$(date +%s)
 if ! $PY setup.py build_ext --inplace > "$OUTDIR/build.log" 2>&1; then
   grep -E "error" "$OUTDIR/build.log" | head -30
@@ -58,10 +66,16 @@ if ! PYTHONPATH=$PWD $PY /tmp/smoke.py; then
   PYTHONPATH=$PWD timeout 120 cuda-gdb -q -batch -ex run -ex bt --args $PY /tmp/smoke.py 2>&1 | grep -E "^#" | head -25
 fi
 
+if [ "${NCU:-0}" = 1 ]; then
+  PYTHONPATH=$PWD timeout 240 ncu --clock-control none --kernel-name regex:gemv \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+    --section SchedulerStats --section LaunchStats $PY benchmarks/micro/ncu_decode.py > "$OUTDIR/ncu.txt" 2>&1
+  echo "ncu rc=$?"
+fi
 rc=0
 if [ $TESTS = 1 ]; then
   t0=$(date +%s)
-  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-8} tests $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
+  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
   tail -n 25 "$OUTDIR/tests.log"
   echo "tests: rc=$rc, $(( $(date +%s) - t0 )) s"
 fi
@@ -78,7 +92,7 @@ if [ "${SWEEP:-0}" = 1 ]; then
 fi
 if [ $BENCH = 1 ]; then
   mode=--quick; [ $FULL = 1 ] && mode=--full
-  $PY benchmarks/run_all.py $mode --out "$OUTDIR/bench" > "$OUTDIR/bench.log" 2>&1 || echo "benchmarks failed rc=$?"
+  $PY benchmarks/run_all.py $mode ${BENCH_ARGS:-} --out "$OUTDIR/bench" > "$OUTDIR/bench.log" 2>&1 || echo "benchmarks failed rc=$?"
   (cd "$OUTDIR" && tar czf bench.tar.gz bench && rm -rf bench)
   tail -n 60 "$OUTDIR/bench.log"
 fi

@@ -80,7 +80,7 @@ constexpr int kMmaWarpsPerSm = 16;
 // least two chunks. Large N needs no split (KS = 1, one warp per 16 columns,
 // possibly several waves of short-lived single-warp blocks); small N splits K
 // so there are enough warps, and so enough bytes in flight, to fill the GPU.
-int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count) {
+int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count, bool ring = false) {
   // Tuning knob for benchmarks/sweep_gemv.py: TORCHQUANT_FP8_KSPLIT=1|2|4|8|16
   // overrides the heuristic (read per call; unset in normal use).
   if (const char* env = std::getenv("TORCHQUANT_FP8_KSPLIT")) {
@@ -99,6 +99,10 @@ int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count) {
   // large shapes; splitting K over at least K/1024 warps (4 at K = 4096, 8 at
   // K = 8192) was fastest at every M = 2..16 (28672x8192: 127-133 -> 99-111
   // us; 14336x4096: 31-34 -> 29-33; 128256x4096: 239-260 -> 206-237).
+  // The cp.async ring kernel (WK = 64) keeps 8 KB per warp in flight in
+  // shared memory and needs no floor (read-pattern microbenchmark: KS = 1..8
+  // all within a few % at 28672x8192).
+  if (ring) return ks;
   int floor_ks = 1;
   while (floor_ks * 2 <= 8 && chunks >= floor_ks * 2 * 16) floor_ks *= 2;
   return std::max(ks, floor_ks);
@@ -138,6 +142,27 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+template <typename T, int MT>
+void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
+  constexpr int S = fp8::kMmaCpStages;
+  const int64_t ntiles = (a.N + 15) / 16;
+  const int64_t blocks = ntiles * mtiles;
+  TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
+              " blocks is too large");
+  const size_t smem = static_cast<size_t>(ks) * S * 2048 +
+                      (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
+  auto kernel = fp8::fp8_gemv_mma_cp_kernel<T, MT, S>;
+  static const cudaError_t attr = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      fp8::kMmaMaxWarps * (S * 2048 + MT * 4 * 32 * static_cast<int>(sizeof(float))));
+  TORCH_CHECK(attr == cudaSuccess, kGemvOp, ": cannot reserve shared memory for the mma kernel: ",
+              cudaGetErrorString(attr));
+  kernel<<<static_cast<unsigned>(blocks), ks * 32, smem, stream>>>(
+      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
+      a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <typename T, int WK>
 void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
   // M <= 8: one n-tile of 8 rows (MT = 1). Otherwise 16-row tiles (MT = 2);
@@ -147,8 +172,17 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
   const int64_t mtiles = a.M <= 8 ? 1 : (a.M + 15) / 16;
   const int64_t ntiles = (a.N + 15) / 16;
   const int64_t chunks = (a.K + fp8::kMmaChunk - 1) / fp8::kMmaChunk;
-  const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count);
   TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
+  if constexpr (WK == 64) {
+    // 16-row x 128-k stages through the cp.async ring (fp8_kernels.cuh).
+    const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
+    if (MT == 1)
+      launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), stream);
+    else
+      launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
+    return;
+  }
+  const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count);
   if (MT == 1)
     launch_mma_t<T, WK, 1>(a, ks, static_cast<int>(mtiles), stream);
   else

@@ -55,6 +55,9 @@
 #pragma once
 
 #include <cuda_bf16.h>
+
+#include "common/ldg.h"
+#include "common/warp_ring.cuh"
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -71,6 +74,7 @@ constexpr int kMmaChunk = 64;          // K elements per chunk (16 bytes per lan
 // 128-register budget.
 constexpr int mma_prefetch(int wk, int mt) { return (wk == 16 && mt == 2) ? 2 : 4; }
 constexpr bool mma_x_ahead(int wk, int mt) { return !(wk == 16 && mt == 2); }
+constexpr int kMmaCpStages = 4;        // cp.async ring: 4 stages x 2 KB per warp in flight
 constexpr int kFmaWarps = 8;           // warps per block in the fma kernel
 constexpr int kFmaCols = 2;            // output columns per warp in the fma kernel
 constexpr int kFmaPrefetch = 2;        // 16-element pieces in flight per lane
@@ -81,20 +85,12 @@ constexpr int kDequantThreads = 256;
 // Streaming 16/8/4-byte loads of the weight. The 16-byte form skips L1 (each
 // byte is used once); the narrow forms keep L1 allocation because the other
 // half of their 32-byte sector is read by the next window of the same warp.
-// Building with -DTORCHQUANT_FP8_L2_PREFETCH_256B adds the .L2::256B prefetch
-// hint (each warp walks a row 64 bytes at a time, 4 chunks ahead): a tuning
-// knob to A/B on the device, off by default.
+// TQ_L2_HINT (common/ldg.h) adds the L2 prefetch-size qualifier.
 __device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
   uint4 r;
-#ifdef TORCHQUANT_FP8_L2_PREFETCH_256B
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p));
-#else
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-#endif
   return r;
 }
 __device__ __forceinline__ uint2 ld_nc_v2(const void* p) {
@@ -493,6 +489,134 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 
   // Epilogue. Accumulator r = mt * 4 + i of lane (g, t) is output column
   // n0 + g + 8 * (i / 2), activation row m0 + 8 * mt + 2t + (i % 2).
+  auto store = [&](int r, int ln, float v) {
+    const int mt = r >> 2, i = r & 3;
+    const int n = n0 + (ln >> 2) + ((i >> 1) << 3);
+    const int m = m0 + mt * 8 + 2 * (ln & 3) + (i & 1);
+    if (n < N && m < M) {
+      if (bias != nullptr) v += Act<T>::to_float(bias[n]);
+      y[static_cast<size_t>(m) * N + n] = Act<T>::from_float(v);
+    }
+  };
+  if (ks == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) store(mt * 4 + i, lane, acc[mt][i]);
+    return;
+  }
+  constexpr int R = MT * 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[(warp * R + mt * 4 + i) * 32 + lane] = acc[mt][i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < R * 32; e += blockDim.x) {
+    float v = 0.f;
+    for (int q = 0; q < ks; ++q) v += red[q * R * 32 + e];  // fixed order: deterministic
+    store(e >> 5, e & 31, v);
+  }
+#else
+  __trap();  // the host never launches this kernel below sm_80
+#endif
+}
+
+// ================================================= mma GEMV, cp.async ====
+// The WK = 64 path (block_size % 64 == 0) with the weight streamed through a
+// per-warp shared-memory ring (common/warp_ring.cuh): each stage is 16 rows x
+// 128 k, copied 4 rows x 128 bytes per instruction, S stages in flight, no
+// registers held by bytes in flight. Each stage feeds two 64-k chunks to the
+// same mma_chunk as the kernel above (the same arithmetic per chunk; with
+// ks > 1 the chunks are spread over the warps in pairs, a different fp32 order). Warp `warp` of a block takes stages warp, warp + ks, ...
+// Dynamic shared memory: ks * S * 2048 bytes of ring, then the K-split
+// reduction (ks * MT * 4 * 32 floats when ks > 1).
+template <typename T, int MT, int S>
+__global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
+    fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
+                           const float* __restrict__ ws, const T* __restrict__ bias,
+                           T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
+                           int mtiles) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(16) uint8_t dsm[];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int ks = blockDim.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int mtile = blockIdx.x % mtiles;
+  const int ntile = blockIdx.x / mtiles;
+  const int n0 = ntile * 16;
+  const int m0 = mtile * 8 * MT;
+  const int lk = t * 16;
+
+  ring::Producer prod;
+  prod.init(w, n0, N, K, lane);
+  ring::Reader rd;
+  rd.init(lane);
+  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * ring::kStageBytes);
+  float* red = reinterpret_cast<float*>(dsm + ks * (S * ring::kStageBytes));
+
+  const bool okA = n0 + g < N, okB = n0 + g + 8 < N;
+  const float* sA = keep_in_register(ws + static_cast<size_t>(okA ? n0 + g : 0) * nb);
+  const float* sB = keep_in_register(ws + static_cast<size_t>(okB ? n0 + g + 8 : 0) * nb);
+  const uint16_t* xl[MT];
+  int xlim[MT];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int m = m0 + mt * 8 + g;
+    xl[mt] = keep_in_register(reinterpret_cast<const uint16_t*>(x) +
+                              static_cast<size_t>(m < M ? m : 0) * K + lk);
+    xlim[mt] = keep_in_register(m < M ? K - lk : 0);
+  }
+
+  float acc[MT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) acc[mt][0] = acc[mt][1] = acc[mt][2] = acc[mt][3] = 0.f;
+
+  const int nst = (K + 127) / 128;
+  const int mine = warp < nst ? (nst - 1 - warp) / ks + 1 : 0;
+  const int kstride = ks * 128;
+  int knext = warp * 128;  // byte (= k) offset of the next stage to copy
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    if (s < mine) prod.issue(ring0 + s * ring::kStageBytes, knext + s * kstride);
+    ring::commit();  // empty groups keep the count uniform
+  }
+  knext += S * kstride;
+  int kcur = warp * 128;
+  int slot = 0;
+  for (int i = 0; i < mine; ++i) {
+    ring::wait_pending<S - 1>();
+    __syncwarp();
+    const uint32_t stage = ring0 + slot * ring::kStageBytes;
+    uint32_t wa[2][4], wb[2][4];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint4 a = rd.row_g(stage, h), b = rd.row_g8(stage, h);
+      wa[h][0] = a.x; wa[h][1] = a.y; wa[h][2] = a.z; wa[h][3] = a.w;
+      wb[h][0] = b.x; wb[h][1] = b.y; wb[h][2] = b.z; wb[h][3] = b.w;
+    }
+    float sa[2][1], sb[2][1];
+    uint32_t xb[2][MT][8];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int c0 = kcur + 64 * h;
+      const int blk = block_of(c0, bmagic);
+      sa[h][0] = (okA && c0 < K) ? __ldg(sA + blk) : 0.f;
+      sb[h][0] = (okB && c0 < K) ? __ldg(sB + blk) : 0.f;
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], c0);
+    }
+    __syncwarp();  // every lane has read the slot before it is refilled
+    if (i + S < mine) prod.issue(stage, knext);
+    ring::commit();
+    knext += kstride;
+    kcur += kstride;
+    slot = slot + 1 == S ? 0 : slot + 1;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xb[h], acc);
+  }
+  ring::wait_pending<0>();
+
   auto store = [&](int r, int ln, float v) {
     const int mt = r >> 2, i = r & 3;
     const int n = n0 + (ln >> 2) + ((i >> 1) << 3);

@@ -55,6 +55,8 @@
 #pragma once
 
 #include <cuda_bf16.h>
+
+#include "common/ldg.h"
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -205,7 +207,7 @@ __device__ __forceinline__ uint4 ldg16_stream(const void* p, bool pred) {
   asm volatile(
       "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
       " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-      " @p ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+      " @p ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p), "r"(static_cast<int>(pred)));
   return r;

@@ -119,6 +119,8 @@
 #pragma once
 
 #include <cuda_bf16.h>
+
+#include "common/ldg.h"
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -187,14 +189,14 @@ __device__ __forceinline__ uint32_t dup_hi(uint32_t v) { return prmt(v, 0u, 0x32
 // Streaming weight loads: every byte is used once, so skip L1.
 __device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
   uint4 r;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p));
   return r;
 }
 __device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
   uint2 r;
-  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
   return r;
 }
 
