@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_job.sh [OUTDIR] [--full] [--no-tests] [--no-bench] [--sanitize]
 #   env: MICRO=1 (read-pattern microbenchmark, benchmarks/micro), NCU=1 (Nsight
 #   Compute on the decode kernels), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
-#   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16")
+#   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
+#   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';')
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-./gpu_out}}
@@ -93,7 +94,14 @@ fi
 if [ $BENCH = 1 ]; then
   mode=--quick; [ $FULL = 1 ] && mode=--full
   $PY benchmarks/run_all.py $mode ${BENCH_ARGS:-} --out "$OUTDIR/bench" > "$OUTDIR/bench.log" 2>&1 || echo "benchmarks failed rc=$?"
-  (cd "$OUTDIR" && tar czf bench.tar.gz bench && rm -rf bench)
+  # EXTRA_BENCH: more run_all.py argument sets, separated by ';', each into bench/extraN
+  i=0; IFS=';' read -ra sets <<< "${EXTRA_BENCH:-}"
+  for args in "${sets[@]}"; do
+    i=$((i + 1)); [ -n "${args// }" ] || continue
+    eval "$PY benchmarks/run_all.py $args --out \"$OUTDIR/bench/extra$i\"" > "$OUTDIR/bench_extra$i.log" 2>&1 || echo "extra bench $i failed"
+    grep -A40 "^### " "$OUTDIR/bench_extra$i.log" | grep -E "^###|^\|" | head -40
+  done
+  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log 2>/dev/null && rm -rf bench)
   tail -n 60 "$OUTDIR/bench.log"
 fi
 exit $rc

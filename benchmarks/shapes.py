@@ -71,7 +71,10 @@ QWEN3_MOE_EXPERT: List[Shape] = [
 
 LM_HEAD: List[Shape] = [Shape("Llama-3", "lm_head", 128256, 4096, anchor=True)]
 
-ALL_SHAPES: List[Shape] = LLAMA3_8B + LLAMA3_70B + QWEN3_MOE_EXPERT + LM_HEAD
+# The seed's square problem (int8 error table, 2048^3 CUDA-core timing).
+SEED: List[Shape] = [Shape("seed", "2048^3", 2048, 2048)]
+
+ALL_SHAPES: List[Shape] = LLAMA3_8B + LLAMA3_70B + QWEN3_MOE_EXPERT + LM_HEAD + SEED
 ANCHOR_SHAPES: List[Shape] = [s for s in ALL_SHAPES if s.anchor]
 
 # One Llama-3-8B decoder layer: the 7 projections, unfused, with the input

@@ -174,13 +174,18 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
   const int64_t chunks = (a.K + fp8::kMmaChunk - 1) / fp8::kMmaChunk;
   TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
   if constexpr (WK == 64) {
-    // 16-row x 128-k stages through the cp.async ring (fp8_kernels.cuh).
-    const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
-    if (MT == 1)
+    // M <= 8: 16-row x 128-k stages through the cp.async ring
+    // (fp8_kernels.cuh). Measured on the H200 (cold L2, graph replay,
+    // 2026-11-30), 28672x8192: M = 2 / 4 / 8 in 78 / 84 / 89 us against
+    // 99-111 us for the register-prefetch kernel; 128256x4096 M = 2..8:
+    // 169-171 against 206-237 us. With 16 activation rows (MT = 2) the ring
+    // kernel was slower (131 vs 105 us at 28672x8192: 115 registers, x read
+    // per warp twice as often), so M > 8 keeps the register kernel.
+    if (MT == 1) {
+      const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
       launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), stream);
-    else
-      launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
-    return;
+      return;
+    }
   }
   const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count);
   if (MT == 1)
