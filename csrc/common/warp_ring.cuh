@@ -13,9 +13,10 @@
 // pieces from shared memory.
 //
 // Stage layout (2048 bytes): row r at r * 128; its 16-byte unit u stored at
-// unit u ^ ((r & 1) << 2).  The swizzle makes both sides conflict-free: a copy
-// phase (8 lanes) writes one full row, and a read phase (lanes of rows g and
-// g + 1, 4 units each) lands in two different halves of the banks.
+// unit u ^ ((r & 1) * SW).  The swizzle makes both sides conflict-free: a copy
+// phase (8 lanes) writes one full row, and a read phase (8 lanes: the quads of
+// rows g and g + 1) lands in disjoint banks when the quad reads units
+// {4h + t} (SW = 4, the fp8 kernel) or {2t + q} (SW = 1, the nvfp4 kernel).
 #include <stdint.h>
 
 #include "common/ldg.h"
@@ -51,45 +52,56 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
   return v;
 }
 
-// The copying side. Lane l copies unit l % 8 of rows 4j + l / 8, j = 0..3.
-struct Producer {
-  const uint8_t* src[4];  // row pointer + 16 * (l % 8); row 0 for a row past N
-  uint32_t rows_ok;       // bit j: row 4j + l / 8 exists
-  int klim;               // a stage at byte offset k0 has this lane's unit iff k0 < klim
-  uint32_t dst;           // shared offset of this lane's unit inside a stage
+// Shared offset of unit u of row r inside a stage.
+template <int SW>
+__device__ __forceinline__ uint32_t unit_offset(int r, int u) {
+  return static_cast<uint32_t>(r * kRowBytes + ((u ^ ((r & 1) * SW)) << 4));
+}
 
-  // Rows n0 .. n0 + 15 of a [N, row_bytes] matrix (row_bytes % 16 == 0).
+// The copying side for a stage of 4J rows. Lane l copies unit l % 8 of rows
+// 4j + l / 8, j = 0 .. J-1 (one base pointer and a stride, so the copy state
+// costs a handful of registers whatever J is).
+template <int SW, int J>
+struct Producer {
+  const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8)
+  size_t stride4;      // 4 rows
+  uint32_t rows_ok;    // bit j: row n0 + 4j + l / 8 exists
+  int klim;            // a stage at byte offset k0 has this lane's unit iff k0 < klim
+  uint32_t dst;        // shared offset of this lane's unit in row l / 8
+
+  // Rows n0 .. n0 + 4J - 1 of a [N, row_bytes] matrix (row_bytes % 16 == 0,
+  // 16-byte aligned base).
   __device__ __forceinline__ void init(const uint8_t* base, int n0, int N, int row_bytes,
                                        int lane) {
     const int u = lane & 7, r0 = lane >> 3;
     rows_ok = 0;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int n = n0 + 4 * j + r0;
-      const bool ok = n < N;
-      rows_ok |= static_cast<uint32_t>(ok) << j;
-      src[j] = base + static_cast<size_t>(ok ? n : 0) * row_bytes + 16 * u;
-    }
+    for (int j = 0; j < J; ++j) rows_ok |= static_cast<uint32_t>(n0 + 4 * j + r0 < N) << j;
+    src = base + static_cast<size_t>(n0 + r0 < N ? n0 + r0 : 0) * row_bytes + 16 * u;
+    stride4 = static_cast<size_t>(4) * row_bytes;
     klim = row_bytes - 16 * u;
-    dst = r0 * kRowBytes + ((u ^ ((r0 & 1) << 2)) << 4);
+    dst = unit_offset<SW>(r0, u);  // rows 4j + r0 share r0's parity
   }
-  // Copies bytes [k0, k0 + 128) of the 16 rows into the stage at `stage`.
+  // Copies bytes [k0, k0 + 128) of the 4J rows into the stage at `stage`.
+  // A row past N or a unit past the row end is zero-filled and not read.
   __device__ __forceinline__ void issue(uint32_t stage, int k0) const {
     const bool kin = k0 < klim;
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      cp16(stage + dst + 512 * j, src[j] + (kin ? k0 : 0), kin && ((rows_ok >> j) & 1u));
+    for (int j = 0; j < J; ++j) {
+      const bool ok = kin && ((rows_ok >> j) & 1u);
+      cp16(stage + dst + 512 * j, ok ? src + j * stride4 + k0 : src, ok);
+    }
   }
 };
 
-// The reading side: lane (g, t) = (lane / 4, lane % 4) reads bytes
-// [64h + 16t, 64h + 16t + 16) of rows g and g + 8, h = 0, 1.
+// The fp8 reading side (SW = 4): lane (g, t) = (lane / 4, lane % 4) reads
+// bytes [64h + 16t, 64h + 16t + 16) of rows g and g + 8, h = 0, 1.
 struct Reader {
   uint32_t off[2];  // half h, row g; row g + 8 is + 1024
   __device__ __forceinline__ void init(int lane) {
     const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) off[h] = g * kRowBytes + (((4 * h + t) ^ ((g & 1) << 2)) << 4);
+    for (int h = 0; h < 2; ++h) off[h] = unit_offset<4>(g, 4 * h + t);
   }
   __device__ __forceinline__ uint4 row_g(uint32_t stage, int h) const { return lds128(stage + off[h]); }
   __device__ __forceinline__ uint4 row_g8(uint32_t stage, int h) const {

@@ -548,7 +548,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   const int m0 = mtile * 8 * MT;
   const int lk = t * 16;
 
-  ring::Producer prod;
+  ring::Producer<4, 4> prod;
   prod.init(w, n0, N, K, lane);
   ring::Reader rd;
   rd.init(lane);

@@ -172,7 +172,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int64_t blocks = c.n_blocks * c.m_tiles;
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
-  const int smem = nvfp4::mma_smem_bytes(c.ks, NT);
+  const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;

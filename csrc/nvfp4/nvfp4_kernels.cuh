@@ -121,6 +121,7 @@
 #include <cuda_bf16.h>
 
 #include "common/ldg.h"
+#include "common/warp_ring.cuh"
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -159,6 +160,19 @@ __host__ __device__ constexpr int mma_reduce_bytes(int ks, int nt) {
 __host__ __device__ constexpr int mma_smem_bytes(int ks, int nt) {
   return 2 * mma_x_buffer_bytes(ks, nt) > mma_reduce_bytes(ks, nt) ? 2 * mma_x_buffer_bytes(ks, nt)
                                                                     : mma_reduce_bytes(ks, nt);
+}
+
+// The aligned mma kernel (K % 64 == 0) streams each warp's 32 weight rows x
+// 128 bytes per chunk through a per-warp cp.async ring of kMmaRingStages
+// stages (common/warp_ring.cuh), placed after the x buffers.
+constexpr int kMmaRingStages = 2;
+constexpr int kMmaRingStageBytes = kMmaMT * ring::kStageBytes;  // 32 rows x 128 B
+constexpr int kMmaRingWarpBytes = kMmaRingStages * kMmaRingStageBytes;
+__host__ __device__ constexpr int mma_ring_offset(int ks, int nt) {
+  return (mma_smem_bytes(ks, nt) + 127) / 128 * 128;
+}
+__host__ __device__ constexpr int mma_smem_total(int ks, int nt, bool ring) {
+  return ring ? mma_ring_offset(ks, nt) + kMmaWarps * kMmaRingWarpBytes : mma_smem_bytes(ks, nt);
 }
 
 struct GemvParams {
@@ -479,6 +493,28 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   uint32_t W[kMmaMT][2][LW];
   uint32_t S[kMmaMT][2];
   float acc[kMmaMT][NT][4];
+
+  // Weight ring (aligned K only: every 16-byte unit then lies entirely inside
+  // or outside a row). Chunk c of this warp: bytes c * CK / 2 + 128 kw ..
+  // + 128 of its 32 rows; lane (g, t) reads units 2t, 2t + 1 of rows
+  // 8h + g of sub-stage mt: the same bytes the direct loads give it.
+  constexpr bool kRing = kAligned && LW == 8;
+  static_assert(!kRing || kMmaMT * 16 == 32, "ring stage holds 32 rows");
+  ring::Producer<1, 4 * kMmaMT> prod;  // 32 rows: sub-stage mt = rows 16 mt ..
+  uint32_t ring0 = 0, rd_off[2][2] = {{0u, 0u}, {0u, 0u}};
+  int ring_slot = 0;
+  if constexpr (kRing) {
+    prod.init(p.w, col0, N, K / 2, lane);
+    ring0 = ring::smem_u32addr(reinterpret_cast<const uint8_t*>(smem) + mma_ring_offset(KS, NT)) +
+            warp * kMmaRingWarpBytes;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) rd_off[h][q] = ring::unit_offset<1>(8 * h + g, 2 * t + q);
+  }
+  auto ring_issue = [&](int c, uint32_t stage) {
+    prod.issue(stage, c * (CK / 2) + 128 * kw);
+  };
 #pragma unroll
   for (int mt = 0; mt < kMmaMT; ++mt)
 #pragma unroll
@@ -486,16 +522,26 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
-  // Prologue: chunk 0's weights and scales in flight, its x staged.
+  // Prologue: chunk 0's weights (ring: the first kMmaRingStages chunks) and
+  // scales in flight, its x staged.
+  if constexpr (kRing) {
+#pragma unroll
+    for (int st = 0; st < kMmaRingStages; ++st) {
+      if (st < nch) ring_issue(st, ring0 + st * kMmaRingStageBytes);
+      ring::commit();  // empty groups keep the count uniform
+    }
+  }
   {
     const int kb = lane_k(0), nv = granules(kb);
 #pragma unroll
     for (int mt = 0; mt < kMmaMT; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if constexpr (!kRing) {
 #pragma unroll
-        for (int q = 0; q < LW / 4; ++q)
-          mma_load_words<LW, kAligned>(wrow(mt, h), kb, nv_of(nv, mt, h), q, W[mt][h]);
+          for (int q = 0; q < LW / 4; ++q)
+            mma_load_words<LW, kAligned>(wrow(mt, h), kb, nv_of(nv, mt, h), q, W[mt][h]);
+        }
         S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
       }
 #pragma unroll
@@ -505,6 +551,29 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 
   for (int c = 0; c < nch; ++c) {
     const bool more = c + 1 < nch;
+    if constexpr (kRing) {
+      // Chunk c's stage has landed; copy it to registers, then refill the
+      // slot with chunk c + kMmaRingStages.
+      ring::wait_pending<kMmaRingStages - 1>();
+      __syncwarp();
+      const uint32_t st = ring0 + ring_slot * kMmaRingStageBytes;
+#pragma unroll
+      for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const uint4 v = ring::lds128(st + mt * ring::kStageBytes + rd_off[h][q]);
+            W[mt][h][4 * q + 0] = v.x;
+            W[mt][h][4 * q + 1] = v.y;
+            W[mt][h][4 * q + 2] = v.z;
+            W[mt][h][4 * q + 3] = v.w;
+          }
+      __syncwarp();  // every lane has read the slot before it is refilled
+      if (c + kMmaRingStages < nch) ring_issue(c + kMmaRingStages, st);
+      ring::commit();
+      ring_slot = ring_slot + 1 == kMmaRingStages ? 0 : ring_slot + 1;
+    }
     const int kb_next = lane_k(c + 1), nv_next = granules(kb_next);
     const uint4* xs = smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
     uint4 xr;  // one 16-byte group of chunk c+1's x, bound for the other buffer
@@ -566,7 +635,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
         }
       }
       if (more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
-      if (more && (i & 3) == 3) {
+      if (!kRing && more && (i & 3) == 3) {
         // Refill the consumed 4 words of every row with chunk c+1 (prefetch
         // distance: one chunk).
 #pragma unroll
@@ -583,6 +652,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
     __syncthreads();  // chunk c's buffer is free; chunk c+1's is complete
   }
+  if constexpr (kRing) ring::wait_pending<0>();
 
   // Sum the KS partials (fixed order: kw = 0, 1, ...) in the x buffers,
   // which every warp is done with (the loop ends with a barrier).

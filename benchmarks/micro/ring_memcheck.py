@@ -1,0 +1,21 @@
+"""Small launches of the cp.async-ring GEMV paths (fp8 M <= 8, nvfp4 aligned K)
+for compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage.
+
+compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
+"""
+import torch
+import torchquant  # noqa: F401
+from torchquant import ops
+
+torch.manual_seed(0)
+for N, K in ((17, 320), (1, 192), (33, 8192 + 64), (257, 2112)):
+    w = torch.randn(N, K, device="cuda") * 0.05
+    wq8, ws8 = ops.quantize_fp8_block(w, 64)
+    wp4, s4, g4 = ops.quantize_nvfp4(w)
+    for M in (1, 3, 8, 16):
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
+        if K % 64 == 0:
+            ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
+torch.cuda.synchronize()
+print("ring memcheck script: ok")
