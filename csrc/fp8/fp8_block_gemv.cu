@@ -43,12 +43,22 @@ enum class Fp8GemvKernel { kFma, kMma };
 //   capability  shape                      kernel  why
 //   < sm_80     any                        fma     mma.m16n8k16 with fp16/bf16
 //                                                  inputs needs sm_80
-//   >= sm_80    M == 1                     fma     measured on the H200 (cold L2,
-//                                                  graph replay, 2026-11-30): fma
-//                                                  streams the weight at 64-74% of the
-//                                                  read ceiling at M = 1 where mma
-//                                                  reaches 37-45% (28672x8192: 74.6
-//                                                  vs 127 us; 14336x4096: 21.5 vs 30.7)
+//   >= sm_80    M == 1, 4096 <= N <= 65536 fma     measured on the H200 (cold L2,
+//               and (K <= 4096 or N >= 3K)         graph replay, 2026-11-30) against the
+//                                                  cp.async-ring mma kernel over the 13
+//                                                  Llama-3 8B/70B + lm_head shapes: fma
+//                                                  won by 2-13% on exactly these
+//                                                  (4096x4096: 9.2 vs 10.6 us;
+//                                                  28672x8192: 74.2 vs 75.7), mma on
+//                                                  the rest, where K-splitting pays
+//                                                  (1024x8192: 8.8 vs 12.3 us;
+//                                                  8192x28672: 69.2 vs 78.0;
+//                                                  128256x4096: 154 vs 164)
+//   >= sm_80    M == 1, block_size % 64 != 0 fma   only the 64-wide window has the ring;
+//                                                  the register-load mma kernel lost to
+//                                                  fma at M = 1 everywhere (28672x8192
+//                                                  at bs = 128 before the ring: 127 vs
+//                                                  74.6 us)
 //   >= sm_80    M >= 2                     mma     fma pays one FFMA per weight per
 //                                                  row and turns issue-bound (M = 16:
 //                                                  fma 550 us vs mma 132 us at
@@ -62,11 +72,10 @@ enum class Fp8GemvKernel { kFma, kMma };
 // -------------------------------------------------------------------------
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size) {
-  (void)N;
-  (void)K;
-  (void)block_size;
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (M == 1) return Fp8GemvKernel::kFma;          // measured faster at M = 1 (above)
+  if (M == 1 && (block_size % 64 != 0 ||
+                 (N >= 4096 && N <= 65536 && (K <= 4096 || N >= 3 * K))))
+    return Fp8GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Fp8GemvKernel::kMma;                       // every shape, every block size
 }
 

@@ -77,17 +77,21 @@ enum class Nvfp4GemvKernel { kFma, kMma };
 //                      |         |        | granules when K % 64 != 0).
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
-// Measured exception (H200, cold L2, graph replay, 2026-11-30): at M = 1 the
-// fma kernel was 1.16-1.45x faster than mma on all four anchor shapes
-// (28672x8192: 57 vs 80 us), so M = 1 takes fma.
+// Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
+// the weight streamed through the cp.async ring (K % 64 == 0) mma matched or
+// beat fma from 14336x4096 up (28672x8192: 56.2 vs 56.6 us; 128256x4096:
+// 108 vs 127 us) but lost on 4096x4096 (8.5 vs 7.8 us); the register-load mma
+// kernel (K % 64 != 0) lost to fma everywhere (28672x8192: 80 vs 57 us). So
+// M = 1 takes fma below 32M weights or when K % 64 != 0.
+constexpr int64_t kMmaM1MinWeights = int64_t{32} << 20;
+
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K) {
-  (void)N;
-  (void)K;
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (M == 1) return Nvfp4GemvKernel::kFma;          // measured faster at M = 1 (above)
+  if (M == 1 && (K % 64 != 0 || N * K < kMmaM1MinWeights))
+    return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
 }
 
