@@ -1,29 +1,45 @@
-"""2:4 structured sparsity: torch's semi-structured sparse GEMM (and
-torchquant's own sparse24_gemv where torch.ops.torchquant has one) against
-the dense bf16 layer over the same pruned weight.
+"""2:4 structured sparsity: torch's semi-structured sparse GEMM, torchquant's
+own sparse24_gemv and its W8A8 2:4 GEMM sparse24_int8_matmul (where
+torch.ops.torchquant has them) against the dense layers over the same pruned
+weight.
 
 Rows per (shape, M):
-  tq auto / fma / mma   torchquant's sparse24_gemv(x, values, meta[, kernel=...]) over
+  tq auto / fma / mma   torchquant's sparse24_gemv(x, values, meta, None, path) over
                         compress24's layout, only if hasattr(torch.ops.torchquant,
                         "sparse24_gemv") (otherwise the rows say n/a); "fma" is the
                         CUDA-core decode path, timed for M <= --forced-max-m
+  tq int8 2:4 [/ mma / simt]  sparse24_int8_matmul(a_q, a_scale, None, values8, meta8,
+                        w_scale, None, None, bf16, path): the pruned weight quantized
+                        per output channel (symmetric int8) then compress24'd, the
+                        activation quantized per token (symmetric) outside the timed
+                        region; "mma" is mma.sp .s8, "simt" the CUDA-core fallback,
+                        timed for M <= --forced-max-m
   peers:
+  tq int8 dense (same pruned weight)  torchquant's int8_matmul (auto) on the same a_q
+                        and the dense int8 pruned weight: the dense counterpart of the
+                        int8 2:4 rows (column "vs tq int8")
   bf16 F.linear (dense) F.linear(x, W_pruned), the dense layer with the zeros stored
   2:4 torch semi-structured  F.linear(x, torch.sparse.to_sparse_semi_structured(W_pruned)):
                         cuSPARSELt or CUTLASS, whichever torch picks (named in the note).
                         Bytes: its packed values + metadata. It pads M itself.
 
 The weight is pruned by torchquant's prune24 (two largest magnitudes of every
-4 along K) when available, else by the same rule here. Correctness: against
-float64 x @ W_pruned^T (strict fp32-accumulation bound for torchquant,
-relative sanity gate for the peers).
+4 along K) when available, else by the same rule here. Quantizing the pruned
+weight keeps its zeros (symmetric: 0 -> 0), so the int8 weight is 2:4 too.
+Correctness: against float64 x @ W_pruned^T (strict fp32-accumulation bound
+for sparse24_gemv, relative sanity gate for the bf16 peers); the int8 rows
+against the exact integer product a_q @ W_q^T scaled in float64 (int8
+epilogue bound). Besides, once per shape before timing, every int8 2:4 path
+this device runs must equal int8_matmul over the dense int8 weight bit for
+bit (the integer part is exact): the script raises otherwise.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import Any, Iterable, List, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +51,9 @@ from shapes import Shape  # noqa: E402
 
 OP = "sparse24"
 FORCED = ("fma", "mma")  # CUDA paths of sparse24_gemv (csrc/sparse/sparse24.cu)
-DECODE_ONLY = ("fma",)
+INT8_FORCED = ("mma", "simt")  # CUDA paths of sparse24_int8_matmul (csrc/sparse/sparse24.cu)
+# CUDA-core paths, timed for M <= --forced-max-m only (auto and the tensor-core paths at every M).
+SCALAR_PATHS = {"fma": "decode-only path", "simt": "CUDA-core fallback path"}
 
 
 def local_prune24(w: torch.Tensor) -> torch.Tensor:
@@ -60,13 +78,115 @@ def semi_structured_bytes(ws: Any) -> int:
     return total
 
 
+# The timed calls. The path goes positionally: the schemas name it `path`.
+def tq_gemv(x, values, meta, path: str = "auto"):
+    return torch.ops.torchquant.sparse24_gemv(x, values, meta, None, path)
+
+
+def tq_int8_sparse(a_q, a_s, values, meta, w_s, path: str = "auto"):
+    return torch.ops.torchquant.sparse24_int8_matmul(a_q, a_s, None, values, meta, w_s, None, None, C.OUT_DTYPE, path)
+
+
+def tq_int8_dense(a_q, a_s, w_q, w_s, path: str = "auto"):
+    return torch.ops.torchquant.int8_matmul(a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, path)
+
+
+def path_skip(ctx: C.Ctx, why: str, path: str, M: int) -> Optional[str]:
+    """Why the row of `path` at this M is n/a (None: it runs)."""
+    if why:
+        return why
+    if path != "auto" and not ctx.on_gpu:
+        return "CUDA-only path"
+    if path in SCALAR_PATHS and M > ctx.forced_max_m:
+        return f"{SCALAR_PATHS[path]}, timed for M <= {ctx.forced_max_m}"
+    return None
+
+
+def path_impls(
+    ctx: C.Ctx, M: int, why: str, names: Sequence[Tuple[str, str]], fn: Any, base: Sequence[Any],
+    nbytes: int, flops: float, check: Any, series: str,
+) -> List[C.Impl]:
+    """One torchquant row per (path, row name) in names: fn(*base, path=path)."""
+    return [
+        C.Impl(
+            name=name,
+            kind="torchquant",
+            fn=functools.partial(fn, path=path),
+            make_inputs=C.rotating(base),
+            nbytes=nbytes,
+            flops=flops,
+            check=check,
+            series=series if path == "auto" else None,
+            skip=path_skip(ctx, why, path, M),
+        )
+        for path, name in names
+    ]
+
+
+def peer_impl(
+    name: str, peer_key: str, fn: Any, make_inputs: Any, nbytes: int, flops: float, check: Any, series: str,
+    skip: str = "", note: str = "",
+) -> C.Impl:
+    """A peer row: its time is the denominator of the `vs <peer_key>` column."""
+    return C.Impl(name=name, kind="peer", fn=fn, make_inputs=make_inputs, nbytes=nbytes, flops=flops, check=check,
+                  peer_key=peer_key, series=series, skip=skip or None, note=note)
+
+
+def op_why(ctx: C.Ctx, op: str) -> str:
+    """Empty when torch.ops.torchquant.<op> runs on this device, else why its rows are n/a."""
+    if ctx.tq is not None and C.has_op(op) and C.has_kernel(op, ctx.device):
+        return ""
+    return f"torch.ops.torchquant has no {ctx.device.type} {op}"
+
+
+def quantize_rows(ctx: C.Ctx, t: torch.Tensor, why: str) -> Tuple[Optional[Tuple[torch.Tensor, torch.Tensor]], str]:
+    """Symmetric per-row int8 (q, scale) of t by quantize_int8, or (None, why)."""
+    if why:
+        return None, why
+    q, why = C.try_quantize(ctx, "quantize_int8", t, True, True)
+    return (q[:2] if q is not None else None), why
+
+
+def check_int8_exact(
+    ctx: C.Ctx, where: str, x: torch.Tensor, w_q: torch.Tensor, w_s: torch.Tensor, values: torch.Tensor, meta: torch.Tensor
+) -> None:
+    """Every sparse24_int8_matmul path this device runs (CUDA-core paths on at most
+    --forced-max-m rows of x) must equal int8_matmul over the dense int8 weight bit
+    for bit: same a_q, scales and epilogue, and the integer product is exact."""
+    qa, _ = quantize_rows(ctx, x, "")
+    if qa is None:
+        return
+    a_q, a_s = qa
+    P = a_q.shape[0]
+    for path in ("auto",) + INT8_FORCED:
+        rows = next((m for m in (P, min(P, ctx.forced_max_m)) if path_skip(ctx, "", path, m) is None), 0)
+        if not rows:
+            continue
+        try:
+            got = tq_int8_sparse(a_q[:rows], a_s[:rows], values, meta, w_s, path)
+            want = tq_int8_dense(a_q[:rows], a_s[:rows], w_q, w_s)
+        except Exception as e:  # the timed row runs the same call and reports it
+            ctx.note_once(f"{where}: exactness check of sparse24_int8_matmul path={path} skipped: {C.first_line(e)}")
+            continue
+        if not torch.equal(got, want):
+            diff = got.float() != want.float()
+            raise RuntimeError(
+                f"{OP} {where} M={rows}: sparse24_int8_matmul(path={path!r}) differs from int8_matmul over the "
+                f"same pruned int8 weight at {int(diff.sum())} of {diff.numel()} outputs (max |diff| "
+                f"{float((got.float() - want.float()).abs().max()):.4g}); the integer product must be exact"
+            )
+
+
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
     gen = torch.Generator(device=dev)
-    has_tq_sparse = ctx.tq is not None and C.has_op("sparse24_gemv") and C.has_kernel("sparse24_gemv", dev)
-    if not has_tq_sparse:
-        ctx.note_once(f"torch.ops.torchquant has no {dev.type} sparse24_gemv: only torch's semi-structured path vs dense is measured")
+    gemv_why = op_why(ctx, "sparse24_gemv")
+    if gemv_why:
+        ctx.note_once(f"{gemv_why}: only torch's semi-structured path vs dense is measured")
+    sp8_why, dense8_why = op_why(ctx, "sparse24_int8_matmul"), op_why(ctx, "int8_matmul")
+    if sp8_why:
+        ctx.note_once(f"{sp8_why}: the int8 2:4 rows are n/a")
     semi_skip = ""
     if not ctx.on_gpu:
         semi_skip = "torch semi-structured sparsity is CUDA-only"
@@ -80,10 +200,25 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
         wp = q[0] if q is not None else local_prune24(w)
         del w, q
         values = meta = None
-        why = "" if has_tq_sparse else f"torch.ops.torchquant has no {dev.type} sparse24_gemv"
-        if has_tq_sparse:
+        why = gemv_why
+        if not why:
             q, why = C.try_quantize(ctx, "compress24", wp)
             values, meta = q if q is not None else (None, None)
+
+        # int8: the pruned weight quantized per channel (still 2:4), dense and compressed.
+        wq8, int8_why = quantize_rows(ctx, wp, sp8_why if (sp8_why and dense8_why) else "")
+        w_q, w_s = wq8 if wq8 is not None else (None, None)
+        values8 = meta8 = None
+        sp8_shape_why = sp8_why or int8_why
+        if not sp8_shape_why:
+            q, sp8_shape_why = C.try_quantize(ctx, "compress24", w_q)
+            values8, meta8 = q if q is not None else (None, None)
+        if not (sp8_shape_why or dense8_why):
+            probe = torch.Generator(device=dev)
+            probe.manual_seed(5000 + N + 7 * K)
+            x_probe = torch.randn(max(ms), K, device=dev, dtype=bf16, generator=probe)
+            check_int8_exact(ctx, shape.nk, x_probe, w_q, w_s, values8, meta8)
+            del x_probe
 
         # One semi-structured copy per rotation index, built on demand and kept for the shape.
         semi_copies: dict = {}
@@ -106,69 +241,54 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
         for M in ms:
             x = torch.randn(M, K, device=dev, dtype=bf16, generator=gen)
             flops = 2.0 * M * N * K
+            out_bytes = M * N * 2
             lazies: List[C.Lazy] = []
-            impls: List[C.Impl] = []
             chk_tq, lz = C.float_check(x, deq_rows, N, bf16)
             lazies.append(lz)
-            for kernel in ("auto",) + FORCED:
-                skip = why
-                if not skip and kernel != "auto" and not ctx.on_gpu:
-                    skip = "CUDA-only path"
-                elif not skip and kernel in DECODE_ONLY and M > ctx.forced_max_m:
-                    skip = f"decode-only path, timed for M <= {ctx.forced_max_m}"
-                impls.append(
-                    C.Impl(
-                        name="tq auto" if kernel == "auto" else f"tq {kernel}",
-                        kind="torchquant",
-                        fn=(lambda x, v, m: torch.ops.torchquant.sparse24_gemv(x, v, m)) if kernel == "auto"
-                        else (lambda x, v, m, kernel=kernel: torch.ops.torchquant.sparse24_gemv(x, v, m, kernel=kernel)),
-                        make_inputs=C.rotating((x, values, meta)),
-                        nbytes=C.nbytes(x, values, meta) + M * N * 2,
-                        flops=flops,
-                        check=chk_tq,
-                        series="2:4 torchquant" if kernel == "auto" else None,
-                        skip=skip or None,
-                    )
-                )
+            impls = path_impls(
+                ctx, M, why, [(p, f"tq {p}") for p in ("auto",) + FORCED], tq_gemv, (x, values, meta),
+                C.nbytes(x, values, meta) + out_bytes, flops, chk_tq, "2:4 torchquant",
+            )
+
+            qa, a_why = quantize_rows(ctx, x, int8_why or ("" if wq8 is not None else "no int8 weight"))
+            a_q, a_s = qa if qa is not None else (None, None)
+            chk_q = None
+            if qa is not None:
+                chk_q, lz = C.int8_check(a_q, a_s, w_q, w_s, bf16)
+                lazies.append(lz)
+            impls += path_impls(
+                ctx, M, sp8_shape_why or a_why,
+                [("auto", "tq int8 2:4")] + [(p, f"tq int8 2:4 {p}") for p in INT8_FORCED],
+                tq_int8_sparse, (a_q, a_s, values8, meta8, w_s),
+                C.nbytes(a_q, a_s, values8, meta8, w_s) + out_bytes, flops, chk_q, "2:4 int8 torchquant",
+            )
+            impls.append(peer_impl(
+                "tq int8 dense (same pruned weight)", "tq_int8", tq_int8_dense, C.rotating((a_q, a_s, w_q, w_s)),
+                C.nbytes(a_q, a_s, w_q, w_s) + out_bytes, flops, chk_q, "int8 torchquant",
+                skip=dense8_why or int8_why or a_why,
+                note="torchquant int8_matmul auto: the dense counterpart of the int8 2:4 rows",
+            ))
+
             chk_peer, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
             lazies.append(lz)
-            impls.append(
-                C.Impl(
-                    name="bf16 F.linear (dense)",
-                    kind="peer",
-                    fn=F.linear,
-                    make_inputs=C.rotating((x, wp)),
-                    nbytes=C.nbytes(x, wp) + M * N * 2,
-                    flops=flops,
-                    check=chk_peer,
-                    peer_key="bf16",
-                    series="bf16 F.linear",
-                )
-            )
+            impls.append(peer_impl(
+                "bf16 F.linear (dense)", "bf16", F.linear, C.rotating((x, wp)),
+                C.nbytes(x, wp) + out_bytes, flops, chk_peer, "bf16 F.linear",
+            ))
 
             def semi_inputs(i: int, x=x) -> Tuple[Any, ...]:
                 return (x if i == 0 else x.clone(), semi(i))
 
             sbytes = semi_structured_bytes(semi_copies[0]) if 0 in semi_copies else 0
-            impls.append(
-                C.Impl(
-                    name="2:4 torch semi-structured",
-                    kind="peer",
-                    fn=F.linear,
-                    make_inputs=semi_inputs,
-                    nbytes=C.nbytes(x) + sbytes + M * N * 2,
-                    flops=flops,
-                    check=chk_peer,
-                    peer_key="semi24",
-                    series="2:4 torch semi-structured (bf16)",
-                    skip=(semi_skip or semi_err) or None,
-                    note=semi_name,
-                )
-            )
+            impls.append(peer_impl(
+                "2:4 torch semi-structured", "semi24", F.linear, semi_inputs,
+                C.nbytes(x) + sbytes + out_bytes, flops, chk_peer, "2:4 torch semi-structured (bf16)",
+                skip=semi_skip or semi_err, note=semi_name,
+            ))
             yield C.Case(shape, M, impls, cleanup=lazies)
-            del x, impls
+            del x, a_q, a_s, qa, impls
         semi_copies.clear()
-        del wp, values, meta
+        del wp, values, meta, w_q, w_s, wq8, values8, meta8
         if dev.type == "cuda":
             torch.cuda.empty_cache()
 

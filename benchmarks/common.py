@@ -528,6 +528,11 @@ class Runner:
         except Exception as e:
             row["check"] = "error"
             row["note"] = first_line(e)
+            if impl.kind == "torchquant":
+                # A torchquant row that raises is a failure of ours (a peer that
+                # cannot run a shape is only a note): it must fail the run.
+                where = s.nk if s.N else s.model
+                self.failed_checks.append(f"{self.op} {where} M={case.M} {impl.name}: raised {row['note']}")
             if not cuda_alive(self.device):
                 self.dead = True
                 row["note"] += " [CUDA context lost: stopping this benchmark]"
