@@ -13,6 +13,7 @@ from torchquant.nn import QuantLinear, choose_path, load_quantized, quantize_mod
 from conftest import HAS_CUDA
 
 DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+ALL_FORMATS = ["int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24"]
 
 
 def _linear(k=96, n=40, bias=True, seed=0, device="cpu"):
@@ -66,7 +67,74 @@ def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
     assert ref.worst_fraction(y, want, bound) <= 1.0
 
 
-@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+def _bf16_rounding(v: torch.Tensor) -> torch.Tensor:
+    """Bound on |bf16(v) - v|: half an ulp (unit roundoff 2^-8) or half the smallest subnormal."""
+    return v.detach().double().abs() * 2.0**-8 + 2.0**-134
+
+
+# K = 20: an odd number of groups of 4, so the last meta byte is half padding.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("K", [96, 20])
+@pytest.mark.parametrize("M", [1, 5, 16, 40])
+def test_sparse24_accuracy_within_derived_bound(device, K, M):
+    lin = _linear(k=K, device=device)
+    q = QuantLinear.from_float(lin, "sparse24")
+    pruned, mask = F.prune24(lin.weight.detach())  # the pure-torch recipe
+    # Stored: exactly the fp32-pruned weight, each kept value rounded once to bf16.
+    wd = q.dequantized_weight(torch.float32)
+    assert torch.equal(wd, pruned.to(torch.bfloat16).float())
+    assert q.weight_values.shape == (40, K // 2) and q.weight_meta.shape == (40, (K + 7) // 8)
+    torch.manual_seed(M)
+    x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
+    y = q(x)
+    assert y.dtype == torch.bfloat16 and y.shape == (M, 40)
+    # Against float64 over the PRUNED fp32 weight and fp32 bias: the bf16 rounding of
+    # every kept weight (slack 4, as formats.md) and of the bias, then the kernel's fp32
+    # accumulation and the bf16 output rounding.
+    want = ref.linear_ref(x, pruned, lin.bias.detach())
+    bound = x.double().abs() @ _bf16_rounding(pruned).T * ref.GATE_SLACK + _bf16_rounding(lin.bias)
+    bound = bound + ref.fp32_accum_bound(x, wd, q.bias, torch.float32) + want.abs() * 2.0**-8 + 2.0**-133
+    assert ref.worst_fraction(y, want, bound) <= 1.0
+    # Against float64 over the stored operands: only the kernel's own arithmetic.
+    exact = ref.linear_ref(x, wd, q.bias)
+    assert ref.worst_fraction(y, exact, ref.fp32_accum_bound(x, wd, q.bias, torch.bfloat16)) <= 1.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sym", [True, False])
+@pytest.mark.parametrize("K", [96, 20])
+@pytest.mark.parametrize("M", [1, 5, 16, 40])
+def test_int8_sparse24_accuracy_within_derived_bound(device, sym, K, M):
+    lin = _linear(k=K, device=device)
+    q = QuantLinear.from_float(lin, "int8_sparse24", act_symmetric=sym)
+    # Stored: prune24 of the fp32 weight, then the int8 format's per-channel recipe.
+    pruned, _ = F.prune24(lin.weight.detach())
+    w_q, s_w, _ = F.quantize_int8(pruned, True, True)
+    assert torch.equal(F.decompress24(q.weight_values, q.weight_meta), w_q)
+    assert torch.equal(q.weight_scale, s_w)
+    assert torch.equal(q.weight_colsum, F.int8_colsum(w_q))
+    torch.manual_seed(M)
+    x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
+    if not sym:
+        x = torch.relu(x)  # the one-sided range a zero point is for
+    y = q(x)
+    assert y.dtype == torch.bfloat16 and y.shape == (M, 40)
+    a_q, s_a, z_a = F.quantize_int8(x.float(), True, sym)
+    want = ref.linear_ref(x, pruned, lin.bias.detach())
+    bound = ref.quantization_bound(x, pruned, s_a, q.weight_scale) + _bf16_rounding(lin.bias)
+    bound = bound + want.abs() * 2.0**-8 + 2.0**-133  # the bf16 output rounding
+    assert ref.worst_fraction(y, want, bound) <= 1.0
+    # Over the quantized operands the integer core is exact: only the fp32 epilogue rounds.
+    a_zero = None if sym else z_a
+    colsum = None if sym else q.weight_colsum
+    exact = ref.int8_matmul_ref(a_q, s_a, a_zero, w_q, s_w, colsum, q.bias)
+    assert ref.worst_fraction(y, exact, ref.int8_epilogue_bound(exact, q.bias, torch.bfloat16)) <= 1.0
+    # ... and the op is bit-identical to int8_matmul over the decompressed weight.
+    dense = torch.ops.torchquant.int8_matmul(a_q, s_a, a_zero, w_q, s_w, colsum, q.bias, torch.bfloat16, "auto")
+    assert torch.equal(y, dense)
+
+
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
 def test_quantlinear_state_dict_and_safetensors_round_trip(tmp_path, fmt):
     pytest.importorskip("safetensors")
     model = nn.Sequential(_linear(n=48, seed=1), nn.ReLU(), _linear(k=48, n=32, seed=2))
@@ -102,6 +170,51 @@ def test_quantize_model_skip_and_overrides():
         quantize_model(nn.Sequential(_linear()), "int4")
 
 
+def test_quantize_model_sparse24_formats():
+    model = nn.Sequential()
+    model.add_module("q_proj", _linear(n=48, seed=1))
+    model.add_module("mlp", nn.Sequential(_linear(k=48, n=48, seed=2)))
+    model.add_module("odd", _linear(k=22, n=8, seed=4))  # K = 22: not groups of 4
+    x = torch.randn(3, 96)
+    with torch.no_grad():
+        want = model[:2](x)
+    with pytest.warns(UserWarning, match="odd has in_features=22, not a multiple of 4"):
+        quantize_model(model, {"format": "sparse24", "overrides": {"mlp.*": {"format": "int8_sparse24", "act_symmetric": False}}},
+                       progress=False)
+    assert model.q_proj.format == "sparse24" and model.q_proj.weight_values.dtype == torch.bfloat16
+    assert model.mlp[0].format == "int8_sparse24" and not model.mlp[0].act_symmetric
+    assert isinstance(model.odd, nn.Linear)
+    for m, (n, k) in ((model.q_proj, (48, 96)), (model.mlp[0], (48, 48))):
+        # half the values are stored, and what they decompress to is 2:4
+        assert m.weight_values.shape == (n, k // 2)
+        dense = F.decompress24(m.weight_values, m.weight_meta)
+        assert int((dense.view(n, k // 4, 4) != 0).sum(-1).max()) <= 2
+    # the same layers as from_float builds them
+    ref_q = QuantLinear.from_float(_linear(n=48, seed=1), "sparse24")
+    assert torch.equal(model.q_proj.weight_values, ref_q.weight_values)
+    assert torch.equal(model.q_proj.weight_meta, ref_q.weight_meta)
+    # pruning half the weights moves the output, but not beyond recognition
+    got = model[:2](x)
+    assert got.shape == want.shape and torch.isfinite(got).all()
+    assert float(torch.nn.functional.cosine_similarity(got.flatten(), want.flatten(), dim=0)) > 0.5
+
+
+def test_sparse24_bad_shapes_and_dtypes():
+    for fmt in ("sparse24", "int8_sparse24"):
+        with pytest.raises(ValueError, match=f"{fmt} needs in_features divisible by 4 .*got 18"):
+            QuantLinear.from_float(nn.Linear(18, 8), fmt)
+        with pytest.raises(ValueError, match="divisible by 4"):
+            QuantLinear(30, 8, format=fmt)
+    # sparse24_gemv takes fp16 / bf16 values only
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        QuantLinear.from_float(nn.Linear(16, 8), "sparse24", dtype=torch.float32)
+    # fp16 layers keep fp16 values, and an activation of another dtype is cast to them
+    q = QuantLinear.from_float(_linear(), "sparse24", dtype=torch.float16)
+    assert q.weight_values.dtype == torch.float16
+    x = torch.randn(2, 96, dtype=torch.bfloat16)
+    assert torch.equal(q(x), q(x.to(torch.float16)).to(torch.bfloat16))
+
+
 def test_quantlinear_asymmetric_int8_after_relu():
     lin = _linear(seed=3)
     q = QuantLinear.from_float(lin, "int8", act_symmetric=False)
@@ -134,6 +247,10 @@ def test_dispatch_buckets():
     assert choose_path("int8", 1, cuda) == "int8_mma"
     assert choose_path("fp8_block", 16, cuda) == "gemv"
     assert choose_path("nvfp4", 17, cuda) == "dequant_mm"
+    assert choose_path("sparse24", 40, cpu) == "cpu" and choose_path("int8_sparse24", 40, cpu) == "cpu"
+    assert choose_path("sparse24", 16, cuda) == "gemv"
+    assert choose_path("sparse24", 17, cuda) == "dequant_mm"
+    assert choose_path("int8_sparse24", 1, cuda) == "int8_mma" and choose_path("int8_sparse24", 4096, cuda) == "int8_mma"
     with pytest.raises(ValueError):
         choose_path("int4", 1, cpu)
 
@@ -153,7 +270,7 @@ def test_quantlinear_bad_inputs():
         QuantLinear.from_float(lin, "fp8_block")
 
 
-@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
 def test_compile_fullgraph_no_graph_break(fmt):
     q = QuantLinear.from_float(_linear(), fmt, block_size=32)
     x = torch.randn(4, 96, dtype=torch.bfloat16)
@@ -162,7 +279,7 @@ def test_compile_fullgraph_no_graph_break(fmt):
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
-@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
 def test_cuda_graph_capture_and_inductor(fmt):
     q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), fmt)
     x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)

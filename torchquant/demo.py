@@ -105,12 +105,16 @@ FORMAT_CONFIGS: Dict[str, Dict] = {
     "int8_asym": {"format": "int8", "act_symmetric": False},
     "fp8_block": {"format": "fp8_block"},
     "nvfp4": {"format": "nvfp4"},
+    "sparse24": {"format": "sparse24"},
+    "int8_sparse24": {"format": "int8_sparse24", "act_symmetric": True},
 }
 FORMAT_NOTES = {
     "int8": "W8A8, per-channel weight, dynamic per-token symmetric activation",
     "int8_asym": "W8A8, per-channel weight, dynamic per-token asymmetric activation (zero point)",
     "fp8_block": "W8A16, e4m3 weight, fp32 scale per 128-element block",
     "nvfp4": "W4A16, e2m1 weight, e4m3 scale per 16 elements + fp32 global",
+    "sparse24": "2:4 pruned (magnitude, no fine-tuning), bf16 kept values + 2-bit positions",
+    "int8_sparse24": "2:4 pruned, then W8A8 as int8 (per-channel weight, per-token symmetric activation)",
 }
 
 
@@ -462,18 +466,19 @@ def run_demo(device: str = "cpu", batch: int = 32, formats: Sequence[str] = tupl
 
 def format_table(rows: List[Dict], batch: int, n_tokens: int, device: str) -> str:
     ref_bytes = rows[0]["weight_bytes"]
-    hdr = f"{'model':<10} {'cos mean':>9} {'cos min':>9} {'spearman':>9} {'nn@1':>6} {'weight MB':>10} {'x smaller':>9} {'ms/batch':>9}"
+    lw = max(10, *(len(r["label"]) for r in rows))
+    hdr = f"{'model':<{lw}} {'cos mean':>9} {'cos min':>9} {'spearman':>9} {'nn@1':>6} {'weight MB':>10} {'x smaller':>9} {'ms/batch':>9}"
     lines = [hdr, "-" * len(hdr)]
     for r in rows:
         lines.append(
-            f"{r['label']:<10} {r['cos_mean']:>9.5f} {r['cos_min']:>9.5f} {r['spearman']:>9.5f} {r['nn1']:>6.2f} "
+            f"{r['label']:<{lw}} {r['cos_mean']:>9.5f} {r['cos_min']:>9.5f} {r['spearman']:>9.5f} {r['nn1']:>6.2f} "
             f"{r['weight_bytes'] / 1e6:>10.3f} {ref_bytes / r['weight_bytes']:>9.2f} {r['seconds'] * 1e3:>9.2f}"
         )
     lines.append("")
     lines.append(f"device {device}, batch {batch} sentences ({n_tokens} token positions incl. padding), "
                  f"timing: {'CUDA events, median' if device == 'cuda' else 'torch.utils.benchmark blocked_autorange, median'}")
     for r in rows:
-        lines.append(f"  {r['label']:<10} {r['note']}")
+        lines.append(f"  {r['label']:<{lw}} {r['note']}")
     if device == "cpu":
         lines.append("CPU timings compare torch's fp32 GEMM (oneDNN / MKL) with torchquant's portable C++ CPU kernels;\n"
                      "the formats' speed case is the GPU (`--device cuda`).")

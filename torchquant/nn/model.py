@@ -9,7 +9,7 @@ from typing import Dict, Iterable, Optional, Union
 import torch
 from torch import nn
 
-from torchquant.nn.linear import FORMATS, QuantLinear
+from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear
 
 Config = Union[str, Dict]
 
@@ -41,7 +41,7 @@ def _progress(items, desc: str, enabled: bool):
 def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool = True) -> nn.Module:
     """Replace every nn.Linear of `model` with a QuantLinear, in place.
 
-    config: a format name ("int8", "fp8_block", "nvfp4"), or a dict with
+    config: a format name ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24"), or a dict with
       "format":    the default format,
       "skip":      glob patterns of module names to leave as nn.Linear
                    (e.g. ["lm_head", "*.gate"]),
@@ -49,7 +49,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "dtype")
       applied to all layers.
     Layers whose shape the format cannot hold (K not a multiple of 16 for
-    fp8_block / nvfp4) are skipped with a warning rather than failing.
+    fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
+    warning rather than failing.
     Returns the model.
     """
     cfg = {"format": config} if isinstance(config, str) else dict(config)
@@ -70,10 +71,12 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                 ov = dict(ov)
                 fmt = ov.pop("format", fmt)
                 opts.update(ov)
-        if fmt in ("fp8_block", "nvfp4") and lin.in_features % 16:
+        mult = K_MULTIPLE.get(fmt, 1)
+        if lin.in_features % mult:
             import warnings
 
-            warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of 16; left unquantized")
+            warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of {mult} "
+                          f"({fmt}); left unquantized")
             continue
         q = QuantLinear.from_float(lin, fmt, **opts)
         parent_name, _, child = name.rpartition(".")
