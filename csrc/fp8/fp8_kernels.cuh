@@ -384,6 +384,43 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
   }
 }
 
+// Epilogue of both mma kernels. Accumulator r = mt * 4 + i of lane (g, t) is
+// output column n0 + g + 8 * (i / 2), activation row m0 + 8 * mt + 2t + (i % 2).
+// With ks > 1 the warps' partials are summed through `red` (ks * MT * 4 * 32
+// floats) in a fixed order (deterministic); every warp of the block must call it.
+template <typename T, int MT>
+__device__ __forceinline__ void mma_epilogue(const float (&acc)[MT][4], float* red, int ks, int warp,
+                                             int lane, int n0, int m0, int M, int N,
+                                             const T* __restrict__ bias, T* __restrict__ y) {
+  auto store = [&](int r, int ln, float v) {
+    const int mt = r >> 2, i = r & 3;
+    const int n = n0 + (ln >> 2) + ((i >> 1) << 3);
+    const int m = m0 + mt * 8 + 2 * (ln & 3) + (i & 1);
+    if (n < N && m < M) {
+      if (bias != nullptr) v += Act<T>::to_float(bias[n]);
+      y[static_cast<size_t>(m) * N + n] = Act<T>::from_float(v);
+    }
+  };
+  if (ks == 1) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) store(mt * 4 + i, lane, acc[mt][i]);
+    return;
+  }
+  constexpr int R = MT * 4;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[(warp * R + mt * 4 + i) * 32 + lane] = acc[mt][i];
+  __syncthreads();
+  for (int e = threadIdx.x; e < R * 32; e += blockDim.x) {
+    float v = 0.f;
+    for (int q = 0; q < ks; ++q) v += red[q * R * 32 + e];  // fixed order: deterministic
+    store(e >> 5, e & 31, v);
+  }
+}
+
 // grid.x = ceil(N / 16) * mtiles (M tile fastest, so the blocks that share a
 // weight tile run together and the re-reads for M > 16 hit L2);
 // block = KS warps (KS in 1..16), dynamic shared memory KS * MT * 4 * 32 floats.
@@ -487,35 +524,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     }
   }
 
-  // Epilogue. Accumulator r = mt * 4 + i of lane (g, t) is output column
-  // n0 + g + 8 * (i / 2), activation row m0 + 8 * mt + 2t + (i % 2).
-  auto store = [&](int r, int ln, float v) {
-    const int mt = r >> 2, i = r & 3;
-    const int n = n0 + (ln >> 2) + ((i >> 1) << 3);
-    const int m = m0 + mt * 8 + 2 * (ln & 3) + (i & 1);
-    if (n < N && m < M) {
-      if (bias != nullptr) v += Act<T>::to_float(bias[n]);
-      y[static_cast<size_t>(m) * N + n] = Act<T>::from_float(v);
-    }
-  };
-  if (ks == 1) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) store(mt * 4 + i, lane, acc[mt][i]);
-    return;
-  }
-  constexpr int R = MT * 4;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) red[(warp * R + mt * 4 + i) * 32 + lane] = acc[mt][i];
-  __syncthreads();
-  for (int e = threadIdx.x; e < R * 32; e += blockDim.x) {
-    float v = 0.f;
-    for (int q = 0; q < ks; ++q) v += red[q * R * 32 + e];  // fixed order: deterministic
-    store(e >> 5, e & 31, v);
-  }
+  mma_epilogue<T, MT>(acc, red, ks, warp, lane, n0, m0, M, N, bias, y);
 #else
   __trap();  // the host never launches this kernel below sm_80
 #endif
@@ -617,33 +626,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   }
   ring::wait_pending<0>();
 
-  auto store = [&](int r, int ln, float v) {
-    const int mt = r >> 2, i = r & 3;
-    const int n = n0 + (ln >> 2) + ((i >> 1) << 3);
-    const int m = m0 + mt * 8 + 2 * (ln & 3) + (i & 1);
-    if (n < N && m < M) {
-      if (bias != nullptr) v += Act<T>::to_float(bias[n]);
-      y[static_cast<size_t>(m) * N + n] = Act<T>::from_float(v);
-    }
-  };
-  if (ks == 1) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) store(mt * 4 + i, lane, acc[mt][i]);
-    return;
-  }
-  constexpr int R = MT * 4;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) red[(warp * R + mt * 4 + i) * 32 + lane] = acc[mt][i];
-  __syncthreads();
-  for (int e = threadIdx.x; e < R * 32; e += blockDim.x) {
-    float v = 0.f;
-    for (int q = 0; q < ks; ++q) v += red[q * R * 32 + e];  // fixed order: deterministic
-    store(e >> 5, e & 31, v);
-  }
+  mma_epilogue<T, MT>(acc, red, ks, warp, lane, n0, m0, M, N, bias, y);
 #else
   __trap();  // the host never launches this kernel below sm_80
 #endif
