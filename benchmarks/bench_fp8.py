@@ -25,7 +25,6 @@ import sys
 from typing import Iterable, List, Tuple
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,7 +34,6 @@ from shapes import Shape  # noqa: E402
 OP = "fp8"
 BLOCK = 128
 FORCED = ("fma", "mma")
-DECODE_ONLY = ("fma",)
 E4M3_MAX = 448.0
 
 
@@ -46,26 +44,15 @@ def fp8_rowwise(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return q, s
 
 
-def _tq_skip(ctx: C.Ctx, kernel: str, M: int, why: str = "") -> str:
-    if why:
-        return why
-    if not C.has_kernel("fp8_block_gemv", ctx.device):
-        return f"fp8_block_gemv has no {ctx.device.type} kernel in this build"
-    if kernel != "auto" and not ctx.on_gpu:
-        return "CUDA-only path"
-    if kernel in DECODE_ONLY and M > ctx.forced_max_m:
-        return f"decode-only path, timed for M <= {ctx.forced_max_m}"
-    return ""
+def tq_call(x, w_q, w_s, path: str):
+    return torch.ops.torchquant.fp8_block_gemv(x, w_q, w_s, BLOCK, None, path)
 
 
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
-    gen = torch.Generator(device=dev)
-    for shape in shape_list:
+    for shape, w, gen in C.shape_weights(ctx, shape_list, 2000):
         N, K = shape.N, shape.K
-        gen.manual_seed(2000 + N + 7 * K)
-        w = torch.randn(N, K, device=dev, dtype=bf16, generator=gen)
         q, why = C.try_quantize(ctx, "quantize_fp8_block", w, BLOCK)
         w_q, w_s = q if q is not None else (None, None)
         def deq_rows(n0, n1, w_q=w_q, w_s=w_s):
@@ -80,37 +67,9 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             chk_tq, lz = C.float_check(x, deq_rows, N, bf16)
             lazies.append(lz)
             tq_bytes = C.nbytes(x, w_q, w_s) + M * N * 2 if w_q is not None else 0
-            for kernel in ("auto",) + FORCED:
-                impls.append(
-                    C.Impl(
-                        name=f"tq {kernel}",
-                        kind="torchquant",
-                        fn=lambda x, w_q, w_s, kernel=kernel: torch.ops.torchquant.fp8_block_gemv(
-                            x, w_q, w_s, BLOCK, None, kernel
-                        ),
-                        make_inputs=C.rotating((x, w_q, w_s)),
-                        nbytes=tq_bytes,
-                        flops=flops,
-                        check=chk_tq,
-                        series="fp8-block torchquant" if kernel == "auto" else None,
-                        skip=_tq_skip(ctx, kernel, M, why) or None,
-                    )
-                )
-            chk_bf16, lz = C.rel_check(lambda x=x, w=w: C.linear64_rows(x, lambda a, b: w[a:b], N))
-            lazies.append(lz)
-            impls.append(
-                C.Impl(
-                    name="bf16 F.linear",
-                    kind="peer",
-                    fn=F.linear,
-                    make_inputs=C.rotating((x, w)),
-                    nbytes=C.nbytes(x, w) + M * N * 2,
-                    flops=flops,
-                    check=chk_bf16,
-                    peer_key="bf16",
-                    series="bf16 F.linear",
-                )
-            )
+            impls += C.path_impls(ctx, "fp8_block_gemv", M, why, FORCED, tq_call, (x, w_q, w_s), tq_bytes, flops,
+                                  chk_tq, "fp8-block torchquant")
+            impls.append(C.bf16_peer(x, w, flops, lazies))
             # FP8 rowwise peer: activation padded to a multiple of 16 rows, quantized here (untimed).
             Mp = (M + 15) // 16 * 16
             xp = torch.zeros(Mp, K, device=dev, dtype=bf16)

@@ -27,7 +27,6 @@ import sys
 from typing import Iterable, List, Tuple
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +35,6 @@ from shapes import Shape  # noqa: E402
 
 OP = "int8"
 FORCED = ("gemv", "mma", "wgmma")  # CUDA paths of int8_matmul (csrc/torchquant.cpp)
-DECODE_ONLY = ("gemv",)
 
 
 def local_quant_rowwise(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -46,28 +44,15 @@ def local_quant_rowwise(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return q, s
 
 
-def _tq_skip(ctx: C.Ctx, kernel: str, M: int, why: str = "") -> str:
-    if why:
-        return why
-    if not C.has_kernel("int8_matmul", ctx.device):
-        return f"int8_matmul has no {ctx.device.type} kernel in this build"
-    if kernel != "auto" and not ctx.on_gpu:
-        return "CUDA-only path"
-    if kernel in DECODE_ONLY and M > ctx.forced_max_m:
-        return f"decode-only path, timed for M <= {ctx.forced_max_m}"
-    if kernel == "wgmma" and torch.cuda.get_device_capability(ctx.device) < (9, 0):
-        return "wgmma needs sm_90a"
-    return ""
+def tq_call(a_q, a_s, w_q, w_s, path: str):
+    return torch.ops.torchquant.int8_matmul(a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, path)
 
 
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
-    gen = torch.Generator(device=dev)
-    for shape in shape_list:
+    for shape, w, gen in C.shape_weights(ctx, shape_list, 1000):
         N, K = shape.N, shape.K
-        gen.manual_seed(1000 + N + 7 * K)
-        w = torch.randn(N, K, device=dev, dtype=bf16, generator=gen)
         q, why_w = C.try_quantize(ctx, "quantize_int8", w, True, True)
         w_q, w_s = q[:2] if q is not None else local_quant_rowwise(w)
         for M in ms:
@@ -76,7 +61,6 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             a_q, a_s = qa[:2] if qa is not None else local_quant_rowwise(x)
             flops = 2.0 * M * N * K
             chk_q, ref_q = C.int8_check(a_q, a_s, w_q, w_s, bf16)
-            chk_bf16, ref_bf16 = C.rel_check(lambda x=x, w=w: C.linear64_rows(x, lambda a, b: w[a:b], N))
             ref_int = C.Lazy(lambda a_q=a_q, w_q=w_q: C.linear64_rows(a_q, lambda a, b: w_q[a:b], N))
 
             def chk_int(out, ref_int=ref_int):
@@ -84,28 +68,14 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
 
             q_bytes = C.nbytes(w_q, w_s, a_q, a_s) + M * N * 2
             impls: List[C.Impl] = []
-            for kernel in ("auto",) + FORCED:
-                impls.append(
-                    C.Impl(
-                        name=f"tq {kernel}",
-                        kind="torchquant",
-                        fn=lambda a_q, a_s, w_q, w_s, kernel=kernel: torch.ops.torchquant.int8_matmul(
-                            a_q, a_s, None, w_q, w_s, None, None, bf16, kernel
-                        ),
-                        make_inputs=C.rotating((a_q, a_s, w_q, w_s)),
-                        nbytes=q_bytes,
-                        flops=flops,
-                        check=chk_q,
-                        series="int8 torchquant" if kernel == "auto" else None,
-                        skip=_tq_skip(ctx, kernel, M, why) or None,
-                    )
-                )
+            impls += C.path_impls(ctx, "int8_matmul", M, why, FORCED, tq_call, (a_q, a_s, w_q, w_s), q_bytes, flops,
+                                  chk_q, "int8 torchquant")
 
             def auto_quant(x, w_q, w_s):
                 q, s, _ = torch.ops.torchquant.quantize_int8(x, True, True)
                 return torch.ops.torchquant.int8_matmul(q, s, None, w_q, w_s, None, None, bf16, "auto")
 
-            skip_aq = _tq_skip(ctx, "auto", M, why) or (
+            skip_aq = C.path_skip(ctx, "int8_matmul", "auto", M, why) or (
                 "" if ctx.tq is None or C.has_kernel("quantize_int8", dev) else f"quantize_int8 has no {dev.type} kernel"
             )
             impls.append(
@@ -121,19 +91,8 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                     note="activation quantization inside the timed region",
                 )
             )
-            impls.append(
-                C.Impl(
-                    name="bf16 F.linear",
-                    kind="peer",
-                    fn=F.linear,
-                    make_inputs=C.rotating((x, w)),
-                    nbytes=C.nbytes(x, w) + M * N * 2,
-                    flops=flops,
-                    check=chk_bf16,
-                    peer_key="bf16",
-                    series="bf16 F.linear",
-                )
-            )
+            lazies: List[C.Lazy] = [ref_q, ref_int]
+            impls.append(C.bf16_peer(x, w, flops, lazies))
             int_mm_skip = ""
             if ctx.on_gpu and M <= 16:
                 int_mm_skip = "torch._int_mm needs M > 16"
@@ -172,7 +131,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                     skip=int_mm_skip or None,
                 )
             )
-            yield C.Case(shape, M, impls, cleanup=[ref_q, ref_bf16, ref_int])
+            yield C.Case(shape, M, impls, cleanup=lazies)
             del x, a_q, a_s, impls
         del w, w_q, w_s
         if dev.type == "cuda":

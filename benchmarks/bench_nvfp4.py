@@ -23,7 +23,6 @@ import sys
 from typing import Iterable, List, Tuple
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,29 +31,17 @@ from shapes import Shape  # noqa: E402
 
 OP = "nvfp4"
 FORCED = ("fma", "mma")
-DECODE_ONLY = ("fma",)
 
 
-def _tq_skip(ctx: C.Ctx, kernel: str, M: int, why: str = "") -> str:
-    if why:
-        return why
-    if not C.has_kernel("nvfp4_gemv", ctx.device):
-        return f"nvfp4_gemv has no {ctx.device.type} kernel in this build"
-    if kernel != "auto" and not ctx.on_gpu:
-        return "CUDA-only path"
-    if kernel in DECODE_ONLY and M > ctx.forced_max_m:
-        return f"decode-only path, timed for M <= {ctx.forced_max_m}"
-    return ""
+def tq_call(x, wp, ws, gs, path: str):
+    return torch.ops.torchquant.nvfp4_gemv(x, wp, ws, gs, None, path)
 
 
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
-    gen = torch.Generator(device=dev)
-    for shape in shape_list:
+    for shape, w, gen in C.shape_weights(ctx, shape_list, 3000):
         N, K = shape.N, shape.K
-        gen.manual_seed(3000 + N + 7 * K)
-        w = torch.randn(N, K, device=dev, dtype=bf16, generator=gen)
         q, why = C.try_quantize(ctx, "quantize_nvfp4", w)
         wp, ws, gs = q if q is not None else (None, None, None)
         def deq_rows(n0, n1, wp=wp, ws=ws, gs=gs):
@@ -68,37 +55,9 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             lazies.append(lz)
             tq_bytes = C.nbytes(x, wp, ws, gs) + M * N * 2
             impls: List[C.Impl] = []
-            for kernel in ("auto",) + FORCED:
-                impls.append(
-                    C.Impl(
-                        name=f"tq {kernel}",
-                        kind="torchquant",
-                        fn=lambda x, wp, ws, gs, kernel=kernel: torch.ops.torchquant.nvfp4_gemv(
-                            x, wp, ws, gs, None, kernel
-                        ),
-                        make_inputs=C.rotating((x, wp, ws, gs)),
-                        nbytes=tq_bytes,
-                        flops=flops,
-                        check=chk_tq,
-                        series="nvfp4 torchquant" if kernel == "auto" else None,
-                        skip=_tq_skip(ctx, kernel, M, why) or None,
-                    )
-                )
-            chk_bf16, lz = C.rel_check(lambda x=x, w=w: C.linear64_rows(x, lambda a, b: w[a:b], N))
-            lazies.append(lz)
-            impls.append(
-                C.Impl(
-                    name="bf16 F.linear",
-                    kind="peer",
-                    fn=F.linear,
-                    make_inputs=C.rotating((x, w)),
-                    nbytes=C.nbytes(x, w) + M * N * 2,
-                    flops=flops,
-                    check=chk_bf16,
-                    peer_key="bf16",
-                    series="bf16 F.linear",
-                )
-            )
+            impls += C.path_impls(ctx, "nvfp4_gemv", M, why, FORCED, tq_call, (x, wp, ws, gs), tq_bytes, flops,
+                                  chk_tq, "nvfp4 torchquant")
+            impls.append(C.bf16_peer(x, w, flops, lazies))
             yield C.Case(shape, M, impls, cleanup=lazies)
             del x, impls
         del w, wp, ws, gs

@@ -36,10 +36,9 @@ bit (the integer part is exact): the script raises otherwise.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -52,8 +51,6 @@ from shapes import Shape  # noqa: E402
 OP = "sparse24"
 FORCED = ("fma", "mma")  # CUDA paths of sparse24_gemv (csrc/sparse/sparse24.cu)
 INT8_FORCED = ("mma", "simt")  # CUDA paths of sparse24_int8_matmul (csrc/sparse/sparse24.cu)
-# CUDA-core paths, timed for M <= --forced-max-m only (auto and the tensor-core paths at every M).
-SCALAR_PATHS = {"fma": "decode-only path", "simt": "CUDA-core fallback path"}
 
 
 def local_prune24(w: torch.Tensor) -> torch.Tensor:
@@ -89,38 +86,6 @@ def tq_int8_sparse(a_q, a_s, values, meta, w_s, path: str = "auto"):
 
 def tq_int8_dense(a_q, a_s, w_q, w_s, path: str = "auto"):
     return torch.ops.torchquant.int8_matmul(a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, path)
-
-
-def path_skip(ctx: C.Ctx, why: str, path: str, M: int) -> Optional[str]:
-    """Why the row of `path` at this M is n/a (None: it runs)."""
-    if why:
-        return why
-    if path != "auto" and not ctx.on_gpu:
-        return "CUDA-only path"
-    if path in SCALAR_PATHS and M > ctx.forced_max_m:
-        return f"{SCALAR_PATHS[path]}, timed for M <= {ctx.forced_max_m}"
-    return None
-
-
-def path_impls(
-    ctx: C.Ctx, M: int, why: str, names: Sequence[Tuple[str, str]], fn: Any, base: Sequence[Any],
-    nbytes: int, flops: float, check: Any, series: str,
-) -> List[C.Impl]:
-    """One torchquant row per (path, row name) in names: fn(*base, path=path)."""
-    return [
-        C.Impl(
-            name=name,
-            kind="torchquant",
-            fn=functools.partial(fn, path=path),
-            make_inputs=C.rotating(base),
-            nbytes=nbytes,
-            flops=flops,
-            check=check,
-            series=series if path == "auto" else None,
-            skip=path_skip(ctx, why, path, M),
-        )
-        for path, name in names
-    ]
 
 
 def peer_impl(
@@ -159,7 +124,7 @@ def check_int8_exact(
     a_q, a_s = qa
     P = a_q.shape[0]
     for path in ("auto",) + INT8_FORCED:
-        rows = next((m for m in (P, min(P, ctx.forced_max_m)) if path_skip(ctx, "", path, m) is None), 0)
+        rows = next((m for m in (P, min(P, ctx.forced_max_m)) if not C.path_skip(ctx, "sparse24_int8_matmul", path, m)), 0)
         if not rows:
             continue
         try:
@@ -245,8 +210,8 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             lazies: List[C.Lazy] = []
             chk_tq, lz = C.float_check(x, deq_rows, N, bf16)
             lazies.append(lz)
-            impls = path_impls(
-                ctx, M, why, [(p, f"tq {p}") for p in ("auto",) + FORCED], tq_gemv, (x, values, meta),
+            impls = C.path_impls(
+                ctx, "sparse24_gemv", M, why, FORCED, tq_gemv, (x, values, meta),
                 C.nbytes(x, values, meta) + out_bytes, flops, chk_tq, "2:4 torchquant",
             )
 
@@ -256,11 +221,11 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             if qa is not None:
                 chk_q, lz = C.int8_check(a_q, a_s, w_q, w_s, bf16)
                 lazies.append(lz)
-            impls += path_impls(
-                ctx, M, sp8_shape_why or a_why,
-                [("auto", "tq int8 2:4")] + [(p, f"tq int8 2:4 {p}") for p in INT8_FORCED],
+            impls += C.path_impls(
+                ctx, "sparse24_int8_matmul", M, sp8_shape_why or a_why, INT8_FORCED,
                 tq_int8_sparse, (a_q, a_s, values8, meta8, w_s),
                 C.nbytes(a_q, a_s, values8, meta8, w_s) + out_bytes, flops, chk_q, "2:4 int8 torchquant",
+                label="tq int8 2:4",
             )
             impls.append(peer_impl(
                 "tq int8 dense (same pruned weight)", "tq_int8", tq_int8_dense, C.rotating((a_q, a_s, w_q, w_s)),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import functools
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
+import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -434,6 +436,73 @@ def rotating(base: Sequence[Any]) -> Callable[[int], Tuple[Any, ...]]:
         return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in base)
 
     return make
+
+
+# ------------------------------------------------------- shared row makers --
+# Paths timed only for M <= --forced-max-m (CUDA-core or decode-only kernels),
+# with the reason the rows above that say n/a.
+SCALAR_PATHS = {
+    "fma": "decode-only path",
+    "gemv": "decode-only path",
+    "simt": "CUDA-core fallback path",
+}
+
+
+def path_skip(ctx: "Ctx", op: str, path: str, M: int, why: str = "") -> str:
+    """Why the row of torch.ops.torchquant.<op>(..., path) at this M is n/a ("" when it runs)."""
+    if why:
+        return why
+    if not has_kernel(op, ctx.device):
+        return f"{op} has no {ctx.device.type} kernel in this build"
+    if path != "auto" and not ctx.on_gpu:
+        return "CUDA-only path"
+    if path in SCALAR_PATHS and M > ctx.forced_max_m:
+        return f"{SCALAR_PATHS[path]}, timed for M <= {ctx.forced_max_m}"
+    if path == "wgmma" and torch.cuda.get_device_capability(ctx.device) < (9, 0):
+        return "wgmma needs sm_90a"
+    return ""
+
+
+def path_impls(
+    ctx: "Ctx", op: str, M: int, why: str, paths: Sequence[str], fn: Callable[..., Any], base: Sequence[Any],
+    nbytes: int, flops: float, check: Any, series: str, label: str = "tq",
+) -> List["Impl"]:
+    """torchquant rows "<label> auto", "<label> <path>", ...: fn(*base, path=path),
+    the auto row in the cross-format plots as `series`."""
+    return [
+        Impl(
+            name=f"{label} {path}" if (path != "auto" or label == "tq") else label,
+            kind="torchquant",
+            fn=functools.partial(fn, path=path),
+            make_inputs=rotating(base),
+            nbytes=nbytes,
+            flops=flops,
+            check=check,
+            series=series if path == "auto" else None,
+            skip=path_skip(ctx, op, path, M, why) or None,
+        )
+        for path in ("auto",) + tuple(paths)
+    ]
+
+
+def bf16_peer(x: torch.Tensor, w: torch.Tensor, flops: float, lazies: List["Lazy"],
+              name: str = "bf16 F.linear") -> "Impl":
+    """The dense bf16 layer F.linear(x, w) (cuBLAS on GPU): the `vs bf16` denominator."""
+    N = w.shape[0]
+    chk, lz = rel_check(lambda x=x, w=w: linear64_rows(x, lambda a, b: w[a:b], N))
+    lazies.append(lz)
+    return Impl(name=name, kind="peer", fn=F.linear, make_inputs=rotating((x, w)),
+                nbytes=nbytes(x, w) + x.shape[0] * N * 2, flops=flops, check=chk,
+                peer_key="bf16", series="bf16 F.linear")
+
+
+def shape_weights(ctx: "Ctx", shape_list: Sequence[Any], seed_base: int) -> Iterable[Tuple[Any, torch.Tensor, torch.Generator]]:
+    """Per shape: (shape, a bf16 [N, K] randn weight, the generator that drew it,
+    seeded from the shape so every run and every path sees the same operands)."""
+    gen = torch.Generator(device=ctx.device)
+    for shape in shape_list:
+        gen.manual_seed(seed_base + shape.N + 7 * shape.K)
+        yield shape, torch.randn(shape.N, shape.K, device=ctx.device, dtype=OUT_DTYPE, generator=gen), gen
 
 
 def nbytes(*tensors: Any) -> int:
