@@ -7,7 +7,9 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <map>
 #include <mutex>
+#include <utility>
 
 namespace torchquant {
 
@@ -37,6 +39,24 @@ inline const DeviceCaps& device_caps(int device) {
     c.max_smem_optin = static_cast<int>(p.sharedMemPerBlockOptin);
   });
   return table[device];
+}
+
+// Opts `kernel` in to `bytes` of dynamic shared memory on `device`, which must
+// be the current device: a per-device function attribute, needed above the
+// 48 KiB default. Remembers the largest value set per (kernel, device), so a
+// repeated launch costs a lookup; monotone, so a concurrent smaller request
+// never lowers it.
+inline void allow_dynamic_smem(const void* kernel, int device, int bytes) {
+  if (bytes <= 48 * 1024) return;
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> set;
+  std::lock_guard<std::mutex> lock(mu);
+  int& cur = set[{kernel, device}];
+  if (bytes > cur) {
+    C10_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    cur = bytes;
+  }
 }
 
 }  // namespace torchquant

@@ -161,11 +161,8 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream)
   const size_t smem = static_cast<size_t>(ks) * S * 2048 +
                       (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
   auto kernel = fp8::fp8_gemv_mma_cp_kernel<T, MT, S>;
-  static const cudaError_t attr = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      fp8::kMmaMaxWarps * (S * 2048 + MT * 4 * 32 * static_cast<int>(sizeof(float))));
-  TORCH_CHECK(attr == cudaSuccess, kGemvOp, ": cannot reserve shared memory for the mma kernel: ",
-              cudaGetErrorString(attr));
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(),
+                     static_cast<int>(smem));
   kernel<<<static_cast<unsigned>(blocks), ks * 32, smem, stream>>>(
       static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
       a.M, a.N, a.K, a.bmagic, a.nb, mtiles);

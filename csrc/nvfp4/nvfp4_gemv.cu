@@ -154,22 +154,6 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return c;
 }
 
-// Raises a kernel's dynamic shared memory limit on a device when a launch
-// needs more than the 48 KB default (only KS = 8: 64 KB). Monotone, so a
-// concurrent smaller request never lowers it.
-void ensure_dynamic_smem(const void* kernel, int device, int bytes) {
-  if (bytes <= 48 * 1024) return;
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, int> set;
-  std::lock_guard<std::mutex> lock(mu);
-  int& cur = set[{kernel, device}];
-  if (bytes > cur) {
-    C10_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    cur = bytes;
-  }
-}
-
 template <typename T, int NT, bool kAligned>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
@@ -180,7 +164,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
-  ensure_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.ks = c.ks;
   prm.ks_log2 = c.ks == 1 ? 0 : c.ks == 2 ? 1 : c.ks == 4 ? 2 : 3;
