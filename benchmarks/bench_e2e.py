@@ -19,7 +19,8 @@ Rows (a format where the op is missing or refuses says n/a):
                            timed region, as a layer would pay it) + 7 x torch._scaled_mm
   2:4 torch semi-structured  7 x F.linear over to_sparse_semi_structured (bf16) weights
   QuantLinear <fmt>        torchquant.nn.QuantLinear.from_float modules, when torchquant.nn
-                           imports: the module path a user gets (int8, fp8_block, nvfp4)
+                           imports: the module path a user gets (int8, fp8_block, nvfp4,
+                           sparse24, int8_sparse24)
 
 Bytes: all 7 weights (incl. scales/metadata) + bf16 layer inputs per
 projection + bf16 outputs. Every output of every projection is checked
@@ -237,7 +238,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 qlin_err = "torchquant.nn: " + C.first_line(e)
         else:
             qlin_err = "torchquant not importable"
-        for fmt in ("int8", "fp8_block", "nvfp4"):
+        for fmt in ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24"):
             skip, params = qlin_err, [()]
             if not skip:
                 try:
@@ -336,8 +337,14 @@ def proj_check(name: str, x: torch.Tensor, p: Tuple[Any, ...], w: torch.Tensor, 
         mod = p[0]
         a_q, a_s, _ = torch.ops.torchquant.quantize_int8(x, True, True)
         return C.int8_check(a_q, a_s, mod.weight_q, mod.weight_scale, od)
+    if name == "QuantLinear int8_sparse24":
+        # W8A8 over the 2:4 int8 weight: the exact integer product of the same operands.
+        mod = p[0]
+        a_q, a_s, _ = torch.ops.torchquant.quantize_int8(x, True, True)
+        w_q = torch.ops.torchquant.decompress24(mod.weight_values, mod.weight_meta)
+        return C.int8_check(a_q, a_s, w_q, mod.weight_scale, od)
     if name.startswith("QuantLinear"):
-        # fp8_block / nvfp4: GEMV (strict-bound material) for small M, dequantize +
+        # fp8_block / nvfp4 / sparse24: GEMV (strict-bound material) for small M, dequantize +
         # cuBLAS beyond; one sanity gate against the fp32-dequantized weight covers both.
         mod = p[0]
         return C.rel_check(lambda: C.linear64(x, mod.dequantized_weight(torch.float32)))
