@@ -47,6 +47,12 @@
 //    chunks ahead (4 KB per warp in flight; 2 for WK = 16 with MT = 2); x
 //    (small, reused by every block) is read through L1 one chunk ahead (just
 //    in time for WK = 16 with MT = 2); scales are read with the weight.
+//  * fp8_gemv_mma_cp_kernel (sm_80+, WK = 64, M <= 8): the same fragments and
+//    arithmetic, but the weight reaches the lanes through a per-warp cp.async
+//    ring in shared memory (common/warp_ring.cuh) copied 4 rows x 128 bytes
+//    per instruction: measured on the H200, the 8 rows x 64 bytes per warp
+//    load above streams at only ~65-70 % of the read ceiling, 128-byte rows at
+//    ~98 % (benchmarks/micro/stream_patterns.cu).
 //  * fp8_gemv_fma_kernel (any sm_75+): one warp = 2 output columns x RM
 //    activation rows; lanes split K in 16-element pieces (16-byte weight
 //    loads, a warp covers 512 contiguous bytes per row), fp32 FMAs, a
