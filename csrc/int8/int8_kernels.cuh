@@ -55,12 +55,12 @@
 #pragma once
 
 #include <cuda_bf16.h>
-
-#include "common/ldg.h"
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "common/ldg.h"
 
 namespace torchquant {
 namespace int8 {

@@ -119,11 +119,11 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
 
 #include "common/ldg.h"
 #include "common/warp_ring.cuh"
-#include <cuda_fp16.h>
-#include <stdint.h>
 
 namespace torchquant {
 namespace nvfp4 {
