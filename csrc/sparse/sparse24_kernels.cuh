@@ -546,6 +546,51 @@ template <> struct MmaSp<__nv_bfloat16> {
   }
 };
 
+// One K chunk [kbase, kbase + min(KC, K - kbase)) of a 2:4 mma kernel's
+// operands into a pipeline stage by its 128 threads (cp.async): the
+// compressed values (BN rows; a 16-byte piece holds EP kept elements = 2 EP
+// of K), the metadata (BN rows, one 32-bit word per 32 K) and the activation
+// (MT rows, 16-byte pieces of EP elements). EP = 8 for fp16/bf16, 16 for
+// int8. Rows past N or M re-read the last row: their results are never
+// stored. The chunk's K extent is a multiple of 32.
+template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, typename SAT, typename SXT,
+          typename VT, typename XT>
+__device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, const VT* values,
+                                            const uint32_t* meta32, const XT* x, int tid, int n0,
+                                            int N, int m0, int M, int K, int64_t vstride,
+                                            int64_t mwords, int kbase) {
+  const int kv = min(KC, K - kbase);
+#pragma unroll
+  for (int i = 0; i < BN * (KC / (2 * EP)) / 128; ++i) {
+    const int p = tid + 128 * i;
+    const int row = p / (KC / (2 * EP)), col = p % (KC / (2 * EP));
+    if (col * 2 * EP < kv) {
+      const int n = min(n0 + row, N - 1);
+      cp_async16(As + row * SA + col * EP, values + n * vstride + kbase / 2 + col * EP);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
+    const int p = tid + 128 * i;
+    const int row = p / (KC / 32), w = p % (KC / 32);
+    if (w * 32 < kv) {
+      const int n = min(n0 + row, N - 1);
+      cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < (MT * (KC / EP) + 127) / 128; ++i) {
+    const int p = tid + 128 * i;
+    if (p < MT * (KC / EP)) {
+      const int row = p / (KC / EP), col = p % (KC / EP);
+      if (col * EP < kv) {
+        const int m = min(m0 + row, M - 1);
+        cp_async16(Xs + row * SX + col * EP, x + static_cast<int64_t>(m) * K + kbase + col * EP);
+      }
+    }
+  }
+}
+
 template <typename T, int NT, int STAGES>
 __global__ void __launch_bounds__(128, 4) sparse24_gemv_mma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
@@ -588,43 +633,8 @@ __global__ void __launch_bounds__(128, 4) sparse24_gemv_mma_kernel(
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      const int kbase = chunk * KC;
-      const int kv = min(KC, K - kbase);  // a multiple of 32
-      T* As = stage_a(s);
-      T* Xs = stage_x(s);
-      uint32_t* Ms = stage_m(s);
-      // values: BN rows x KC/16 pieces of 16 B (8 kept values = 16 K)
-#pragma unroll
-      for (int i = 0; i < BN * (KC / 16) / 128; ++i) {
-        const int p = tid + 128 * i;
-        const int row = p / (KC / 16), col = p % (KC / 16);
-        if (col * 16 < kv) {
-          const int n = min(n0 + row, N - 1);
-          cp_async16(As + row * SA + col * 8, values + n * vstride + kbase / 2 + col * 8);
-        }
-      }
-      // meta: BN rows x KC/32 words (one word per 32-K mma step)
-#pragma unroll
-      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
-        const int p = tid + 128 * i;
-        const int row = p / (KC / 32), w = p % (KC / 32);
-        if (w * 32 < kv) {
-          const int n = min(n0 + row, N - 1);
-          cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
-        }
-      }
-      // x: MT rows x KC/8 pieces of 16 B
-#pragma unroll
-      for (int i = 0; i < (MT * (KC / 8) + 127) / 128; ++i) {
-        const int p = tid + 128 * i;
-        if (p < MT * (KC / 8)) {
-          const int row = p / (KC / 8), col = p % (KC / 8);
-          if (col * 8 < kv) {
-            const int m = min(m0 + row, M - 1);
-            cp_async16(Xs + row * SX + col * 8, x + static_cast<int64_t>(m) * K + kbase + col * 8);
-          }
-        }
-      }
+      stage_chunk<8, BN, KC, MT, SA, SM, SX>(stage_a(s), stage_x(s), stage_m(s), values, meta32, x, tid,
+                                             n0, N, m0, M, K, vstride, mwords, chunk * KC);
     };
 
     float acc[NT][4];
@@ -889,43 +899,8 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      const int kbase = chunk * KC;
-      const int kv = min(KC, K - kbase);  // a multiple of 32
-      unsigned char* As = stage_a(s);
-      unsigned char* Xs = stage_x(s);
-      uint32_t* Ms = stage_m(s);
-      // values: BN rows x KC/32 pieces of 16 B (16 kept bytes = 32 K)
-#pragma unroll
-      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
-        const int p = tid + 128 * i;
-        const int row = p / (KC / 32), col = p % (KC / 32);
-        if (col * 32 < kv) {
-          const int n = min(n0 + row, N - 1);
-          cp_async16(As + row * SA + col * 16, values + n * vstride + kbase / 2 + col * 16);
-        }
-      }
-      // meta: BN rows x KC/32 words
-#pragma unroll
-      for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
-        const int p = tid + 128 * i;
-        const int row = p / (KC / 32), w = p % (KC / 32);
-        if (w * 32 < kv) {
-          const int n = min(n0 + row, N - 1);
-          cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
-        }
-      }
-      // a_q: MT rows x KC/16 pieces of 16 B
-#pragma unroll
-      for (int i = 0; i < (MT * (KC / 16) + 127) / 128; ++i) {
-        const int p = tid + 128 * i;
-        if (p < MT * (KC / 16)) {
-          const int row = p / (KC / 16), col = p % (KC / 16);
-          if (col * 16 < kv) {
-            const int m = min(m0 + row, M - 1);
-            cp_async16(Xs + row * SX + col * 16, a_q + static_cast<int64_t>(m) * K + kbase + col * 16);
-          }
-        }
-      }
+      stage_chunk<16, BN, KC, MT, SA, SM, SX>(stage_a(s), stage_x(s), stage_m(s), values, meta32, a_q,
+                                              tid, n0, N, m0, M, K, vstride, mwords, chunk * KC);
     };
 
     int32_t acc[NT][4];
