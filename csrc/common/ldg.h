@@ -18,3 +18,24 @@
 #else
 #define TQ_L2_HINT ""
 #endif
+
+#include <stdint.h>
+
+namespace torchquant {
+
+// Streaming weight loads (every byte is used once, so L1 is skipped), with
+// the L2 prefetch-size hint above. Shared by the fp8 and nvfp4 GEMVs.
+__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+}
+__device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
+  uint2 r;
+  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+
+}  // namespace torchquant

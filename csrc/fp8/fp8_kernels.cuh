@@ -91,14 +91,7 @@ constexpr int kDequantThreads = 256;
 // Streaming 16/8/4-byte loads of the weight. The 16-byte form skips L1 (each
 // byte is used once); the narrow forms keep L1 allocation because the other
 // half of their 32-byte sector is read by the next window of the same warp.
-// TQ_L2_HINT (common/ldg.h) adds the L2 prefetch-size qualifier.
-__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
-}
+// ld_stream_v4 (the 16-byte form, with the L2 prefetch hint) is in common/ldg.h.
 __device__ __forceinline__ uint2 ld_nc_v2(const void* p) {
   return __ldg(reinterpret_cast<const uint2*>(p));
 }

@@ -200,19 +200,7 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
 __device__ __forceinline__ uint32_t dup_lo(uint32_t v) { return prmt(v, 0u, 0x1010u); }
 __device__ __forceinline__ uint32_t dup_hi(uint32_t v) { return prmt(v, 0u, 0x3232u); }
 
-// Streaming weight loads: every byte is used once, so skip L1.
-__device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
-}
-__device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
-  uint2 r;
-  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-  return r;
-}
+// Streaming weight loads: ld_stream_v4 / ld_stream_v2 (common/ldg.h).
 
 __device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
   uint32_t d;
