@@ -138,35 +138,39 @@ struct GemvArgs {
   uint32_t bmagic;
 };
 
-template <typename T, int WK, int MT>
-void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
-  const int64_t ntiles = (a.N + 15) / 16;
-  const int64_t blocks = ntiles * mtiles;
+// Every GEMV kernel takes the same arguments: checks the grid, opts in to the
+// shared memory (a no-op up to 48 KiB) and launches on `stream`.
+template <typename T>
+void launch_gemv_kernel(void (*kernel)(const T*, const uint8_t*, const float*, const T*, T*, int,
+                                       int, int, uint32_t, int, int),
+                        const GemvArgs& a, int64_t blocks, int threads, size_t smem, int mtiles,
+                        cudaStream_t stream) {
   TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
               " blocks is too large");
-  const size_t smem = ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0;
-  fp8::fp8_gemv_mma_kernel<T, WK, MT><<<static_cast<unsigned>(blocks), ks * 32, smem, stream>>>(
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(),
+                     static_cast<int>(smem));
+  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(
       static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
       a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int MT>
+template <typename T, int WK, int MT>
+void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
+  const size_t smem = ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0;
+  launch_gemv_kernel<T>(fp8::fp8_gemv_mma_kernel<T, WK, MT>, a, (a.N + 15) / 16 * int64_t{mtiles},
+                        ks * 32, smem, mtiles, stream);
+}
+
+// The ring kernel, launched with one 8-row n-tile (MT = 1, M <= 8; see
+// launch_mma_w): ks warps x S stages x 2 KB of ring, then the K-split sums.
+template <typename T>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
   constexpr int S = fp8::kMmaCpStages;
-  const int64_t ntiles = (a.N + 15) / 16;
-  const int64_t blocks = ntiles * mtiles;
-  TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
-              " blocks is too large");
   const size_t smem = static_cast<size_t>(ks) * S * 2048 +
-                      (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
-  auto kernel = fp8::fp8_gemv_mma_cp_kernel<T, MT, S>;
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(),
-                     static_cast<int>(smem));
-  kernel<<<static_cast<unsigned>(blocks), ks * 32, smem, stream>>>(
-      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
-      a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+                      (ks > 1 ? static_cast<size_t>(ks) * 4 * 32 * sizeof(float) : 0);
+  launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, 1, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
+                        ks * 32, smem, mtiles, stream);
 }
 
 template <typename T, int WK>
@@ -189,7 +193,7 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     // per warp twice as often), so M > 8 keeps the register kernel.
     if (MT == 1) {
       const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
-      launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), stream);
+      launch_mma_cp_t<T>(a, ks, static_cast<int>(mtiles), stream);
       return;
     }
   }
@@ -217,14 +221,9 @@ template <typename T, int RM>
 void launch_fma_t(const GemvArgs& a, cudaStream_t stream) {
   const int64_t mtiles = (a.M + RM - 1) / RM;
   const int64_t cols_per_block = fp8::kFmaWarps * fp8::kFmaCols;
-  const int64_t blocks = (a.N + cols_per_block - 1) / cols_per_block * mtiles;
-  TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
-              " blocks is too large");
-  fp8::fp8_gemv_fma_kernel<T, RM><<<static_cast<unsigned>(blocks), fp8::kFmaWarps * 32, 0,
-                                    stream>>>(
-      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
-      a.M, a.N, a.K, a.bmagic, a.nb, static_cast<int>(mtiles));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_gemv_kernel<T>(fp8::fp8_gemv_fma_kernel<T, RM>, a,
+                        (a.N + cols_per_block - 1) / cols_per_block * mtiles, fp8::kFmaWarps * 32,
+                        0, static_cast<int>(mtiles), stream);
 }
 
 template <typename T>
