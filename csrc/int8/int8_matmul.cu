@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -176,21 +175,10 @@ void dispatch_out(at::ScalarType od, F&& f) {
   }
 }
 
-// The opt-in above 48 KiB of dynamic shared memory is a per-device function
-// attribute: set it once per device per kernel instantiation.
-template <typename Kernel>
-void allow_smem(Kernel kernel, int bytes, int device, std::once_flag* flags) {
-  std::call_once(flags[device], [&] {
-    C10_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  });
-}
-
 template <class Cfg, bool kAligned, typename OutT>
 void launch_mma(const GemmParams& p, int device, cudaStream_t stream) {
   auto kernel = int8_mma_gemm_kernel<Cfg, kAligned, OutT>;
-  static std::once_flag flags[64];
-  allow_smem(kernel, Cfg::kSmemBytes, device, flags);
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, Cfg::kSmemBytes);
   const int64_t grid = static_cast<int64_t>(p.tiles_m) * p.tiles_n * p.splits;
   TORCH_CHECK(grid <= INT_MAX, "int8_matmul: problem too large (", grid, " tiles)");
   kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p);
