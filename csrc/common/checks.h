@@ -89,6 +89,36 @@ struct Int8MatmulShape {
   at::ScalarType out_dtype;
 };
 
+// The operands of the int8 epilogue (int8_matmul and sparse24_int8_matmul):
+// per-token or per-tensor activation scale [M], per-channel weight scale [N],
+// optional zero point [M] with the weight's column sums [N], bias, out_dtype.
+// Returns the output dtype.
+inline at::ScalarType check_int8_epilogue(const at::Tensor& a_q, const at::Tensor& a_scale,
+                                          const c10::optional<at::Tensor>& a_zero,
+                                          const at::Tensor& w_scale,
+                                          const c10::optional<at::Tensor>& w_colsum,
+                                          const c10::optional<at::Tensor>& bias,
+                                          const c10::optional<at::ScalarType>& out_dtype,
+                                          int64_t M, int64_t N, const char* op) {
+  check_rowvec(a_scale, M, at::kFloat, op, "a_scale");
+  check_rowvec(w_scale, N, at::kFloat, op, "w_scale");
+  if (a_zero.has_value()) {
+    check_same_device(a_q, *a_zero, op, "a_zero");
+    check_rowvec(*a_zero, M, at::kInt, op, "a_zero");
+  }
+  if (w_colsum.has_value()) {
+    check_same_device(a_q, *w_colsum, op, "w_colsum");
+    check_dtype(*w_colsum, at::kInt, op, "w_colsum");
+    TORCH_CHECK(w_colsum->dim() == 1 && w_colsum->size(0) == N, op,
+                ": w_colsum must be 1-D of length N = ", N, ", got shape ", shape_str(w_colsum->sizes()));
+    check_contiguous(*w_colsum, op, "w_colsum");
+  }
+  check_bias(bias, a_q, N, op);
+  const at::ScalarType od = out_dtype.value_or(at::kFloat);
+  TORCH_CHECK(is_float_type(od), op, ": out_dtype must be float32, float16 or bfloat16, got ", od);
+  return od;
+}
+
 inline Int8MatmulShape validate_int8_matmul(const at::Tensor& a_q, const at::Tensor& a_scale,
                                             const c10::optional<at::Tensor>& a_zero,
                                             const at::Tensor& w_q, const at::Tensor& w_scale,
@@ -110,22 +140,8 @@ inline Int8MatmulShape validate_int8_matmul(const at::Tensor& a_q, const at::Ten
   TORCH_CHECK(K <= kInt8MaxK, op, ": K = ", K, " exceeds ", kInt8MaxK,
               ", beyond which the int32 accumulator can overflow");
   for (const at::Tensor* t : {&a_scale, &w_q, &w_scale}) check_same_device(a_q, *t, op, "an operand");
-  check_rowvec(a_scale, M, at::kFloat, op, "a_scale");
-  check_rowvec(w_scale, N, at::kFloat, op, "w_scale");
-  if (a_zero.has_value()) {
-    check_same_device(a_q, *a_zero, op, "a_zero");
-    check_rowvec(*a_zero, M, at::kInt, op, "a_zero");
-  }
-  if (w_colsum.has_value()) {
-    check_same_device(a_q, *w_colsum, op, "w_colsum");
-    check_dtype(*w_colsum, at::kInt, op, "w_colsum");
-    TORCH_CHECK(w_colsum->dim() == 1 && w_colsum->size(0) == N, op,
-                ": w_colsum must be 1-D of length N = ", N, ", got shape ", shape_str(w_colsum->sizes()));
-    check_contiguous(*w_colsum, op, "w_colsum");
-  }
-  check_bias(bias, a_q, N, op);
-  const at::ScalarType od = out_dtype.value_or(at::kFloat);
-  TORCH_CHECK(is_float_type(od), op, ": out_dtype must be float32, float16 or bfloat16, got ", od);
+  const at::ScalarType od =
+      check_int8_epilogue(a_q, a_scale, a_zero, w_scale, w_colsum, bias, out_dtype, M, N, op);
   return {M, N, K, od};
 }
 
