@@ -115,6 +115,18 @@ def _check_bias(bias: Optional[Tensor], n, op: str, dtype=None) -> None:
         torch._check(bias.dtype == dtype, lambda: f"{op}: bias dtype {bias.dtype} must match x dtype {dtype}")
 
 
+def _int8_epilogue_out(a_q, a_scale, a_zero, w_scale, bias, out_dtype, M, N, op: str) -> Tensor:
+    """The int8 epilogue's operand checks (int8_matmul, sparse24_int8_matmul) and the [M, N] output."""
+    _check_dtype(a_scale, torch.float32, op, "a_scale")
+    _check_dtype(w_scale, torch.float32, op, "w_scale")
+    if a_zero is not None:
+        _check_dtype(a_zero, torch.int32, op, "a_zero")
+    _check_bias(bias, N, op)
+    od = torch.float32 if out_dtype is None else out_dtype
+    torch._check(od in FLOAT_DTYPES, lambda: f"{op}: out_dtype must be float32, float16 or bfloat16")
+    return a_q.new_empty((M, N), dtype=od)
+
+
 @torch.library.register_fake("torchquant::int8_matmul")
 def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto"):
     op = "int8_matmul"
@@ -126,14 +138,7 @@ def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=No
     N = w_q.shape[0]
     torch._check(w_q.shape[1] == K, lambda: f"{op}: a_q and w_q K differ")
     torch._check(K <= 65536, lambda: f"{op}: K = {K} exceeds 65536")
-    _check_dtype(a_scale, torch.float32, op, "a_scale")
-    _check_dtype(w_scale, torch.float32, op, "w_scale")
-    if a_zero is not None:
-        _check_dtype(a_zero, torch.int32, op, "a_zero")
-    _check_bias(bias, N, op)
-    od = torch.float32 if out_dtype is None else out_dtype
-    torch._check(od in FLOAT_DTYPES, lambda: f"{op}: out_dtype must be float32, float16 or bfloat16")
-    return a_q.new_empty((M, N), dtype=od)
+    return _int8_epilogue_out(a_q, a_scale, a_zero, w_scale, bias, out_dtype, M, N, op)
 
 
 def _register_sm90a_fakes() -> None:
@@ -338,11 +343,4 @@ def _sparse24_int8_matmul_fake(
     torch._check(
         w_meta.shape[0] == N and w_meta.shape[1] == (K + 7) // 8, lambda: f"{op}: w_meta must be [N, ceil(K/8)]"
     )
-    _check_dtype(a_scale, torch.float32, op, "a_scale")
-    _check_dtype(w_scale, torch.float32, op, "w_scale")
-    if a_zero is not None:
-        _check_dtype(a_zero, torch.int32, op, "a_zero")
-    _check_bias(bias, N, op)
-    od = torch.float32 if out_dtype is None else out_dtype
-    torch._check(od in FLOAT_DTYPES, lambda: f"{op}: out_dtype must be float32, float16 or bfloat16")
-    return a_q.new_empty((M, N), dtype=od)
+    return _int8_epilogue_out(a_q, a_scale, a_zero, w_scale, bias, out_dtype, M, N, op)
