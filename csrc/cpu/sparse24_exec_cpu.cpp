@@ -37,6 +37,21 @@ namespace torchquant {
 namespace cpu {
 namespace {
 
+// Row n of a compressed 2:4 weight (values [N, K/2], meta [N, ceil(K/8)]),
+// decoded once per row: for group g its two kept values as W and their K
+// indices (the nibble pos0 | pos1 << 2, low nibble for even g).
+template <typename W, typename V>
+void decode_row24(const V* vrow, const uint8_t* mrow, int64_t G, W* w0, W* w1, int64_t* k0,
+                  int64_t* k1) {
+  for (int64_t g = 0; g < G; ++g) {
+    const int nib = (g % 2) ? (mrow[g / 2] >> 4) : (mrow[g / 2] & 0xF);
+    k0[g] = 4 * g + (nib & 3);
+    k1[g] = 4 * g + (nib >> 2);
+    w0[g] = static_cast<W>(vrow[2 * g]);
+    w1[g] = static_cast<W>(vrow[2 * g + 1]);
+  }
+}
+
 template <typename T>
 void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, const float* bias,
                         int64_t M, int64_t N, int64_t K, T* y) {
@@ -47,15 +62,7 @@ void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, co
     std::vector<float> w0(G), w1(G);
     std::vector<int64_t> k0(G), k1(G);
     for (int64_t n = b; n < e; ++n) {
-      const T* vrow = values + n * (K / 2);
-      const uint8_t* mrow = meta + n * MB;
-      for (int64_t g = 0; g < G; ++g) {
-        const int nib = (g % 2) ? (mrow[g / 2] >> 4) : (mrow[g / 2] & 0xF);
-        k0[g] = 4 * g + (nib & 3);
-        k1[g] = 4 * g + (nib >> 2);
-        w0[g] = static_cast<float>(vrow[2 * g]);
-        w1[g] = static_cast<float>(vrow[2 * g + 1]);
-      }
+      decode_row24(values + n * (K / 2), meta + n * MB, G, w0.data(), w1.data(), k0.data(), k1.data());
       const float bn = bias != nullptr ? bias[n] : 0.0f;
       for (int64_t m = 0; m < M; ++m) {
         const float* xr = x + m * K;
@@ -102,15 +109,7 @@ void sparse24_int8_impl(const int8_t* a, const int8_t* values, const uint8_t* me
     std::vector<int32_t> w0(G), w1(G);
     std::vector<int64_t> k0(G), k1(G);
     for (int64_t n = b; n < e; ++n) {
-      const int8_t* vrow = values + n * (K / 2);
-      const uint8_t* mrow = meta + n * MB;
-      for (int64_t g = 0; g < G; ++g) {
-        const int nib = (g % 2) ? (mrow[g / 2] >> 4) : (mrow[g / 2] & 0xF);
-        k0[g] = 4 * g + (nib & 3);
-        k1[g] = 4 * g + (nib >> 2);
-        w0[g] = vrow[2 * g];
-        w1[g] = vrow[2 * g + 1];
-      }
+      decode_row24(values + n * (K / 2), meta + n * MB, G, w0.data(), w1.data(), k0.data(), k1.data());
       const float ws = ep.w_scale[n * ep.w_scale_step];
       for (int64_t m = 0; m < M; ++m) {
         const int8_t* ar = a + m * K;
