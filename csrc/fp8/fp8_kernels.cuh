@@ -65,6 +65,7 @@
 #include <stdint.h>
 
 #include "common/ldg.h"
+#include "common/mma.cuh"
 #include "common/warp_ring.cuh"
 
 namespace torchquant {
@@ -202,12 +203,7 @@ struct Act<__half> {
   // D += A * B, m16n8k16, fp16 inputs, fp32 accumulate.
   static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                              uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
+    mma_m16n8k16<__half>(d, a[0], a[1], a[2], a[3], b0, b1);
   }
 };
 
@@ -222,12 +218,7 @@ struct Act<__nv_bfloat16> {
   }
   static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
                                              uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
+    mma_m16n8k16<__nv_bfloat16>(d, a[0], a[1], a[2], a[3], b0, b1);
   }
 };
 

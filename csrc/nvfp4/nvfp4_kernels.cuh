@@ -123,6 +123,7 @@
 #include <stdint.h>
 
 #include "common/ldg.h"
+#include "common/mma.cuh"
 #include "common/warp_ring.cuh"
 
 namespace torchquant {
@@ -287,12 +288,7 @@ struct Ops<__half> {
   static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) { return mul_f16x2(a, b); }
   static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
+    mma_m16n8k16<__half>(d, a0, a1, a2, a3, b0, b1);
   }
   static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
   static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
@@ -328,12 +324,7 @@ struct Ops<__nv_bfloat16> {
   }
   static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
+    mma_m16n8k16<__nv_bfloat16>(d, a0, a1, a2, a3, b0, b1);
   }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 v) {
     __nv_bfloat16_raw r = v;
