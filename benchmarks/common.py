@@ -322,6 +322,26 @@ def linear64_rows(x: torch.Tensor, rows: Callable[[int, int], torch.Tensor], N: 
     return torch.cat([linear64(x, rows(n0, n1)) for n0, n1 in row_chunks(N, x.shape[1])], dim=1)
 
 
+def bound_check(
+    N: int, K: int, chunk: Callable[[int, int], Tuple[torch.Tensor, torch.Tensor]], gate: str
+) -> Tuple[Callable[[Any], Check], "Lazy"]:
+    """A strict check whose float64 reference and bound are built lazily, output
+    columns in row chunks of the weight (chunk(n0, n1) -> (ref, bound) of
+    columns n0..n1). Returns (check, lazy (ref, bound) to clear after the case)."""
+
+    def build():
+        parts = [chunk(n0, n1) for n0, n1 in row_chunks(N, K)]
+        return torch.cat([y for y, _ in parts], 1), torch.cat([b for _, b in parts], 1)
+
+    lz = Lazy(build)
+
+    def chk(out: Any) -> Check:
+        y, b = lz()
+        return check_bound(out, y, b, gate)
+
+    return chk, lz
+
+
 def float_check(
     x: torch.Tensor, deq_rows: Callable[[int, int], torch.Tensor], N: int, out_dtype: torch.dtype
 ) -> Tuple[Callable[[Any], Check], "Lazy"]:
@@ -330,23 +350,12 @@ def float_check(
     of the dequantized weight (deq_rows(n0, n1) -> float64 W[n0:n1]).
     Returns (check, lazy (ref, bound) to clear after the case)."""
 
-    def build():
-        ys, bs = [], []
-        for n0, n1 in row_chunks(N, x.shape[1]):
-            wd = deq_rows(n0, n1)
-            y = linear64(x, wd)
-            ys.append(y)
-            bs.append(fp32_accum_bound(x, wd, y, out_dtype))
-            del wd
-        return torch.cat(ys, 1), torch.cat(bs, 1)
+    def chunk(n0: int, n1: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        wd = deq_rows(n0, n1)
+        y = linear64(x, wd)
+        return y, fp32_accum_bound(x, wd, y, out_dtype)
 
-    lz = Lazy(build)
-
-    def chk(out: Any) -> Check:
-        y, b = lz()
-        return check_bound(out, y, b, "fp32-accum bound")
-
-    return chk, lz
+    return bound_check(N, x.shape[1], chunk, "fp32-accum bound")
 
 
 def int8_check(
@@ -356,22 +365,11 @@ def int8_check(
     gated by the fp32-epilogue + output-rounding bound (row chunks of w_q)."""
     N = w_q.shape[0]
 
-    def build():
-        ys, bs = [], []
-        for n0, n1 in row_chunks(N, w_q.shape[1]):
-            ws = w_scale[n0:n1] if w_scale.numel() > 1 else w_scale
-            y, b = int8_ref_and_bound(a_q, a_scale, w_q[n0:n1], ws, out_dtype)
-            ys.append(y)
-            bs.append(b)
-        return torch.cat(ys, 1), torch.cat(bs, 1)
+    def chunk(n0: int, n1: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        ws = w_scale[n0:n1] if w_scale.numel() > 1 else w_scale
+        return int8_ref_and_bound(a_q, a_scale, w_q[n0:n1], ws, out_dtype)
 
-    lz = Lazy(build)
-
-    def chk(out: Any) -> Check:
-        y, b = lz()
-        return check_bound(out, y, b, "int8 epilogue bound")
-
-    return chk, lz
+    return bound_check(N, w_q.shape[1], chunk, "int8 epilogue bound")
 
 
 def rel_check(ref: Callable[[], torch.Tensor], rows: Optional[int] = None, tol: float = PEER_REL_TOL) -> Tuple[Callable[[Any], Check], "Lazy"]:
