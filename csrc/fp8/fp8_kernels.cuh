@@ -374,6 +374,22 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
   }
 }
 
+// The activation row of the B fragment this lane feeds, per n-tile of 8 rows
+// (row m = m_lane + 8 mt): its pointer offset to the lane's first k `lk`, and
+// the limit such that window start kw holds data for the lane iff kw < xlim
+// (0 for a row beyond M, which then reads nothing).
+template <int MT, typename T>
+__device__ __forceinline__ void mma_x_rows(const T* x, int m_lane, int M, int K, int lk,
+                                           const uint16_t* (&xl)[MT], int (&xlim)[MT]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int m = m_lane + mt * 8;
+    xl[mt] = keep_in_register(reinterpret_cast<const uint16_t*>(x) +
+                              static_cast<size_t>(m < M ? m : 0) * K + lk);
+    xlim[mt] = keep_in_register(m < M ? K - lk : 0);
+  }
+}
+
 // Epilogue of both mma kernels. Accumulator r = mt * 4 + i of lane (g, t) is
 // output column n0 + g + 8 * (i / 2), activation row m0 + 8 * mt + 2t + (i % 2).
 // With ks > 1 the warps' partials are summed through `red` (ks * MT * 4 * 32
@@ -452,13 +468,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   // Activation row of the B fragment this lane feeds, per n-tile of 8 rows.
   const uint16_t* xl[MT];
   int xlim[MT];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-    const int m = m0 + mt * 8 + g;
-    xl[mt] = keep_in_register(reinterpret_cast<const uint16_t*>(x) +
-                              static_cast<size_t>(m < M ? m : 0) * K + lk);
-    xlim[mt] = keep_in_register(m < M ? K - lk : 0);
-  }
+  mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
 
   // Chunks warp, warp + ks, warp + 2ks, ... (strided: the block's warps read
   // neighbouring 64-byte pieces of the same 16 rows at the same time).
@@ -559,13 +569,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   const float* sB = keep_in_register(ws + static_cast<size_t>(okB ? n0 + g + 8 : 0) * nb);
   const uint16_t* xl[MT];
   int xlim[MT];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-    const int m = m0 + mt * 8 + g;
-    xl[mt] = keep_in_register(reinterpret_cast<const uint16_t*>(x) +
-                              static_cast<size_t>(m < M ? m : 0) * K + lk);
-    xlim[mt] = keep_in_register(m < M ? K - lk : 0);
-  }
+  mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
 
   float acc[MT][4];
 #pragma unroll
