@@ -7,7 +7,9 @@
 #   env: MICRO=1 (read-pattern microbenchmark, benchmarks/micro), NCU=1 (Nsight
 #   Compute on the decode kernels), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
-#   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';')
+#   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
+#   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
+#   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-./gpu_out}}
@@ -87,6 +89,14 @@ if [ $SAN = 1 ]; then
     > "$OUTDIR/sanitizer.log" 2>&1; src=$?
   tail -n 6 "$OUTDIR/sanitizer.log"; echo "memcheck: rc=$src, $(( $(date +%s) - t0 )) s"
 fi
+i=0; IFS=';' read -ra pys <<< "${EXTRA_PY:-}"
+for cmd in "${pys[@]}"; do
+  i=$((i + 1)); [ -n "${cmd// }" ] || continue
+  pre=""; case "$cmd" in *memcheck:*) pre="compute-sanitizer --tool memcheck --error-exitcode 9"; cmd=${cmd/memcheck:/} ;; esac
+  t0=$(date +%s)
+  eval "PYTHONPATH=$PWD $pre $PY $cmd" > "$OUTDIR/py_$i.log" 2>&1; prc=$?
+  tail -n ${EXTRA_PY_TAIL:-30} "$OUTDIR/py_$i.log"; echo "extra py $i ($cmd): rc=$prc, $(( $(date +%s) - t0 )) s"
+done
 if [ "${SWEEP:-0}" = 1 ]; then
   PYTHONPATH=$PWD $PY benchmarks/sweep_gemv.py > "$OUTDIR/sweep.log" 2>&1 || echo "sweep failed"
   grep -E "best|ceiling" "$OUTDIR/sweep.log" | head -30
@@ -101,7 +111,7 @@ if [ $BENCH = 1 ]; then
     eval "$PY benchmarks/run_all.py $args --out \"$OUTDIR/bench/extra$i\"" > "$OUTDIR/bench_extra$i.log" 2>&1 || echo "extra bench $i failed"
     grep -A40 "^### " "$OUTDIR/bench_extra$i.log" | grep -E "^###|^\|" | head -40
   done
-  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log 2>/dev/null && rm -rf bench)
+  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log py_*.log 2>/dev/null && rm -rf bench bench_extra*.log)
   tail -n 60 "$OUTDIR/bench.log"
 fi
 exit $rc

@@ -369,11 +369,44 @@ def test_dequantize_matches_cpu(out_dtype, bs, n, k):
     assert torch.equal(d_cuda.cpu(), d_cpu)
 
 
+def _misaligned(t, offset):
+    """A contiguous copy of t whose data pointer is `offset` bytes past a
+    256-byte aligned allocation (offset 0: the 16-byte vector path, 1: the
+    elementwise path)."""
+    flat = torch.empty(t.numel() * t.element_size() + offset, dtype=torch.uint8, device=t.device)
+    out = flat[offset:].view(t.dtype).view(t.shape)
+    out.copy_(t)
+    assert out.is_contiguous() and out.data_ptr() % 256 == offset
+    return out
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("offset", [0, 1, 8])
+@pytest.mark.parametrize("bs,n,k", [(16, 1, 16), (48, 33, 4096 + 16), (256, 7, 8192)])
+def test_dequantize_pointer_alignment(out_dtype, offset, bs, n, k):
+    """The vectorized kernel (16-byte aligned w_q, K % 16 == 0) and the
+    elementwise one (any other pointer) give the CPU op's bits."""
+    gen = torch.Generator().manual_seed(n + k + bs + offset)
+    codes = torch.randint(0, 256, (n, k), generator=gen, dtype=torch.uint8)
+    codes[(codes & 0x7F) == 0x7F] = 0x3A
+    w_q = codes.view(torch.float8_e4m3fn)
+    scale = torch.exp2(torch.randn(n, math.ceil(k / bs), generator=gen) * 8).float()
+    want = OPS.dequantize_fp8_block(w_q, scale, block_size=bs, out_dtype=out_dtype)
+    poison_output((n, k), out_dtype)
+    got = OPS.dequantize_fp8_block(_misaligned(w_q.cuda(), offset), scale.cuda(), block_size=bs,
+                                   out_dtype=out_dtype)
+    assert torch.equal(got.cpu(), want)
+
+
 def test_dequantize_nan_codes():
-    w_q = torch.tensor([[0x7F, 0xFF, 0x00, 0x80]], dtype=torch.uint8).view(torch.float8_e4m3fn)
-    out = OPS.dequantize_fp8_block(w_q.cuda(), torch.ones(1, 1, device="cuda"), block_size=16)
-    out = out.cpu()
-    assert torch.isnan(out[0, :2]).all() and out[0, 2] == 0 and out[0, 3] == 0
+    for k in (4, 16):  # elementwise kernel (K % 16 != 0), vectorized kernel
+        row = [0x7F, 0xFF, 0x00, 0x80] + [0x38] * (k - 4)
+        w_q = torch.tensor([row], dtype=torch.uint8).view(torch.float8_e4m3fn)
+        for od in (torch.float32, torch.float16, torch.bfloat16):
+            out = OPS.dequantize_fp8_block(w_q.cuda(), torch.ones(1, 1, device="cuda"), block_size=16,
+                                           out_dtype=od).cpu().float()
+            assert torch.isnan(out[0, :2]).all() and out[0, 2] == 0 and out[0, 3] == 0
+            assert torch.signbit(out[0, 3]) and (out[0, 4:] == 1.0).all()
 
 
 def test_quantize_dequantize_bad_inputs():

@@ -79,6 +79,42 @@ def test_dequantize_every_byte_bit_exact(out_dtype):
     assert torch.equal(got.view(INT_VIEW[out_dtype]), want.view(INT_VIEW[out_dtype]))
 
 
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("offset", [0, 1, 8])
+@pytest.mark.parametrize("N,K", [(1, 16), (37, 1024 + 48), (5, 8192)])
+def test_dequantize_pointer_alignment(out_dtype, offset, N, K):
+    """The vectorized kernel (8-byte aligned w_packed: offsets 0 and 8) and the
+    per-byte one (offset 1) give the CPU op's bits, with negative and
+    subnormal block scales."""
+    g = _gen(N * K + offset)
+    wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    ws = _scales(N, K // 16, g, negative=True)
+    gs = torch.tensor(0.37)
+    want = ops.dequantize_nvfp4(wp, ws, gs, out_dtype)
+    flat = torch.empty(wp.numel() + offset, dtype=torch.uint8, device="cuda")
+    wp_dev = flat[offset:].view(N, K // 2)
+    wp_dev.copy_(wp)
+    assert wp_dev.data_ptr() % 256 == offset
+    _poison()
+    got = ops.dequantize_nvfp4(wp_dev, ws.cuda(), gs.cuda(), out_dtype).cpu()
+    assert torch.equal(got.view(INT_VIEW[out_dtype]), want.view(INT_VIEW[out_dtype]))
+
+
+def test_dequantize_nan_scale():
+    """A NaN block scale (e4m3 0x7f) makes its 16 outputs NaN on both kernels."""
+    for offset in (0, 1):
+        wp = torch.full((2, 16), 0x22, dtype=torch.uint8)  # codes 2 (1.0)
+        ws = torch.full((2, 2), 0x38, dtype=torch.uint8)  # 1.0
+        ws[1, 0] = 0x7F
+        flat = torch.empty(wp.numel() + offset, dtype=torch.uint8, device="cuda")
+        wp_dev = flat[offset:].view(2, 16)
+        wp_dev.copy_(wp)
+        got = ops.dequantize_nvfp4(wp_dev, ws.view(torch.float8_e4m3fn).cuda(),
+                                   torch.tensor(2.0, device="cuda"), torch.float32).cpu()
+        assert torch.isnan(got[1, :16]).all()
+        assert (got[0] == 2.0).all() and (got[1, 16:] == 2.0).all()
+
+
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("K", [48, 320])  # 16-code granules / 64-code (aligned) loads

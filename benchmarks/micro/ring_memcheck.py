@@ -1,5 +1,6 @@
-"""Small launches of the cp.async-ring GEMV paths (fp8 M <= 8, nvfp4 aligned K)
-for compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage.
+"""Small launches of the cp.async-ring GEMV paths (fp8 M <= 8, nvfp4 aligned K,
+int8 aligned K) and of the vectorized dequantize kernels for compute-sanitizer
+memcheck: ragged N (rows past N), K tails inside a stage, split K.
 
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
 """
@@ -17,5 +18,13 @@ for N, K in ((17, 320), (1, 192), (33, 8192 + 64), (257, 2112)):
         ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
         if K % 64 == 0:
             ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
+    wi8 = torch.randint(-127, 128, (N, K), device="cuda", dtype=torch.int8)
+    for M in (1, 9, 17, 32):
+        a = torch.randint(-127, 128, (M, K), device="cuda", dtype=torch.int8)
+        ops.int8_matmul(a, torch.ones(M, device="cuda"), None, wi8, torch.ones(N, device="cuda"),
+                        path="gemv")
+    for od in (torch.float32, torch.bfloat16):
+        ops.dequantize_fp8_block(wq8, ws8, 64, od)
+        ops.dequantize_nvfp4(wp4, s4, g4, od)
 torch.cuda.synchronize()
 print("ring memcheck script: ok")

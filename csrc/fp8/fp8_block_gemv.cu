@@ -25,6 +25,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -362,12 +363,42 @@ at::Tensor dequantize_fp8_block_cuda(const at::Tensor& w_q, const at::Tensor& sc
   at::Tensor out = at::empty({N, K}, w_q.options().dtype(od));
   const int64_t total = N * K;
   if (total == 0) return out;
-  const int64_t blocks =
-      std::min<int64_t>((total + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const auto* qp = static_cast<const uint8_t*>(w_q.data_ptr());
   const float* sp = scale.data_ptr<float>();
   const int bs = static_cast<int>(block_size);
+  // K % 16 == 0 and a 16-byte aligned w_q: one thread per 16-code piece
+  // (block_size % 16 == 0, so a piece has one scale); otherwise one thread per
+  // element (same values).
+  if (K % 16 == 0 && reinterpret_cast<uintptr_t>(qp) % 16 == 0) {
+    const int64_t pieces = total / 16;
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
+        (pieces + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20));
+    auto run = [&](auto idx, auto* o) {
+      using I = decltype(idx);
+      using O = std::remove_pointer_t<decltype(o)>;
+      fp8::dequantize_fp8_block_vec_kernel<O, I><<<grid, fp8::kDequantThreads, 0, stream>>>(
+          qp, sp, o, static_cast<I>(pieces), static_cast<I>(K / 16), static_cast<I>(bs / 16),
+          static_cast<I>(nb));
+    };
+    auto run_out = [&](auto idx) {
+      switch (od) {
+        case at::kFloat: run(idx, out.data_ptr<float>()); break;
+        case at::kHalf: run(idx, static_cast<__half*>(out.data_ptr())); break;
+        default: run(idx, static_cast<__nv_bfloat16*>(out.data_ptr())); break;  // kBFloat16
+      }
+    };
+    // 32-bit index arithmetic when every scale index fits (a 32-bit division per piece).
+    if (N * nb < (int64_t{1} << 32) && pieces < (int64_t{1} << 31)) {
+      run_out(uint32_t{0});
+    } else {
+      run_out(uint64_t{0});
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return out;
+  }
+  const int64_t blocks =
+      std::min<int64_t>((total + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20);
   const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kDequantThreads);
   switch (od) {
     case at::kFloat:

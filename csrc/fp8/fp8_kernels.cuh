@@ -66,6 +66,7 @@
 
 #include "common/ldg.h"
 #include "common/mma.cuh"
+#include "common/vec_store.cuh"
 #include "common/warp_ring.cuh"
 
 namespace torchquant {
@@ -866,6 +867,49 @@ __global__ void __launch_bounds__(kDequantThreads)
     const int64_t n = i / K, k = i % K;
     const float v = e4m3_to_float_exact(__ldg(q + i)) * __ldg(scale + n * nb + k / bs);
     out[i] = float_to_out<Tout>(v);
+  }
+}
+
+// Two e4m3 codes (element 0 in the low byte of the 16-bit value) to floats,
+// exact, NaN codes to NaN: the sm_89+ conversion instruction, else two
+// scalar decodes.
+__device__ __forceinline__ float2 e4m3x2_to_float2(uint32_t two) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint32_t h;
+  asm("{ .reg .b16 lo; cvt.u16.u32 lo, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(two));
+  return f16x2_to_float2(h);
+#else
+  return make_float2(e4m3_to_float_exact(static_cast<uint8_t>(two)),
+                     e4m3_to_float_exact(static_cast<uint8_t>(two >> 8)));
+#endif
+}
+
+// The same values as dequantize_fp8_block_kernel, one thread per 16-code
+// piece: a 16-byte load, one scale per piece (bs % 16 == 0, so a piece never
+// straddles two blocks), 16-byte stores. Needs K % 16 == 0 and a 16-byte
+// aligned q; I is uint32_t when N * K / 16 < 2^32 (a 32-bit division per
+// piece), else uint64_t.
+template <typename Tout, typename I>
+__global__ void __launch_bounds__(kDequantThreads)
+    dequantize_fp8_block_vec_kernel(const uint8_t* __restrict__ q, const float* __restrict__ scale,
+                                    Tout* __restrict__ out, I pieces, I pieces_per_row,
+                                    I pieces_per_block, I nb) {
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < pieces;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I n = i / pieces_per_row, p = i - n * pieces_per_row;
+    const float s = __ldg(scale + n * nb + p / pieces_per_block);
+    const uint4 v = ld_stream_v4(q + static_cast<size_t>(i) * 16);
+    const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+    float f[16];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 lo = e4m3x2_to_float2(words[j] & 0xFFFFu), hi = e4m3x2_to_float2(words[j] >> 16);
+      f[4 * j + 0] = __fmul_rn(lo.x, s);
+      f[4 * j + 1] = __fmul_rn(lo.y, s);
+      f[4 * j + 2] = __fmul_rn(hi.x, s);
+      f[4 * j + 3] = __fmul_rn(hi.y, s);
+    }
+    store16<Tout>(out + static_cast<size_t>(i) * 16, f);
   }
 }
 

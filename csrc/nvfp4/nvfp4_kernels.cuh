@@ -124,6 +124,7 @@
 
 #include "common/ldg.h"
 #include "common/mma.cuh"
+#include "common/vec_store.cuh"
 #include "common/warp_ring.cuh"
 
 namespace torchquant {
@@ -985,6 +986,42 @@ __global__ void __launch_bounds__(kDequantThreads)
     TO* o = out + n * K + 2 * jb;
     o[0] = store_from_float<TO>(__fmul_rn(__fmul_rn(e2m1_to_float(byte & 15u), bs), global));
     o[1] = store_from_float<TO>(__fmul_rn(__fmul_rn(e2m1_to_float(byte >> 4), bs), global));
+  }
+}
+
+// The same values as nvfp4_dequantize_kernel, one thread per 16-code piece
+// (8 packed bytes, exactly one scale block, so the piece index is the scale
+// index): an 8-byte load, the prmt decode of the GEMVs (e2m1 * 2^-14 as exact
+// fp16), e2m1 * bs as one exact fp32 multiply by bs * 2^14, then * global
+// (RNE), then 16-byte stores. Needs an 8-byte aligned `packed`.
+template <typename TO>
+__global__ void __launch_bounds__(kDequantThreads)
+    nvfp4_dequantize_vec_kernel(const uint8_t* __restrict__ packed, const uint8_t* __restrict__ scale,
+                                const float* __restrict__ gs, int64_t pieces, TO* __restrict__ out) {
+  const float global = __ldg(gs);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pieces;
+       i += stride) {
+    const float bs = __fmul_rn(e4m3_to_float(__ldg(scale + i)), 16384.0f);  // exact (or NaN)
+    const uint2 v = ld_stream_v2(packed + i * 8);
+    const uint32_t words[2] = {v.x, v.y};
+    float f[16];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      uint32_t h[4];
+      decode_e2m1_f16(words[j], h);  // h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7)
+      float2 d[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        __half2 hh;
+        memcpy(&hh, &h[q], sizeof(hh));
+        d[q] = __half22float2(hh);
+      }
+      const float c[8] = {d[0].x, d[2].x, d[0].y, d[2].y, d[1].x, d[3].x, d[1].y, d[3].y};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) f[8 * j + e] = __fmul_rn(__fmul_rn(c[e], bs), global);
+    }
+    store16<TO>(out + i * 16, f);
   }
 }
 
