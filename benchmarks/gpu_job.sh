@@ -111,7 +111,11 @@ if [ $BENCH = 1 ]; then
     eval "$PY benchmarks/run_all.py $args --out \"$OUTDIR/bench/extra$i\"" > "$OUTDIR/bench_extra$i.log" 2>&1 || echo "extra bench $i failed"
     grep -A40 "^### " "$OUTDIR/bench_extra$i.log" | grep -E "^###|^\|" | head -40
   done
-  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log py_*.log 2>/dev/null && rm -rf bench bench_extra*.log)
+  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log 2>/dev/null && rm -rf bench bench_extra*.log)
   tail -n 60 "$OUTDIR/bench.log"
 fi
+# At most 8 files come back from the device tool's $OUT: keep tests.log,
+# bench.log, env.txt, bench.tar.gz and any CSV beside them; pack the rest.
+(cd "$OUTDIR" && rest=$(ls build.log build2.log spills.txt sanitizer.log ncu.txt stream_patterns.txt sweep.log py_*.log 2>/dev/null) &&
+  [ -n "$rest" ] && tar czf logs.tar.gz $rest && rm -f $rest)
 exit $rc

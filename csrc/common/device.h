@@ -42,12 +42,15 @@ inline const DeviceCaps& device_caps(int device) {
 }
 
 // Opts `kernel` in to `bytes` of dynamic shared memory on `device`, which must
-// be the current device: a per-device function attribute, needed above the
-// 48 KiB default. Remembers the largest value set per (kernel, device), so a
-// repeated launch costs a lookup; monotone, so a concurrent smaller request
-// never lowers it.
+// be the current device: a per-device function attribute, needed when the
+// kernel's static plus dynamic shared memory exceeds the 48 KiB default. It is
+// set whatever `bytes` is (a kernel with 48 KiB of dynamic memory and one
+// static int needs it: skipping the call at <= 48 KiB made such launches fail
+// with "invalid argument" on the H200). Remembers the largest value set per
+// (kernel, device), so a repeated launch costs a lookup; monotone, so a
+// concurrent smaller request never lowers it.
 inline void allow_dynamic_smem(const void* kernel, int device, int bytes) {
-  if (bytes <= 48 * 1024) return;
+  if (bytes <= 0) return;
   static std::mutex mu;
   static std::map<std::pair<const void*, int>, int> set;
   std::lock_guard<std::mutex> lock(mu);

@@ -61,7 +61,6 @@
 #include <cstdint>
 
 #include "common/ldg.h"
-#include "common/warp_ring.cuh"
 
 namespace torchquant {
 namespace int8 {
@@ -556,59 +555,6 @@ struct GemvShape {
   static constexpr int kTokens = 8 * kMT8;
 };
 
-// Sums the 8 warps' partial tiles in shared memory and writes the epilogue
-// (splits == 1), or adds them into the int32 workspace and lets the last split
-// of the tile write it. Shared by both gemv kernels.
-template <int kMT8, typename OutT>
-__device__ __forceinline__ void gemv_finish(const GemvParams& p, const int32_t (&acc)[kMT8][4],
-                                            int32_t (*red)[8 * kMT8][16], int* s_last, int warp,
-                                            int tid, int g, int t, int n0, int m0) {
-  constexpr int kTokens = GemvShape<kMT8>::kTokens;
-  // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).
-#pragma unroll
-  for (int j = 0; j < kMT8; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) red[warp][8 * j + 2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[j][r];
-  __syncthreads();
-
-  OutT* out = static_cast<OutT*>(p.out);
-  // Thread -> (token, channel) with the channel fastest: 16 consecutive outputs per row.
-  constexpr int kOut = kTokens * 16;
-  if (p.splits == 1) {
-    for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-      const int ml = idx >> 4, nl = idx & 15;
-      const int m = m0 + ml, n = n0 + nl;
-      if (m < p.M && n < p.N) {
-        int32_t s = 0;
-#pragma unroll
-        for (int w = 0; w < kGemvWarps; ++w) s += red[w][ml][nl];
-        out[static_cast<int64_t>(m) * p.N + n] = from_float<OutT>(epilogue_value(p.epi, s, m, n));
-      }
-    }
-    return;
-  }
-  for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-    const int ml = idx >> 4, nl = idx & 15;
-    const int m = m0 + ml, n = n0 + nl;
-    if (m < p.M && n < p.N) {
-      int32_t s = 0;
-#pragma unroll
-      for (int w = 0; w < kGemvWarps; ++w) s += red[w][ml][nl];
-      atomicAdd(p.ws + static_cast<int64_t>(m) * p.N + n, s);
-    }
-  }
-  if (!splitk_arrive_is_last(p.counters + blockIdx.y * gridDim.x + blockIdx.x, p.splits, s_last))
-    return;
-  for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-    const int ml = idx >> 4, nl = idx & 15;
-    const int m = m0 + ml, n = n0 + nl;
-    if (m < p.M && n < p.N) {
-      const int64_t o = static_cast<int64_t>(m) * p.N + n;
-      out[o] = from_float<OutT>(epilogue_value(p.epi, __ldcg(p.ws + o), m, n));
-    }
-  }
-}
-
 template <int kMT8, bool kAligned, typename OutT>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
@@ -674,106 +620,49 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
       }
   }
 
-  gemv_finish<kMT8, OutT>(p, acc, red, &s_last, warp, tid, g, t, n0, m0);
-}
-
-// The aligned gemv (K % 16 == 0, 16-byte aligned W and X) with the weight
-// streamed through a per-warp cp.async ring (common/warp_ring.cuh): copies of
-// 4 rows x 128 bytes per instruction instead of the 8 rows x 64 bytes of the
-// direct fragment loads above, the pattern the H200 streams at ~98 % instead
-// of ~65-70 % of the read ceiling (benchmarks/micro/stream_patterns.cu). A
-// stage is 16 rows x 128 bytes = two 64-byte chunks; warp w of a split takes
-// stages w, w + 8, ... of the split's range (chunks_per_split is a multiple
-// of 8 chunks, so split ranges start on stage boundaries); lane (g, t) reads
-// the same 16 bytes of rows g and g + 8 per chunk as the direct kernel and
-// runs the same two m16n8k32 mmas per chunk (integer sums: the order of the
-// chunks changes nothing). Dynamic shared memory: kGemvWarps * S * 2 KiB.
-constexpr int kGemvRingStages = 4;
-constexpr int kGemvRingBytes = kGemvWarps * kGemvRingStages * ring::kStageBytes;
-
-template <int kMT8, typename OutT>
-__global__ void __launch_bounds__(kGemvThreads, 2) int8_gemv_ring_kernel(const GemvParams p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int kTokens = GemvShape<kMT8>::kTokens;
-  constexpr int S = kGemvRingStages;
-  extern __shared__ __align__(16) uint8_t dsm[];
-  __shared__ int32_t red[kGemvWarps][kTokens][16];
-  __shared__ int s_last;
-
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int n0 = blockIdx.x * 16;
-  const int m0 = blockIdx.y * kTokens;
-  const int k_begin = blockIdx.z * p.chunks_per_split * 64;
-  const int k_end = min(p.K, k_begin + p.chunks_per_split * 64);
-
-  ring::Producer<4, 4> prod;
-  prod.init(reinterpret_cast<const uint8_t*>(p.W), n0, p.N, p.K, lane);
-  ring::Reader rd;
-  rd.init(lane);
-  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * ring::kStageBytes);
-
-  const int8_t* xrow[kMT8];
-  bool vx[kMT8];
-#pragma unroll
-  for (int j = 0; j < kMT8; ++j) {
-    const int m = m0 + g + 8 * j;
-    vx[j] = m < p.M;
-    xrow[j] = p.X + static_cast<int64_t>(vx[j] ? m : 0) * p.K + t * 16;
-  }
-
-  int32_t acc[kMT8][4];
+  // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).
 #pragma unroll
   for (int j = 0; j < kMT8; ++j)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) acc[j][r] = 0;
+    for (int r = 0; r < 4; ++r) red[warp][8 * j + 2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[j][r];
+  __syncthreads();
 
-  const int nst = (k_end - k_begin + 127) / 128;
-  const int mine = warp < nst ? (nst - 1 - warp) / kGemvWarps + 1 : 0;
-  constexpr int kStride = kGemvWarps * 128;
-  int knext = k_begin + warp * 128;  // byte (= k) offset of the next stage to copy
+  OutT* out = static_cast<OutT*>(p.out);
+  // Thread -> (token, channel) with the channel fastest: 16 consecutive outputs per row.
+  constexpr int kOut = kTokens * 16;
+  if (p.splits == 1) {
+    for (int idx = tid; idx < kOut; idx += kGemvThreads) {
+      const int ml = idx >> 4, nl = idx & 15;
+      const int m = m0 + ml, n = n0 + nl;
+      if (m < p.M && n < p.N) {
+        int32_t s = 0;
 #pragma unroll
-  for (int st = 0; st < S; ++st) {
-    if (st < mine) prod.issue(ring0 + st * ring::kStageBytes, knext + st * kStride);
-    ring::commit();  // empty groups keep the count uniform
-  }
-  knext += S * kStride;
-  int kcur = k_begin + warp * 128;
-  int slot = 0;
-  for (int i = 0; i < mine; ++i) {
-    ring::wait_pending<S - 1>();
-    __syncwarp();
-    const uint32_t stage = ring0 + slot * ring::kStageBytes;
-    uint4 wl[2], wh[2], xv[2][kMT8];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      wl[h] = rd.row_g(stage, h);
-      wh[h] = rd.row_g8(stage, h);
-      const int k = kcur + 64 * h + t * 16;  // K % 16 == 0: a 16-byte piece is all in or all out
-      const bool kin = k < k_end;
-#pragma unroll
-      for (int j = 0; j < kMT8; ++j)
-        xv[h][j] = ldg16_cached(xrow[j] + (kin ? kcur + 64 * h : 0), kin && vx[j]);
-    }
-    __syncwarp();  // every lane has read the slot before it is refilled
-    if (i + S < mine) prod.issue(stage, knext);
-    ring::commit();
-    knext += kStride;
-    kcur += kStride;
-    slot = slot + 1 == S ? 0 : slot + 1;
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < kMT8; ++j) {
-        mma_s8_16832(acc[j], wl[h].x, wh[h].x, wl[h].y, wh[h].y, xv[h][j].x, xv[h][j].y);
-        mma_s8_16832(acc[j], wl[h].z, wh[h].z, wl[h].w, wh[h].w, xv[h][j].z, xv[h][j].w);
+        for (int w = 0; w < kGemvWarps; ++w) s += red[w][ml][nl];
+        out[static_cast<int64_t>(m) * p.N + n] = from_float<OutT>(epilogue_value(p.epi, s, m, n));
       }
+    }
+    return;
   }
-  ring::wait_pending<0>();
-  gemv_finish<kMT8, OutT>(p, acc, red, &s_last, warp, tid, g, t, n0, m0);
-#else
-  __trap();  // the host launches the ring kernel on sm_80+ only
-#endif
+  for (int idx = tid; idx < kOut; idx += kGemvThreads) {
+    const int ml = idx >> 4, nl = idx & 15;
+    const int m = m0 + ml, n = n0 + nl;
+    if (m < p.M && n < p.N) {
+      int32_t s = 0;
+#pragma unroll
+      for (int w = 0; w < kGemvWarps; ++w) s += red[w][ml][nl];
+      atomicAdd(p.ws + static_cast<int64_t>(m) * p.N + n, s);
+    }
+  }
+  if (!splitk_arrive_is_last(p.counters + blockIdx.y * gridDim.x + blockIdx.x, p.splits, &s_last))
+    return;
+  for (int idx = tid; idx < kOut; idx += kGemvThreads) {
+    const int ml = idx >> 4, nl = idx & 15;
+    const int m = m0 + ml, n = n0 + nl;
+    if (m < p.M && n < p.N) {
+      const int64_t o = static_cast<int64_t>(m) * p.N + n;
+      out[o] = from_float<OutT>(epilogue_value(p.epi, __ldcg(p.ws + o), m, n));
+    }
+  }
 }
 
 }  // namespace int8

@@ -238,12 +238,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   if (aligned) {
-    // 16-byte aligned rows: the cp.async ring kernel (sm_80+, as is every
-    // int8 mma path).
-    const auto kernel = int8_gemv_ring_kernel<kMT8, OutT>;
-    allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(),
-                       kGemvRingBytes);
-    kernel<<<grid, kGemvThreads, kGemvRingBytes, stream>>>(p);
+    int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
   } else {
     int8_gemv_kernel<kMT8, false, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
   }
