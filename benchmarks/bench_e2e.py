@@ -18,7 +18,8 @@ Rows (a format where the op is missing or refuses says n/a):
   fp8 rowwise _scaled_mm   pad M to 16 + per-token E4M3 quantization of x, attn, h (in the
                            timed region, as a layer would pay it) + 7 x torch._scaled_mm
   2:4 torch semi-structured  7 x F.linear over to_sparse_semi_structured (bf16) weights
-  QuantLinear <fmt>        torchquant.nn.QuantLinear.from_float modules, when torchquant.nn
+  QuantLinear <fmt>        torchquant.nn.QuantLinear.from_float modules ("fp8_block w8a8":
+                           prefill="w8a8", the FP8 tensor-core path at M > 16), when torchquant.nn
                            imports: the module path a user gets (int8, fp8_block, nvfp4,
                            sparse24, int8_sparse24)
 
@@ -238,7 +239,9 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 qlin_err = "torchquant.nn: " + C.first_line(e)
         else:
             qlin_err = "torchquant not importable"
-        for fmt in ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24"):
+        for label in ("int8", "fp8_block", "fp8_block w8a8", "nvfp4", "sparse24", "int8_sparse24"):
+            fmt, _, variant = label.partition(" ")
+            qkw = {"prefill": "w8a8"} if variant == "w8a8" else {}
             skip, params = qlin_err, [()]
             if not skip:
                 try:
@@ -247,12 +250,12 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                         lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device=dev, dtype=bf16)
                         with torch.no_grad():
                             lin.weight.copy_(w)
-                        mods.append((QuantLinear.from_float(lin, fmt).eval(),))
+                        mods.append((QuantLinear.from_float(lin, fmt, **qkw).eval(),))
                     params = mods
                 except Exception as e:
                     skip = f"QuantLinear.from_float(..., {fmt!r}): " + C.first_line(e)
             layers_.append(
-                (Layer(f"QuantLinear {fmt}", "torchquant", params,
+                (Layer(f"QuantLinear {label}", "torchquant", params,
                        lambda a, ps: [p[0](a[s]) for s, p in zip(SRC, ps)]), skip)
             )
 
@@ -343,6 +346,17 @@ def proj_check(name: str, x: torch.Tensor, p: Tuple[Any, ...], w: torch.Tensor, 
         a_q, a_s, _ = torch.ops.torchquant.quantize_int8(x, True, True)
         w_q = torch.ops.torchquant.decompress24(mod.weight_values, mod.weight_meta)
         return C.int8_check(a_q, a_s, w_q, mod.weight_scale, od)
+    if name == "QuantLinear fp8_block w8a8" and x.shape[0] > 16:
+        # W8A8 prefill: the module quantizes x to e4m3 in 1 x 128 blocks, so the
+        # reference takes the same quantized activation (float64 over both).
+        mod = p[0]
+
+        def ref_w8a8():
+            x_q, x_s = torch.ops.torchquant.quantize_fp8_act(x, 128)
+            xh = C.deq_fp8_block(x_q, x_s.contiguous(), 128)
+            return C.linear64(xh, C.deq_fp8_block(mod.weight_q, mod.weight_scale, 128))
+
+        return C.rel_check(ref_w8a8)
     if name.startswith("QuantLinear"):
         # fp8_block / nvfp4 / sparse24: GEMV (strict-bound material) for small M, dequantize +
         # cuBLAS beyond; one sanity gate against the fp32-dequantized weight covers both.

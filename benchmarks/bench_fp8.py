@@ -4,6 +4,11 @@ against bf16 and cuBLAS's FP8 GEMM.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.fp8_block_gemv(x, w_q, w_scale, 128, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
+  tq prefill dequant  M > 16: dequantize_fp8_block to bf16 + F.linear, QuantLinear's default
+                    prefill path (W8A16 numerics)
+  tq prefill w8a8   M > 16: quantize_fp8_act (e4m3, 1 x 128 blocks, in the timed region) +
+                    torch._scaled_mm with blockwise scales, QuantLinear's prefill="w8a8"
+                    path (Hopper); checked against float64 over the quantized activation
   peers:
   bf16 F.linear     the unquantized layer
   _scaled_mm fp8    torch._scaled_mm, FP8 rowwise: E4M3 weight with one fp32 scale per
@@ -48,6 +53,50 @@ def tq_call(x, w_q, w_s, path: str):
     return torch.ops.torchquant.fp8_block_gemv(x, w_q, w_s, BLOCK, None, path)
 
 
+def prefill_dequant(x, w_q, w_s):
+    return torch.nn.functional.linear(x, torch.ops.torchquant.dequantize_fp8_block(w_q, w_s, BLOCK, x.dtype))
+
+
+def prefill_w8a8(x, w_q, w_s):
+    # What QuantLinear(prefill="w8a8") runs at M > 16 on Hopper.
+    x_q, x_s = torch.ops.torchquant.quantize_fp8_act(x, BLOCK)
+    return torch._scaled_mm(x_q, w_q.t(), scale_a=x_s, scale_b=w_s.t().contiguous(), out_dtype=x.dtype)
+
+
+def prefill_impls(ctx: C.Ctx, x, w_q, w_s, why: str, flops: float, lazies: List[C.Lazy]) -> List[C.Impl]:
+    """QuantLinear's two prefill paths (M > 16 only)."""
+    M, K = x.shape
+    if M <= 16:
+        return []
+    N = w_s.shape[0] if w_s is not None else 0
+    out: List[C.Impl] = []
+    for name, fn in (("tq prefill dequant", prefill_dequant), ("tq prefill w8a8", prefill_w8a8)):
+        skip = why
+        if not skip and name.endswith("w8a8"):
+            if not ctx.on_gpu or torch.cuda.get_device_capability(ctx.device)[0] != 9:
+                skip = "blockwise torch._scaled_mm: Hopper only"
+            elif K % BLOCK or N % 16:
+                skip = "needs K % 128 == 0 and N % 16 == 0"
+        if skip:
+            out.append(C.Impl(name=name, kind="torchquant", fn=fn, make_inputs=C.rotating((x, w_q, w_s)),
+                              nbytes=0, flops=flops, check=None, skip=skip))
+            continue
+        if name.endswith("w8a8"):
+            def ref(x=x, w_q=w_q, w_s=w_s):
+                x_q, x_s = torch.ops.torchquant.quantize_fp8_act(x, BLOCK)
+                xh = C.deq_fp8_block(x_q, x_s.contiguous(), BLOCK)
+                return C.linear64_rows(xh, lambda a, b: C.deq_fp8_block(w_q[a:b], w_s[a:b], BLOCK), N)
+        else:
+            def ref(x=x, w_q=w_q, w_s=w_s):
+                return C.linear64_rows(x, lambda a, b: C.deq_fp8_block(w_q[a:b], w_s[a:b], BLOCK), N)
+        chk, lz = C.rel_check(ref)
+        lazies.append(lz)
+        out.append(C.Impl(name=name, kind="torchquant", fn=fn, make_inputs=C.rotating((x, w_q, w_s)),
+                          nbytes=C.nbytes(x, w_q, w_s) + M * N * 2, flops=flops, check=chk,
+                          series=f"fp8-block {name[3:]}"))
+    return out
+
+
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
@@ -69,6 +118,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             tq_bytes = C.nbytes(x, w_q, w_s) + M * N * 2 if w_q is not None else 0
             impls += C.path_impls(ctx, "fp8_block_gemv", M, why, FORCED, tq_call, (x, w_q, w_s), tq_bytes, flops,
                                   chk_tq, "fp8-block torchquant")
+            impls += prefill_impls(ctx, x, w_q, w_s, why, flops, lazies)
             impls.append(C.bf16_peer(x, w, flops, lazies))
             # FP8 rowwise peer: activation padded to a multiple of 16 rows, quantized here (untimed).
             Mp = (M + 15) // 16 * 16

@@ -4,6 +4,7 @@ scale, bf16 activation) against bf16.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.nvfp4_gemv(x, w_packed, w_scale, global_scale, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
+  tq prefill dequant  M > 16: dequantize_nvfp4 to bf16 + F.linear, QuantLinear's prefill path
   peer:
   bf16 F.linear     the unquantized layer
 (Hopper has no FP4 tensor cores and torch has no NVFP4 GEMM for sm_90, so bf16
@@ -37,6 +38,11 @@ def tq_call(x, wp, ws, gs, path: str):
     return torch.ops.torchquant.nvfp4_gemv(x, wp, ws, gs, None, path)
 
 
+def prefill_dequant(x, wp, ws, gs):
+    # What QuantLinear("nvfp4") runs at M > 16.
+    return torch.nn.functional.linear(x, torch.ops.torchquant.dequantize_nvfp4(wp, ws, gs, x.dtype))
+
+
 def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iterable[C.Case]:
     dev = ctx.device
     bf16 = C.OUT_DTYPE
@@ -57,6 +63,13 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls: List[C.Impl] = []
             impls += C.path_impls(ctx, "nvfp4_gemv", M, why, FORCED, tq_call, (x, wp, ws, gs), tq_bytes, flops,
                                   chk_tq, "nvfp4 torchquant")
+            if M > 16:
+                chk_pd, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
+                lazies.append(lz)
+                impls.append(C.Impl(
+                    name="tq prefill dequant", kind="torchquant", fn=prefill_dequant,
+                    make_inputs=C.rotating((x, wp, ws, gs)), nbytes=tq_bytes if not why else 0, flops=flops,
+                    check=chk_pd if not why else None, series="nvfp4 prefill dequant", skip=why or None))
             impls.append(C.bf16_peer(x, w, flops, lazies))
             yield C.Case(shape, M, impls, cleanup=lazies)
             del x, impls

@@ -78,6 +78,15 @@ TORCH_LIBRARY(torchquant, m) {
       "quantize_fp8_block(Tensor w, int block_size=128) -> "
       "(Tensor w_q, Tensor scale)");
 
+  // Activation quantization for the W8A8 fp8 prefill path: x [M, K] in
+  // blocks of block_size along K, the same rule as quantize_fp8_block (scale
+  // = amax / 448, 1 for a zero block; q = e4m3(clamp(x / scale))), but online:
+  // no host sync, and a block holding NaN or Inf gets a NaN scale and NaN
+  // codes. scale is [M, ceil(K / block_size)] fp32 stored column-major
+  // (strides (1, M)), the layout torch._scaled_mm takes for 1 x 128 blockwise
+  // activation scales.
+  m.def("quantize_fp8_act(Tensor x, int block_size=128) -> (Tensor x_q, Tensor scale)");
+
   // w = float(w_q) * scale[n, k / block_size], in out_dtype (default fp32).
   m.def(
       "dequantize_fp8_block(Tensor w_q, Tensor scale, int block_size=128, "

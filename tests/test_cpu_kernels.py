@@ -254,6 +254,59 @@ def test_quantize_fp8_block_rejects_nonfinite():
         ops.quantize_fp8_block(w, 32)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("M,K,bs", [(1, 128, 128), (37, 4096, 128), (5, 100, 32), (2, 16, 16)])
+def test_quantize_fp8_act_is_the_block_rule_with_column_major_scales(dtype, M, K, bs):
+    """quantize_fp8_act = quantize_fp8_block's rule (same codes, same scales)
+    with the scale stored column-major ([M, nb], strides (1, M))."""
+    g = gen(M * K + bs + 7)
+    x = (torch.randn(M, K, generator=g) * torch.logspace(-4, 2, K)).to(dtype)
+    x[0, : min(K, bs)] = 0.0  # zero block -> scale 1
+    q, s = ops.quantize_fp8_act(x, bs)
+    q_ref, s_ref = fp8_formula(x, bs)
+    nb = -(-K // bs)
+    assert q.dtype == torch.float8_e4m3fn and q.shape == (M, K)
+    assert s.dtype == torch.float32 and s.shape == (M, nb) and s.stride() == (1, M)
+    assert torch.equal(s, s_ref) and s[0, 0].item() == 1.0
+    assert torch.equal(q.view(torch.uint8), q_ref.view(torch.uint8))
+
+
+def test_quantize_fp8_act_nonfinite_blocks_and_empty_batch():
+    """Online op: no error for NaN / Inf, but the block's scale is NaN and its
+    codes are NaN (0x7f), so whatever uses them is NaN; other blocks unharmed."""
+    x = torch.randn(3, 256)
+    x[1, 5] = float("nan")
+    x[2, 200] = float("-inf")
+    q, s = ops.quantize_fp8_act(x, 128)
+    q8 = q.view(torch.uint8)
+    assert torch.isnan(s[1, 0]) and torch.isnan(s[2, 1])
+    assert (q8[1, :128] == 0x7F).all() and (q8[2, 128:] == 0x7F).all()
+    clean = torch.ones(3, 2, dtype=torch.bool)
+    clean[1, 0] = clean[2, 1] = False
+    assert torch.isfinite(s[clean]).all()
+    x_ok = x.clone()
+    x_ok[1, :128] = 0.0
+    x_ok[2, 128:] = 0.0
+    q_ref, s_ref = fp8_formula(x_ok, 128)
+    assert torch.equal(q8[0], q_ref.view(torch.uint8)[0]) and torch.equal(s[0], s_ref[0])
+    assert torch.equal(q8[1, 128:], q_ref.view(torch.uint8)[1, 128:])
+    q0, s0 = ops.quantize_fp8_act(torch.zeros(0, 256), 128)
+    assert q0.shape == (0, 256) and s0.shape == (0, 2)
+
+
+def test_quantize_fp8_act_bad_inputs():
+    with pytest.raises(RuntimeError, match="block_size"):
+        ops.quantize_fp8_act(torch.randn(2, 64), 100)
+    with pytest.raises(RuntimeError, match="x must be float32, float16 or bfloat16"):
+        ops.quantize_fp8_act(torch.ones(2, 64, dtype=torch.int8), 64)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        ops.quantize_fp8_act(torch.randn(64, 4).t(), 16)
+    with pytest.raises(RuntimeError, match="2-D|dim"):
+        ops.quantize_fp8_act(torch.randn(64), 16)
+    with pytest.raises(RuntimeError, match="K > 0"):
+        ops.quantize_fp8_act(torch.randn(3, 0), 16)
+
+
 def gemv_bound(x, w_deq, y64, n_chain, out_dtype, bias=None, post_scale=1.0):
     """|y - y64| bound for an fp32 accumulation whose longest rounding chain has
     n_chain steps, an optional fp32 post-scale and bias add, and the final cast."""

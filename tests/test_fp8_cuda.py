@@ -398,6 +398,25 @@ def test_dequantize_pointer_alignment(out_dtype, offset, bs, n, k):
     assert torch.equal(got.cpu(), want)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("M,K,bs", [(1, 128, 128), (2048, 1024, 128), (33, 200, 48), (5, 8192, 256)])
+def test_quantize_fp8_act_matches_cpu(dtype, M, K, bs):
+    """The online activation quantizer: codes and column-major scales
+    bit-identical to the CPU op, a NaN / Inf block included."""
+    gen = torch.Generator().manual_seed(M + K + bs)
+    x = (torch.randn(M, K, generator=gen) * torch.logspace(-4, 2, K)).to(dtype)
+    x[0, : min(K, bs)] = 0.0
+    if M > 2:
+        x[2, 1] = float("nan")
+        x[M - 1, K - 1] = float("inf")
+    q_cpu, s_cpu = OPS.quantize_fp8_act(x, bs)
+    poison_output((M, K), torch.float32)
+    q, s = OPS.quantize_fp8_act(x.cuda(), bs)
+    assert s.stride() == (1, M) and s.shape == s_cpu.shape
+    assert torch.equal(q.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
+    assert torch.allclose(s.cpu(), s_cpu, rtol=0, atol=0, equal_nan=True)  # exact; NaN where NaN
+
+
 def test_dequantize_nan_codes():
     for k in (4, 16):  # elementwise kernel (K % 16 != 0), vectorized kernel
         row = [0x7F, 0xFF, 0x00, 0x80] + [0x38] * (k - 4)

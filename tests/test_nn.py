@@ -67,6 +67,82 @@ def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
     assert ref.worst_fraction(y, want, bound) <= 1.0
 
 
+def _gamma(n: int, u: float) -> float:
+    return n * u / (1 - n * u)
+
+
+def _e4m3_half_step(v: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """Bound on |v - e4m3(v / s) * s| (v in the clamp range): half an ulp,
+    <= 2^-4 |v| for normals, 2^-10 s on the subnormal grid."""
+    return torch.maximum(v.abs() * 2.0**-4, s * 2.0**-10)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("M", [1, 16, 17, 64])
+@pytest.mark.parametrize("bias", [False, True])
+def test_fp8_block_w8a8_prefill_within_derived_bounds(device, M, bias):
+    """prefill='w8a8': M <= 16 runs the W8A16 GEMV (bit-identical to the
+    default layer); M > 16 quantizes x to e4m3 in 1 x 128 blocks and runs
+    the W8A8 product (torch._scaled_mm on Hopper, fp32 emulation elsewhere).
+    Two derived gates: (1) against float64 over the quantized operands x^,
+    W^: the accumulation error, fp32 (CPU / emulation: gamma_{K+5}, u =
+    2^-23, covering the two dequantize roundings, the bias add and the
+    scales), or on Hopper's fp8 tensor cores a 128-long block sum kept to 14
+    bits (u = 2^-13: the accumulator width reported for H800/H100 fp8 MMA by
+    DeepSeek-V3, section 3.3.2) then fp32 across blocks; (2) against the
+    exact float layer: the activation and weight rounding terms."""
+    K, N = 256, 48
+    lin = _linear(k=K, n=N, bias=bias, device=device)
+    q = QuantLinear.from_float(lin, "fp8_block", block_size=128, prefill="w8a8")
+    d = QuantLinear.from_float(lin, "fp8_block", block_size=128)
+    torch.manual_seed(M)
+    x = (torch.randn(M, K, device=device) * torch.logspace(-2, 1, K, device=device)).to(torch.bfloat16)
+    y = q(x)
+    assert y.dtype == torch.bfloat16 and y.shape == (M, N)
+    if M <= 16:
+        assert torch.equal(y, d(x))
+        return
+    path = choose_path("fp8_block", M, x.device, "w8a8")
+    assert path in ("w8a8_mm", "w8a8_emulated")
+    x_q, x_s = torch.ops.torchquant.quantize_fp8_act(x, 128)
+    xh = ref.dequantize_fp8_block_ref(x_q.cpu(), x_s.cpu().contiguous(), 128)
+    wh = ref.dequantize_fp8_block_ref(q.weight_q.cpu(), q.weight_scale.cpu(), 128)
+    b = None if lin.bias is None else q.bias.cpu()
+    want_q = ref.linear_ref(xh, wh, b)
+    S = xh.abs() @ wh.abs().T + (0 if b is None else b.double().abs())
+    if path == "w8a8_mm":
+        acc = _gamma(128, 2.0**-13) + _gamma(K // 128 + 3, 2.0**-23)
+    else:
+        acc = _gamma(K + 5, 2.0**-23)
+    e1 = acc * S
+    bound1 = e1 + 2.0**-8 * (want_q.abs() + e1) + 2.0**-133  # bf16 output rounding
+    assert ref.worst_fraction(y.cpu(), want_q, bound1) <= 1.0
+    # (2) the whole chain against the float layer on the bf16 x
+    xd, wd = x.cpu().double(), lin.weight.detach().cpu().double()
+    want = ref.linear_ref(x.cpu(), lin.weight.detach().cpu(), None if lin.bias is None else lin.bias.detach().cpu())
+    ex = _e4m3_half_step(xd, x_s.cpu().double().repeat_interleave(128, 1))
+    ew = _e4m3_half_step(wd, q.weight_scale.cpu().double().repeat_interleave(128, 1))
+    bias_round = 0 if lin.bias is None else (lin.bias.detach().cpu().double() - q.bias.cpu().double()).abs()
+    bound2 = ex @ wd.abs().T + xh.abs() @ ew.T + bias_round + bound1
+    assert ref.worst_fraction(y.cpu(), want, bound2) <= 1.0
+
+
+def test_fp8_block_w8a8_constructor_checks_and_repr():
+    lin = _linear(k=256, n=48)
+    assert "prefill=w8a8" in repr(QuantLinear.from_float(lin, "fp8_block", prefill="w8a8"))
+    for kw in (dict(format="fp8_block", block_size=64), dict(format="nvfp4"), dict(format="int8")):
+        fmt = kw.pop("format")
+        with pytest.raises(ValueError, match="prefill='w8a8' needs"):
+            QuantLinear.from_float(lin, fmt, prefill="w8a8", **kw)
+    with pytest.raises(ValueError, match="in_features a multiple of 128"):
+        QuantLinear.from_float(_linear(k=96, n=48), "fp8_block", prefill="w8a8")
+    with pytest.raises(ValueError, match="prefill must be"):
+        QuantLinear.from_float(lin, "fp8_block", prefill="fast")
+    m = nn.Sequential(_linear(k=256, n=48))
+    quantize_model(m, {"format": "fp8_block", "prefill": "w8a8"}, progress=False)
+    assert m[0].prefill == "w8a8"
+
+
 def _bf16_rounding(v: torch.Tensor) -> torch.Tensor:
     """Bound on |bf16(v) - v|: half an ulp (unit roundoff 2^-8) or half the smallest subnormal."""
     return v.detach().double().abs() * 2.0**-8 + 2.0**-134
@@ -251,6 +327,13 @@ def test_dispatch_buckets():
     assert choose_path("sparse24", 16, cuda) == "gemv"
     assert choose_path("sparse24", 17, cuda) == "dequant_mm"
     assert choose_path("int8_sparse24", 1, cuda) == "int8_mma" and choose_path("int8_sparse24", 4096, cuda) == "int8_mma"
+    assert choose_path("fp8_block", 17, cpu, "w8a8") == "w8a8_emulated"
+    assert choose_path("fp8_block", 16, cpu, "w8a8") == "cpu"
+    assert choose_path("fp8_block", 16, cuda, "w8a8") == "gemv"
+    assert choose_path("fp8_block", 17, cuda) == "dequant_mm"
+    assert choose_path("nvfp4", 17, cuda, "w8a8") == "dequant_mm"  # w8a8 is an fp8_block option
+    with pytest.raises(ValueError):
+        choose_path("fp8_block", 17, cpu, "int4")
     with pytest.raises(ValueError):
         choose_path("int4", 1, cpu)
 
@@ -299,3 +382,23 @@ def test_cuda_graph_capture_and_inductor(fmt):
     assert torch.equal(static_y, eager)
     compiled = torch.compile(q, fullgraph=True)
     assert torch.equal(compiled(x), eager)
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+def test_cuda_graph_capture_w8a8_prefill():
+    q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), "fp8_block", prefill="w8a8")
+    x = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    eager = q(x)
+    g = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        q(static_x)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        static_y = q(static_x)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(static_y, eager)
+    assert torch.equal(torch.compile(q, fullgraph=True)(x), eager)

@@ -56,6 +56,13 @@ def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor
     return _ops.quantize_fp8_block(w, block_size)
 
 
+def quantize_fp8_act(x: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
+    """Per-token fp8 activation quantization in 1 x block_size blocks (no host
+    sync; a block with NaN/Inf gets a NaN scale). The scale is [M, nb] fp32
+    stored column-major, as torch._scaled_mm's blockwise scaling takes it."""
+    return _ops.quantize_fp8_act(x, block_size)
+
+
 def dequantize_fp8_block(
     w_q: Tensor, scale: Tensor, block_size: int = 128, out_dtype: Optional[torch.dtype] = None
 ) -> Tensor:
@@ -196,6 +203,18 @@ def _quantize_fp8_block_fake(w, block_size=128):
     N, K = w.shape
     nb = (K + block_size - 1) // block_size
     return w.new_empty((N, K), dtype=torch.float8_e4m3fn), w.new_empty((N, nb), dtype=torch.float32)
+
+
+@torch.library.register_fake("torchquant::quantize_fp8_act")
+def _quantize_fp8_act_fake(x, block_size=128):
+    op = "quantize_fp8_act"
+    _check_block_size(block_size, op)
+    _check_2d(x, op, "x")
+    _check_dtype(x, FLOAT_DTYPES, op, "x")
+    M, K = x.shape
+    nb = (K + block_size - 1) // block_size
+    scale = x.new_empty((nb, M), dtype=torch.float32).t()  # column-major, like the kernels
+    return x.new_empty((M, K), dtype=torch.float8_e4m3fn), scale
 
 
 @torch.library.register_fake("torchquant::dequantize_fp8_block")

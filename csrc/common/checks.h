@@ -245,6 +245,18 @@ inline void validate_weight_2d(const at::Tensor& w, const char* op, int64_t k_mu
               k_multiple, ", got ", w.size(1));
 }
 
+// quantize_fp8_act: x [M, K] float32 / float16 / bfloat16, contiguous; M may
+// be 0 (an empty batch), K may not.
+inline void validate_quantize_fp8_act(const at::Tensor& x, int64_t block_size) {
+  const char* op = "quantize_fp8_act";
+  check_block_size(block_size, op);
+  check_dim(x, 2, op, "x");
+  TORCH_CHECK(is_float_type(x.scalar_type()), op, ": x must be float32, float16 or bfloat16, got ",
+              x.scalar_type());
+  check_contiguous(x, op, "x");
+  TORCH_CHECK(x.size(1) > 0, op, ": x must have K > 0, got shape ", shape_str(x.sizes()));
+}
+
 inline at::ScalarType dequant_out_dtype(c10::optional<at::ScalarType> out_dtype, const char* op) {
   const at::ScalarType od = out_dtype.value_or(at::kFloat);
   TORCH_CHECK(is_float_type(od), op, ": out_dtype must be float32, float16 or bfloat16, got ", od);

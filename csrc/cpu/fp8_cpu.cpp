@@ -30,6 +30,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "common/checks.h"
@@ -135,15 +136,28 @@ at::Tensor fp8_block_gemv_cpu(const at::Tensor& x, const at::Tensor& w_q,
 }
 
 // ------------------------------------------------------------ quantize ----
+// scale[blk * s_blk] receives block blk's scale. A block holding NaN or Inf
+// (possible in quantize_fp8_act only; the weight op checks first) gets a NaN
+// scale and NaN codes (0x7f), as on the GPU.
 TQ_CPU_CLONES void quantize_fp8_row(const float* __restrict w, int64_t K, int64_t bs,
-                                    uint8_t* __restrict q, float* __restrict scale) {
+                                    uint8_t* __restrict q, float* __restrict scale,
+                                    int64_t s_blk = 1) {
   for (int64_t b0 = 0, blk = 0; b0 < K; b0 += bs, ++blk) {
     const int64_t len = std::min(bs, K - b0);
     float amax = 0.0f;
-    for (int64_t k = 0; k < len; ++k) amax = std::max(amax, std::fabs(w[b0 + k]));
+    bool finite = true;
+    for (int64_t k = 0; k < len; ++k) {
+      amax = std::max(amax, std::fabs(w[b0 + k]));
+      finite = finite && std::isfinite(w[b0 + k]);
+    }
+    if (!finite) {
+      scale[blk * s_blk] = std::numeric_limits<float>::quiet_NaN();
+      for (int64_t k = 0; k < len; ++k) q[b0 + k] = 0x7F;
+      continue;
+    }
     const float s0 = amax / 448.0f;
     const float s = s0 == 0.0f ? 1.0f : s0;  // a zero block, or a scale that underflows
-    scale[blk] = s;
+    scale[blk * s_blk] = s;
     for (int64_t k = 0; k < len; ++k) {
       const float v = std::min(std::max(w[b0 + k] / s, -448.0f), 448.0f);
       q[b0 + k] = e4m3_encode(v);
@@ -167,6 +181,22 @@ std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cpu(const at::Tensor& w,
   at::parallel_for(0, N, std::max<int64_t>(1, 16384 / K), [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n)
       quantize_fp8_row(wp + n * K, K, block_size, qp + n * K, sp + n * nb);
+  });
+  return {q, scale};
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize_fp8_act_cpu(const at::Tensor& x, int64_t block_size) {
+  validate_quantize_fp8_act(x, block_size);
+  const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
+  const int64_t M = xf.size(0), K = xf.size(1), nb = ceil_div(K, block_size);
+  at::Tensor q = at::empty({M, K}, xf.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor scale = at::empty({nb, M}, xf.options()).t();  // column-major [M, nb]
+  if (M == 0) return {q, scale};
+  const float* xp = xf.data_ptr<float>();
+  uint8_t* qp = static_cast<uint8_t*>(q.data_ptr());
+  float* sp = scale.data_ptr<float>();
+  at::parallel_for(0, M, std::max<int64_t>(1, 16384 / K), [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) quantize_fp8_row(xp + m * K, K, block_size, qp + m * K, sp + m, M);
   });
   return {q, scale};
 }
@@ -210,5 +240,6 @@ at::Tensor dequantize_fp8_block_cpu(const at::Tensor& w_q, const at::Tensor& sca
 TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
   m.impl("fp8_block_gemv", &torchquant::cpu::fp8_block_gemv_cpu);
   m.impl("quantize_fp8_block", &torchquant::cpu::quantize_fp8_block_cpu);
+  m.impl("quantize_fp8_act", &torchquant::cpu::quantize_fp8_act_cpu);
   m.impl("dequantize_fp8_block", &torchquant::cpu::dequantize_fp8_block_cpu);
 }

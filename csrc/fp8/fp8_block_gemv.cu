@@ -314,40 +314,60 @@ void validate_quantize_fp8_block_inputs(const at::Tensor& w, int64_t block_size)
   validate_weight_2d(w, op, 1);
 }
 
-std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cuda(const at::Tensor& w_in,
-                                                           int64_t block_size) {
-  const char* op = "quantize_fp8_block";
-  validate_quantize_fp8_block_inputs(w_in, block_size);
-  const c10::cuda::CUDAGuard device_guard(w_in.device());
-  check_finite(w_in, op, "w");  // offline op: the host sync is acceptable
-  const int64_t N = w_in.size(0), K = w_in.size(1);
+// Quantizes the rows of x in blocks of block_size along K (one warp per
+// (row, block)). `scale_by_block`: the scale tensor is [rows, nb] stored
+// column-major (strides (1, rows)), the layout of torch._scaled_mm's 1 x 128
+// blockwise activation scales; otherwise row-major [rows, nb].
+std::tuple<at::Tensor, at::Tensor> quantize_fp8_rows(const at::Tensor& x, int64_t block_size,
+                                                     bool scale_by_block) {
+  const int64_t N = x.size(0), K = x.size(1);
   const int64_t nb = (K + block_size - 1) / block_size;
-  at::Tensor q = at::empty({N, K}, w_in.options().dtype(at::kFloat8_e4m3fn));
-  at::Tensor s = at::empty({N, nb}, w_in.options().dtype(at::kFloat));
+  at::Tensor q = at::empty({N, K}, x.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = scale_by_block ? at::empty({nb, N}, x.options().dtype(at::kFloat)).t()
+                                : at::empty({N, nb}, x.options().dtype(at::kFloat));
   const int64_t tasks = N * nb;
+  if (tasks == 0) return {q, s};
   const int64_t blocks = std::min<int64_t>((tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps,
                                            int64_t{1} << 20);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   auto* qp = static_cast<uint8_t*>(q.data_ptr());
   float* sp = s.data_ptr<float>();
   const int bs = static_cast<int>(block_size);
+  const int64_t s_row = s.stride(0), s_blk = s.stride(1);
   const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kQuantWarps * 32);
-  switch (w_in.scalar_type()) {
+  switch (x.scalar_type()) {
     case at::kFloat:
       fp8::quantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(
-          w_in.data_ptr<float>(), qp, sp, N, K, bs, nb);
+          x.data_ptr<float>(), qp, sp, N, K, bs, nb, s_row, s_blk);
       break;
     case at::kHalf:
       fp8::quantize_fp8_block_kernel<__half><<<grid, block, 0, stream>>>(
-          static_cast<const __half*>(w_in.data_ptr()), qp, sp, N, K, bs, nb);
+          static_cast<const __half*>(x.data_ptr()), qp, sp, N, K, bs, nb, s_row, s_blk);
       break;
-    default:  // kBFloat16 (validate_weight_2d admits only these three)
+    default:  // kBFloat16 (the validators admit only these three)
       fp8::quantize_fp8_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(w_in.data_ptr()), qp, sp, N, K, bs, nb);
+          static_cast<const __nv_bfloat16*>(x.data_ptr()), qp, sp, N, K, bs, nb, s_row, s_blk);
       break;
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {q, s};
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cuda(const at::Tensor& w_in,
+                                                           int64_t block_size) {
+  const char* op = "quantize_fp8_block";
+  validate_quantize_fp8_block_inputs(w_in, block_size);
+  const c10::cuda::CUDAGuard device_guard(w_in.device());
+  check_finite(w_in, op, "w");  // offline op: the host sync is acceptable
+  return quantize_fp8_rows(w_in, block_size, false);
+}
+
+// Online (activation) quantization: no host sync, so a block with NaN or Inf
+// gets a NaN scale instead of an error (see fp8_kernels.cuh).
+std::tuple<at::Tensor, at::Tensor> quantize_fp8_act_cuda(const at::Tensor& x, int64_t block_size) {
+  validate_quantize_fp8_act(x, block_size);
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  return quantize_fp8_rows(x, block_size, true);
 }
 
 // ---------------------------------------------------------- dequantize ----
@@ -423,6 +443,7 @@ at::Tensor dequantize_fp8_block_cuda(const at::Tensor& w_q, const at::Tensor& sc
 TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("fp8_block_gemv", &fp8_block_gemv_cuda);
   m.impl("quantize_fp8_block", &quantize_fp8_block_cuda);
+  m.impl("quantize_fp8_act", &quantize_fp8_act_cuda);
   m.impl("dequantize_fp8_block", &dequantize_fp8_block_cuda);
 }
 

@@ -807,7 +807,8 @@ __device__ __forceinline__ float load_as_float<__nv_bfloat16>(const __nv_bfloat1
 template <typename Tin>
 __global__ void __launch_bounds__(kQuantWarps * 32)
     quantize_fp8_block_kernel(const Tin* __restrict__ w, uint8_t* __restrict__ q,
-                              float* __restrict__ scale, int64_t N, int64_t K, int bs, int64_t nb) {
+                              float* __restrict__ scale, int64_t N, int64_t K, int bs, int64_t nb,
+                              int64_t s_row, int64_t s_blk) {
   const int lane = threadIdx.x & 31;
   const int64_t total = N * nb;
   for (int64_t task = static_cast<int64_t>(blockIdx.x) * kQuantWarps + (threadIdx.x >> 5);
@@ -818,26 +819,31 @@ __global__ void __launch_bounds__(kQuantWarps * 32)
     const Tin* src = w + n * K + k0;
     float v[8];
     float amax = 0.f;
+    bool finite = true;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int k = lane + 32 * i;
       v[i] = k < len ? load_as_float(src + k) : 0.f;
       amax = fmaxf(amax, fabsf(v[i]));
+      finite = finite && isfinite(v[i]);
     }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
     // A zero block, or an amax so small that amax / 448 underflows to 0,
-    // gets scale 1 (as on the CPU).
+    // gets scale 1 (as on the CPU). A block holding NaN or Inf (only
+    // quantize_fp8_act can see one: the weight op checks on the host first)
+    // gets a NaN scale and NaN codes, so it poisons what it touches.
+    const bool bad = __any_sync(0xffffffffu, !finite);
     const float s0 = amax / 448.0f;
-    const float s = s0 == 0.0f ? 1.0f : s0;
-    if (lane == 0) scale[n * nb + b] = s;
+    const float s = bad ? __int_as_float(0x7FC00000) : (s0 == 0.0f ? 1.0f : s0);
+    if (lane == 0) scale[n * s_row + b * s_blk] = s;
     uint8_t* dst = q + n * K + k0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int k = lane + 32 * i;
       if (k < len) {
         const float r = fminf(fmaxf(v[i] / s, -448.0f), 448.0f);
-        dst[k] = float_to_e4m3_rne(r);
+        dst[k] = bad ? uint8_t{0x7F} : float_to_e4m3_rne(r);
       }
     }
   }

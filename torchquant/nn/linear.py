@@ -9,7 +9,14 @@ trace it without graph breaks.
   int8       dynamic per-token activation quantization (symmetric, or
              asymmetric with a zero point) + int8_matmul with the fused
              epilogue: two launches.
-  fp8_block  fp8_block_gemv for decode; dequantize + cuBLAS for prefill.
+  fp8_block  fp8_block_gemv for decode; for prefill (M > 16) either
+             dequantize + cuBLAS (prefill="dequant", the default: W8A16
+             numerics at every M) or, with prefill="w8a8", the activation
+             quantized to e4m3 in 1 x 128 blocks (quantize_fp8_act) and an
+             FP8 tensor-core GEMM (torch._scaled_mm with blockwise scales, on
+             Hopper; emulated in fp32 elsewhere). w8a8 is faster (H200, M =
+             2048, 28672x8192: see benchmarks/results) but adds the activation
+             rounding error (e4m3: up to 2^-4 relative per element).
   nvfp4      nvfp4_gemv for decode; dequantize + cuBLAS for prefill.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
@@ -51,6 +58,7 @@ class QuantLinear(nn.Module):
         *,
         block_size: int = 128,
         act_symmetric: bool = True,
+        prefill: str = "dequant",
         dtype: torch.dtype = torch.bfloat16,
         device=None,
     ) -> None:
@@ -66,6 +74,17 @@ class QuantLinear(nn.Module):
         if format == "sparse24" and dtype == torch.float32:
             # sparse24_gemv takes fp16/bf16 only (products exact in fp32).
             raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
+        if prefill not in ("dequant", "w8a8"):
+            raise ValueError(f"QuantLinear: prefill must be 'dequant' or 'w8a8', got {prefill!r}")
+        if prefill == "w8a8":
+            # torch._scaled_mm's blockwise scaling: 1 x 128 blocks on both
+            # operands, K a whole number of blocks, N a multiple of 16.
+            if format != "fp8_block" or block_size != 128 or in_features % 128 or out_features % 16:
+                raise ValueError(
+                    "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
+                    f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
+                    f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
+        self.prefill = prefill
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
         N, K = out_features, in_features
@@ -101,12 +120,13 @@ class QuantLinear(nn.Module):
     @classmethod
     @torch.no_grad()
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
-                   act_symmetric: bool = True, dtype: Optional[torch.dtype] = None) -> "QuantLinear":
+                   act_symmetric: bool = True, prefill: str = "dequant",
+                   dtype: Optional[torch.dtype] = None) -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
         dt = dtype or (w.dtype if w.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16)
         q = cls(linear.in_features, linear.out_features, linear.bias is not None, format,
-                block_size=block_size, act_symmetric=act_symmetric, dtype=dt, device=w.device)
+                block_size=block_size, act_symmetric=act_symmetric, prefill=prefill, dtype=dt, device=w.device)
         wf = w.float().contiguous()
         # The quantize ops check finiteness on CPU only (no host sync on the
         # GPU activation path); weights are checked here on any device.
@@ -164,9 +184,10 @@ class QuantLinear(nn.Module):
 
     @classmethod
     def from_fp8_block(cls, w_q: Tensor, scale: Tensor, block_size: int = 128, bias: Optional[Tensor] = None,
-                       dtype: torch.dtype = torch.bfloat16) -> "QuantLinear":
+                       dtype: torch.dtype = torch.bfloat16, prefill: str = "dequant") -> "QuantLinear":
         N, K = w_q.shape
-        q = cls(K, N, bias is not None, "fp8_block", block_size=block_size, dtype=dtype, device=w_q.device)
+        q = cls(K, N, bias is not None, "fp8_block", block_size=block_size, prefill=prefill, dtype=dtype,
+                device=w_q.device)
         q.weight_q.copy_(w_q)
         q.weight_scale.copy_(scale)
         if bias is not None:
@@ -195,7 +216,7 @@ class QuantLinear(nn.Module):
         if not x2.is_contiguous():
             x2 = x2.contiguous()
         out_dtype = x.dtype if x.dtype in (torch.float16, torch.bfloat16, torch.float32) else self.dtype
-        path = choose_path(self.format, x2.shape[0], x2.device)
+        path = choose_path(self.format, x2.shape[0], x2.device, self.prefill)
         if self.format == "int8":
             a_q, a_s, a_z = _ops.quantize_int8(x2, True, self.act_symmetric)
             y = _ops.int8_matmul(
@@ -228,6 +249,8 @@ class QuantLinear(nn.Module):
             bias = None if self.bias is None else self.bias.to(xa.dtype)
             if path == "dequant_mm":
                 y = torch.nn.functional.linear(xa, self.dequantized_weight(xa.dtype), bias)
+            elif path in ("w8a8_mm", "w8a8_emulated"):
+                y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
             else:
@@ -235,8 +258,26 @@ class QuantLinear(nn.Module):
             y = y.to(out_dtype)
         return y.reshape(*lead, self.out_features)
 
+    def _w8a8(self, xa: Tensor, bias: Optional[Tensor], fast: bool) -> Tensor:
+        """prefill='w8a8': x -> e4m3 in 1 x 128 blocks (quantize_fp8_act), then
+        y = (x_q * s_x) @ (w_q * s_w)^T with fp32 accumulation, rounded once
+        to x's dtype. `fast`: torch._scaled_mm (cuBLAS blockwise scaling,
+        Hopper); else the same product over both operands dequantized to fp32."""
+        x_q, x_s = _ops.quantize_fp8_act(xa, 128)  # x_s: [M, K/128], column-major
+        if fast:
+            # scale_b as [K/128, N] row-major: the layout cuBLAS takes (its
+            # transposed view is rejected); a small copy, N*K/128 floats.
+            y = torch._scaled_mm(x_q, self.weight_q.t(), scale_a=x_s,
+                                 scale_b=self.weight_scale.t().contiguous(), out_dtype=xa.dtype)
+            return y if bias is None else y.add_(bias)
+        xf = _ops.dequantize_fp8_block(x_q, x_s.contiguous(), 128, torch.float32)
+        wf = _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, 128, torch.float32)
+        y = torch.nn.functional.linear(xf, wf, None if bias is None else bias.float())
+        return y.to(xa.dtype)
+
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
+        extra += ", prefill=w8a8" if self.prefill == "w8a8" else ""
         act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"format={self.format}{extra}{act}")

@@ -46,7 +46,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       "skip":      glob patterns of module names to leave as nn.Linear
                    (e.g. ["lm_head", "*.gate"]),
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
-      plus any QuantLinear.from_float option ("block_size", "act_symmetric", "dtype")
+      plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype")
       applied to all layers.
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
@@ -57,7 +57,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
     default_fmt = cfg.pop("format", "int8")
     skip = list(cfg.pop("skip", []))
     overrides: Dict[str, Dict] = dict(cfg.pop("overrides", {}))
-    unknown = set(cfg) - {"block_size", "act_symmetric", "dtype"}
+    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype"}
     if unknown:
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
