@@ -116,6 +116,6 @@ if [ $BENCH = 1 ]; then
 fi
 # At most 8 files come back from the device tool's $OUT: keep tests.log,
 # bench.log, env.txt, bench.tar.gz and any CSV beside them; pack the rest.
-(cd "$OUTDIR" && rest=$(ls build.log build2.log spills.txt sanitizer.log ncu.txt stream_patterns.txt sweep.log py_*.log 2>/dev/null) &&
+(cd "$OUTDIR" && rest=$(ls build.log build2.log spills.txt sanitizer.log ncu.txt stream_patterns.txt sweep.log py_*.log 2>/dev/null || true) &&
   [ -n "$rest" ] && tar czf logs.tar.gz $rest && rm -f $rest)
 exit $rc

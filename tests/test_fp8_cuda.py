@@ -415,6 +415,11 @@ def test_quantize_fp8_act_matches_cpu(dtype, M, K, bs):
     assert s.stride() == (1, M) and s.shape == s_cpu.shape
     assert torch.equal(q.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
     assert torch.allclose(s.cpu(), s_cpu, rtol=0, atol=0, equal_nan=True)  # exact; NaN where NaN
+    # x one element off its allocation's alignment: the elementwise kernel, same bits
+    xm = _misaligned(x.cuda(), x.element_size())
+    q2, s2 = OPS.quantize_fp8_act(xm, bs)
+    assert torch.equal(q2.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
+    assert torch.allclose(s2.cpu(), s_cpu, rtol=0, atol=0, equal_nan=True)
 
 
 def test_dequantize_nan_codes():

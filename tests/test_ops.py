@@ -43,6 +43,7 @@ def _opcheck_cases(device):
         (ops.quantize_int8, (x, False, True)),
         (ops.fp8_block_gemv, (xh, d(fq), d(fs), 32, None, "auto")),
         (ops.quantize_fp8_block, (w, 32)),
+        (ops.quantize_fp8_act, (xh, 32)),
         (ops.dequantize_fp8_block, (d(fq), d(fs), 32, torch.bfloat16)),
         (ops.nvfp4_gemv, (xh, d(pk), d(bs), d(g), d(_rand(24, seed=4, dtype=torch.float16)), "auto")),
         (ops.quantize_nvfp4, (w,)),

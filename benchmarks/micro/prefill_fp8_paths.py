@@ -290,6 +290,16 @@ class Shape:
             self.evaluate(f"w8a8_total[{qf.__name__},a={la},b={lb}]", fn, c8, "q")
         else:
             print("# w8a8_total skipped: no _scaled_mm layout variant was accepted and right")
+        # torchquant's own pieces (what QuantLinear(prefill="w8a8") runs): the
+        # activation quantizer alone, the per-call scale_b re-layout, and the total.
+        tq_q = lambda x, wq, ws, sb: torch.ops.torchquant.quantize_fp8_act(x, BS)  # noqa: E731
+        self.evaluate("tq_quantize_fp8_act", tq_q, c8, "quant")
+        self.evaluate("tq_scale_b_relayout", lambda x, wq, ws, sb: ws.t().contiguous(), c8, "none")
+
+        def tq_total(x, wq, ws, sb):
+            q, sa = torch.ops.torchquant.quantize_fp8_act(x, BS)
+            return torch._scaled_mm(q, wq.t(), sa, ws.t().contiguous(), out_dtype=torch.bfloat16)
+        self.evaluate("tq_w8a8_total", tq_total, c8, "q")
         for C in self.args.chunks:
             if C > N and C != self.args.chunks[0]:
                 continue
@@ -320,7 +330,7 @@ def main():
     ap.add_argument("--replays", type=int, default=7)
     ap.add_argument("--chunks", default="1024,2048,4096", help="chunk sizes C (weight rows)")
     args = ap.parse_args()
-    args.chunks = [int(c) for c in args.chunks.split(",")]
+    args.chunks = [int(c) for c in args.chunks.split(",") if c.strip()]
     if not torch.cuda.is_available():
         print("prefill_fp8_paths: CUDA is not available; this GPU experiment has nothing to measure "
               "here (run it on an sm_90 GPU).")

@@ -1,5 +1,5 @@
 """Small launches of the cp.async-ring GEMV paths (fp8 M <= 8, nvfp4 aligned K,
-int8 aligned K) and of the vectorized dequantize kernels for compute-sanitizer
+int8 aligned K) and of the vectorized dequantize / activation-quantize kernels for compute-sanitizer
 memcheck: ragged N (rows past N), K tails inside a stage, split K.
 
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
@@ -23,6 +23,10 @@ for N, K in ((17, 320), (1, 192), (33, 8192 + 64), (257, 2112)):
         a = torch.randint(-127, 128, (M, K), device="cuda", dtype=torch.int8)
         ops.int8_matmul(a, torch.ones(M, device="cuda"), None, wi8, torch.ones(N, device="cuda"),
                         path="gemv")
+    for M in (1, 17):  # quantize_fp8_act: the 4-element kernel (K % 128 == 0) and the generic one
+        xa = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        ops.quantize_fp8_act(xa, 128)
+        ops.quantize_fp8_act(xa, 64)
     for od in (torch.float32, torch.bfloat16):
         ops.dequantize_fp8_block(wq8, ws8, 64, od)
         ops.dequantize_nvfp4(wp4, s4, g4, od)

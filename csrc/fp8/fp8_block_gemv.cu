@@ -335,6 +335,30 @@ std::tuple<at::Tensor, at::Tensor> quantize_fp8_rows(const at::Tensor& x, int64_
   const int bs = static_cast<int>(block_size);
   const int64_t s_row = s.stride(0), s_blk = s.stride(1);
   const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kQuantWarps * 32);
+  // Block size 128 over whole blocks, x aligned for 4-element loads: lanes own
+  // 4 consecutive elements (the activation path of the w8a8 prefill).
+  const int64_t esize = x.element_size();
+  if (block_size == 128 && K % 128 == 0 &&
+      reinterpret_cast<uintptr_t>(x.data_ptr()) % (4 * esize) == 0) {
+    const dim3 grid4(static_cast<unsigned>(std::min<int64_t>(
+        (tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps, int64_t{1} << 13)));
+    switch (x.scalar_type()) {
+      case at::kFloat:
+        fp8::quantize_fp8_act128_kernel<float><<<grid4, block, 0, stream>>>(
+            x.data_ptr<float>(), qp, sp, N, K, s_row, s_blk);
+        break;
+      case at::kHalf:
+        fp8::quantize_fp8_act128_kernel<__half><<<grid4, block, 0, stream>>>(
+            static_cast<const __half*>(x.data_ptr()), qp, sp, N, K, s_row, s_blk);
+        break;
+      default:  // kBFloat16
+        fp8::quantize_fp8_act128_kernel<__nv_bfloat16><<<grid4, block, 0, stream>>>(
+            static_cast<const __nv_bfloat16*>(x.data_ptr()), qp, sp, N, K, s_row, s_blk);
+        break;
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return {q, s};
+  }
   switch (x.scalar_type()) {
     case at::kFloat:
       fp8::quantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(

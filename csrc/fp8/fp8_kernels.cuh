@@ -849,6 +849,62 @@ __global__ void __launch_bounds__(kQuantWarps * 32)
   }
 }
 
+// Four consecutive elements of x as floats (8-byte load for fp16 / bf16,
+// 16-byte for fp32; `p` aligned to that).
+__device__ __forceinline__ void load4_as_float(const float* p, float (&v)[4]) {
+  const float4 f = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w;
+}
+__device__ __forceinline__ void load4_as_float(const __half* p, float (&v)[4]) {
+  const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
+  const float2 a = f16x2_to_float2(u.x), b = f16x2_to_float2(u.y);
+  v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
+}
+__device__ __forceinline__ void load4_as_float(const __nv_bfloat16* p, float (&v)[4]) {
+  const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
+  const float2 a = bf16x2_to_float2(u.x), b = bf16x2_to_float2(u.y);
+  v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
+}
+
+// quantize_fp8_act for block_size 128 with K % 128 == 0 and x aligned for the
+// 4-element loads: the same values as quantize_fp8_block_kernel (the same
+// amax, scale rule, IEEE division and e4m3 rounding per element), but each
+// lane owns 4 consecutive elements, so a warp's block is one 256- or 512-byte
+// load and one 128-byte store, and a warp walks several blocks.
+template <typename Tin>
+__global__ void __launch_bounds__(kQuantWarps * 32)
+    quantize_fp8_act128_kernel(const Tin* __restrict__ x, uint8_t* __restrict__ q,
+                               float* __restrict__ scale, int64_t M, int64_t K, int64_t s_row,
+                               int64_t s_blk) {
+  const int lane = threadIdx.x & 31;
+  const int64_t nb = K >> 7, total = M * nb;
+  for (int64_t task = static_cast<int64_t>(blockIdx.x) * kQuantWarps + (threadIdx.x >> 5);
+       task < total; task += static_cast<int64_t>(gridDim.x) * kQuantWarps) {
+    const int64_t m = task / nb, b = task - m * nb;
+    const int64_t off = m * K + (b << 7) + 4 * lane;
+    float v[4];
+    load4_as_float(x + off, v);
+    float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
+    const bool finite = isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) && isfinite(v[3]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const bool bad = __any_sync(0xffffffffu, !finite);
+    const float s0 = amax / 448.0f;
+    const float s = bad ? __int_as_float(0x7FC00000) : (s0 == 0.0f ? 1.0f : s0);
+    if (lane == 0) scale[m * s_row + b * s_blk] = s;
+    uint32_t codes = 0x7F7F7F7Fu;
+    if (!bad) {
+      codes = 0u;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float r = fminf(fmaxf(v[i] / s, -448.0f), 448.0f);
+        codes |= static_cast<uint32_t>(float_to_e4m3_rne(r)) << (8 * i);
+      }
+    }
+    *reinterpret_cast<uint32_t*>(q + off) = codes;
+  }
+}
+
 template <typename Tout>
 __device__ __forceinline__ Tout float_to_out(float v);
 template <>

@@ -263,13 +263,21 @@ class QuantLinear(nn.Module):
         y = (x_q * s_x) @ (w_q * s_w)^T with fp32 accumulation, rounded once
         to x's dtype. `fast`: torch._scaled_mm (cuBLAS blockwise scaling,
         Hopper); else the same product over both operands dequantized to fp32."""
-        x_q, x_s = _ops.quantize_fp8_act(xa, 128)  # x_s: [M, K/128], column-major
         if fast:
+            # cuBLAS's blockwise heuristic answered NOT_SUPPORTED for M = 17 on
+            # the H200 (M = 64 ran): pad the batch to a multiple of 16 with zero
+            # rows (scale 1, codes 0, output rows dropped).
+            M = xa.shape[0]
+            pad = -M % 16
+            xp = torch.nn.functional.pad(xa, (0, 0, 0, pad)) if pad else xa
+            x_q, x_s = _ops.quantize_fp8_act(xp, 128)  # x_s: [Mp, K/128], column-major
             # scale_b as [K/128, N] row-major: the layout cuBLAS takes (its
             # transposed view is rejected); a small copy, N*K/128 floats.
             y = torch._scaled_mm(x_q, self.weight_q.t(), scale_a=x_s,
                                  scale_b=self.weight_scale.t().contiguous(), out_dtype=xa.dtype)
-            return y if bias is None else y.add_(bias)
+            y = y[:M] if pad else y
+            return y if bias is None else y + bias
+        x_q, x_s = _ops.quantize_fp8_act(xa, 128)
         xf = _ops.dequantize_fp8_block(x_q, x_s.contiguous(), 128, torch.float32)
         wf = _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, 128, torch.float32)
         y = torch.nn.functional.linear(xf, wf, None if bias is None else bias.float())
