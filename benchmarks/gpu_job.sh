@@ -50,7 +50,7 @@ if ! $PY setup.py build_ext --inplace > "$OUTDIR/build.log" 2>&1; then
   [ -n "$bad" ] || exit 1
   TORCHQUANT_SKIP_SOURCES=$bad $PY setup.py build_ext --inplace > "$OUTDIR/build2.log" 2>&1 || { tail -20 "$OUTDIR/build2.log"; exit 1; }
 fi
-grep -E "registers|spill|stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -i "spill\|stack" | grep -v "0 bytes stack frame" | head -20 > "$OUTDIR/spills.txt" || true
+grep -E "^ptxas|bytes stack frame" "$OUTDIR/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -i "spill\|stack" | grep -v "0 bytes stack frame" | head -20 > "$OUTDIR/spills.txt" || true
 echo "build: $(( $(date +%s) - t0 )) s; nonzero stack/spill lines: $(wc -l < "$OUTDIR/spills.txt")"
 
 # Smoke test: a bad argument must raise a Python exception, not crash.
@@ -111,7 +111,7 @@ if [ $BENCH = 1 ]; then
     eval "$PY benchmarks/run_all.py $args --out \"$OUTDIR/bench/extra$i\"" > "$OUTDIR/bench_extra$i.log" 2>&1 || echo "extra bench $i failed"
     grep -A40 "^### " "$OUTDIR/bench_extra$i.log" | grep -E "^###|^\|" | head -40
   done
-  (cd "$OUTDIR" && tar czf bench.tar.gz bench bench_extra*.log 2>/dev/null && rm -rf bench bench_extra*.log)
+  (cd "$OUTDIR" && tar czf bench.tar.gz bench $(ls bench_extra*.log 2>/dev/null) && rm -rf bench bench_extra*.log)
   tail -n 60 "$OUTDIR/bench.log"
 fi
 # At most 8 files come back from the device tool's $OUT: keep tests.log,

@@ -197,7 +197,8 @@ def test_int8_sparse24_accuracy_within_derived_bound(device, sym, K, M):
         x = torch.relu(x)  # the one-sided range a zero point is for
     y = q(x)
     assert y.dtype == torch.bfloat16 and y.shape == (M, 40)
-    a_q, s_a, z_a = F.quantize_int8(x.float(), True, sym)
+    # the module's activation quantization, by the pure-torch formula on the CPU (see above)
+    a_q, s_a, z_a = (t.to(device) for t in F.quantize_int8(x.float().cpu(), True, sym))
     want = ref.linear_ref(x, pruned, lin.bias.detach())
     bound = ref.quantization_bound(x, pruned, s_a, q.weight_scale) + _bf16_rounding(lin.bias)
     bound = bound + want.abs() * 2.0**-8 + 2.0**-133  # the bf16 output rounding
