@@ -138,9 +138,12 @@ def test_fp8_block_w8a8_constructor_checks_and_repr():
         QuantLinear.from_float(_linear(k=96, n=48), "fp8_block", prefill="w8a8")
     with pytest.raises(ValueError, match="prefill must be"):
         QuantLinear.from_float(lin, "fp8_block", prefill="fast")
-    m = nn.Sequential(_linear(k=256, n=48))
-    quantize_model(m, {"format": "fp8_block", "prefill": "w8a8"}, progress=False)
-    assert m[0].prefill == "w8a8"
+    m = nn.Sequential(_linear(k=256, n=48), _linear(k=48, n=256), _linear(k=256, n=16))
+    with pytest.warns(UserWarning, match="cannot take prefill='w8a8'"):
+        quantize_model(m, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"2": {"format": "int8"}}},
+                       progress=False)
+    assert [m[i].prefill for i in range(3)] == ["w8a8", "dequant", "dequant"]
+    assert m[2].format == "int8"
 
 
 def _bf16_rounding(v: torch.Tensor) -> torch.Tensor:

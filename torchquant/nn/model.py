@@ -71,6 +71,16 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                 ov = dict(ov)
                 fmt = ov.pop("format", fmt)
                 opts.update(ov)
+        if opts.get("prefill") == "w8a8" and (fmt != "fp8_block" or opts.get("block_size", 128) != 128
+                                               or lin.in_features % 128 or lin.out_features % 16):
+            # w8a8 prefill is an fp8_block option for whole 1 x 128 blocks
+            # (QuantLinear raises for anything else): other layers keep the
+            # default prefill rather than failing the whole model.
+            import warnings
+
+            warnings.warn(f"quantize_model: {name} ({fmt}, {lin.out_features}x{lin.in_features}) cannot take "
+                          "prefill='w8a8'; it uses prefill='dequant'")
+            opts["prefill"] = "dequant"
         mult = K_MULTIPLE.get(fmt, 1)
         if lin.in_features % mult:
             import warnings
