@@ -368,12 +368,18 @@ def test_compile_fullgraph_no_graph_break(fmt):
     assert torch.equal(compiled(x), q(x))
 
 
+GRAPH_CASES = [(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8a8"}, 64)]
+
+
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
-@pytest.mark.parametrize("fmt", ALL_FORMATS)
-def test_cuda_graph_capture_and_inductor(fmt):
-    torch._dynamo.reset()
-    q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), fmt)
-    x = torch.randn(8, 256, device="cuda", dtype=torch.bfloat16)
+@pytest.mark.parametrize("fmt,kw,M", GRAPH_CASES,
+                         ids=[f"{f}-{'-'.join(kw.values()) or 'default'}-M{m}" for f, kw, m in GRAPH_CASES])
+def test_cuda_graph_capture_and_inductor(fmt, kw, M):
+    """CUDA graph capture and torch.compile(fullgraph) give the eager bits (M = 8:
+    the decode paths; M = 64 with prefill='w8a8': quantize_fp8_act + _scaled_mm)."""
+    torch._dynamo.reset()  # fresh recompile budget: every test compiles a new module's forward
+    q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), fmt, **kw)
+    x = torch.randn(M, 256, device="cuda", dtype=torch.bfloat16)
     eager = q(x)
     g = torch.cuda.CUDAGraph()
     static_x = x.clone()
@@ -390,24 +396,3 @@ def test_cuda_graph_capture_and_inductor(fmt):
     assert torch.equal(static_y, eager)
     compiled = torch.compile(q, fullgraph=True)
     assert torch.equal(compiled(x), eager)
-
-
-@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
-def test_cuda_graph_capture_w8a8_prefill():
-    torch._dynamo.reset()
-    q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), "fp8_block", prefill="w8a8")
-    x = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
-    eager = q(x)
-    g = torch.cuda.CUDAGraph()
-    static_x = x.clone()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        q(static_x)
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(g):
-        static_y = q(static_x)
-    g.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(static_y, eager)
-    assert torch.equal(torch.compile(q, fullgraph=True)(x), eager)

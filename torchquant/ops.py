@@ -194,27 +194,27 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
     return x.new_empty((M, N))
 
 
+def _fp8_rows_fake(t, block_size, op, name, scale_by_block):
+    """quantize_fp8_block / quantize_fp8_act: e4m3 codes [R, K] and fp32 scales
+    [R, nb], row-major or (scale_by_block) column-major, like the kernels."""
+    _check_block_size(block_size, op)
+    _check_2d(t, op, name)
+    _check_dtype(t, FLOAT_DTYPES, op, name)
+    R, K = t.shape
+    nb = (K + block_size - 1) // block_size
+    f32 = torch.float32
+    scale = t.new_empty((nb, R), dtype=f32).t() if scale_by_block else t.new_empty((R, nb), dtype=f32)
+    return t.new_empty((R, K), dtype=torch.float8_e4m3fn), scale
+
+
 @torch.library.register_fake("torchquant::quantize_fp8_block")
 def _quantize_fp8_block_fake(w, block_size=128):
-    op = "quantize_fp8_block"
-    _check_block_size(block_size, op)
-    _check_2d(w, op, "w")
-    _check_dtype(w, FLOAT_DTYPES, op, "w")
-    N, K = w.shape
-    nb = (K + block_size - 1) // block_size
-    return w.new_empty((N, K), dtype=torch.float8_e4m3fn), w.new_empty((N, nb), dtype=torch.float32)
+    return _fp8_rows_fake(w, block_size, "quantize_fp8_block", "w", False)
 
 
 @torch.library.register_fake("torchquant::quantize_fp8_act")
 def _quantize_fp8_act_fake(x, block_size=128):
-    op = "quantize_fp8_act"
-    _check_block_size(block_size, op)
-    _check_2d(x, op, "x")
-    _check_dtype(x, FLOAT_DTYPES, op, "x")
-    M, K = x.shape
-    nb = (K + block_size - 1) // block_size
-    scale = x.new_empty((nb, M), dtype=torch.float32).t()  # column-major, like the kernels
-    return x.new_empty((M, K), dtype=torch.float8_e4m3fn), scale
+    return _fp8_rows_fake(x, block_size, "quantize_fp8_act", "x", True)
 
 
 @torch.library.register_fake("torchquant::dequantize_fp8_block")

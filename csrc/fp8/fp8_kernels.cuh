@@ -801,6 +801,25 @@ __device__ __forceinline__ float load_as_float<__nv_bfloat16>(const __nv_bfloat1
   return __bfloat162float(__ldg(p));
 }
 
+// The scale of one block from each lane's partial amax and finiteness (the
+// whole warp takes part): amax / 448, 1 when that is 0 (a zero block, or an
+// amax so small that amax / 448 underflows), as on the CPU. A block holding
+// NaN or Inf (only quantize_fp8_act can see one: the weight op checks on the
+// host first) gets a NaN scale (`bad`), and its codes are NaN, so it poisons
+// what it touches.
+__device__ __forceinline__ float warp_block_scale(float amax, bool finite, bool& bad) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+  bad = __any_sync(0xffffffffu, !finite);
+  const float s0 = amax / 448.0f;
+  return bad ? __int_as_float(0x7FC00000) : (s0 == 0.0f ? 1.0f : s0);
+}
+
+// e4m3_rne(clamp(v / s, -448, 448)), IEEE division as on the CPU.
+__device__ __forceinline__ uint8_t e4m3_code(float v, float s) {
+  return float_to_e4m3_rne(fminf(fmaxf(v / s, -448.0f), 448.0f));
+}
+
 // One warp per (row, block). scale = amax / 448 (1 when that is 0);
 // q = e4m3_rne(clamp(w / scale, -448, 448)); the ragged last block uses the
 // elements present. bs <= 256, so a lane holds at most 8 elements.
@@ -827,24 +846,14 @@ __global__ void __launch_bounds__(kQuantWarps * 32)
       amax = fmaxf(amax, fabsf(v[i]));
       finite = finite && isfinite(v[i]);
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-    // A zero block, or an amax so small that amax / 448 underflows to 0,
-    // gets scale 1 (as on the CPU). A block holding NaN or Inf (only
-    // quantize_fp8_act can see one: the weight op checks on the host first)
-    // gets a NaN scale and NaN codes, so it poisons what it touches.
-    const bool bad = __any_sync(0xffffffffu, !finite);
-    const float s0 = amax / 448.0f;
-    const float s = bad ? __int_as_float(0x7FC00000) : (s0 == 0.0f ? 1.0f : s0);
+    bool bad;
+    const float s = warp_block_scale(amax, finite, bad);
     if (lane == 0) scale[n * s_row + b * s_blk] = s;
     uint8_t* dst = q + n * K + k0;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int k = lane + 32 * i;
-      if (k < len) {
-        const float r = fminf(fmaxf(v[i] / s, -448.0f), 448.0f);
-        dst[k] = bad ? uint8_t{0x7F} : float_to_e4m3_rne(r);
-      }
+      if (k < len) dst[k] = bad ? uint8_t{0x7F} : e4m3_code(v[i], s);
     }
   }
 }
@@ -886,20 +895,14 @@ __global__ void __launch_bounds__(kQuantWarps * 32)
     load4_as_float(x + off, v);
     float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
     const bool finite = isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) && isfinite(v[3]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    const bool bad = __any_sync(0xffffffffu, !finite);
-    const float s0 = amax / 448.0f;
-    const float s = bad ? __int_as_float(0x7FC00000) : (s0 == 0.0f ? 1.0f : s0);
+    bool bad;
+    const float s = warp_block_scale(amax, finite, bad);
     if (lane == 0) scale[m * s_row + b * s_blk] = s;
     uint32_t codes = 0x7F7F7F7Fu;
     if (!bad) {
       codes = 0u;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float r = fminf(fmaxf(v[i] / s, -448.0f), 448.0f);
-        codes |= static_cast<uint32_t>(float_to_e4m3_rne(r)) << (8 * i);
-      }
+      for (int i = 0; i < 4; ++i) codes |= static_cast<uint32_t>(e4m3_code(v[i], s)) << (8 * i);
     }
     *reinterpret_cast<uint32_t*>(q + off) = codes;
   }
