@@ -260,9 +260,11 @@ class QuantLinear(nn.Module):
 
     def _w8a8(self, xa: Tensor, bias: Optional[Tensor], fast: bool) -> Tensor:
         """prefill='w8a8': x -> e4m3 in 1 x 128 blocks (quantize_fp8_act), then
-        y = (x_q * s_x) @ (w_q * s_w)^T with fp32 accumulation, rounded once
-        to x's dtype. `fast`: torch._scaled_mm (cuBLAS blockwise scaling,
-        Hopper); else the same product over both operands dequantized to fp32."""
+        y = (x_q * s_x) @ (w_q * s_w)^T with fp32 accumulation, rounded to x's
+        dtype. `fast`: torch._scaled_mm (cuBLAS blockwise scaling, Hopper),
+        the bias added to the rounded product (a second rounding); else the
+        same product and bias over both operands dequantized to fp32, rounded
+        once."""
         if fast:
             # cuBLAS's blockwise heuristic answered NOT_SUPPORTED for M = 17 on
             # the H200 (M = 64 ran): pad the batch to a multiple of 16 with zero
