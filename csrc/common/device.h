@@ -3,7 +3,10 @@
 // of different generations). CUDA translation units only.
 #pragma once
 
+#include <c10/core/ScalarType.h>
 #include <c10/cuda/CUDAException.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <array>
@@ -59,6 +62,19 @@ inline void allow_dynamic_smem(const void* kernel, int device, int bytes) {
     C10_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     cur = bytes;
+  }
+}
+
+// Calls f(T{}) with T the CUDA type of a float dtype (float, __half,
+// __nv_bfloat16): the kernels' template argument. The CUDA twin of the CPU
+// kernels' dispatch_float_out (cpu/cpu_common.h).
+template <typename F>
+void dispatch_float_cuda(at::ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case at::kFloat: f(float{}); break;
+    case at::kHalf: f(__half{}); break;
+    case at::kBFloat16: f(__nv_bfloat16{}); break;
+    default: TORCH_CHECK(false, op, ": unsupported dtype ", t);
   }
 }
 

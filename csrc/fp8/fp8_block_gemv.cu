@@ -25,7 +25,6 @@
 #include <limits>
 #include <string>
 #include <tuple>
-#include <type_traits>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -319,7 +318,7 @@ void validate_quantize_fp8_block_inputs(const at::Tensor& w, int64_t block_size)
 // column-major (strides (1, rows)), the layout of torch._scaled_mm's 1 x 128
 // blockwise activation scales; otherwise row-major [rows, nb].
 std::tuple<at::Tensor, at::Tensor> quantize_fp8_rows(const at::Tensor& x, int64_t block_size,
-                                                     bool scale_by_block) {
+                                                     bool scale_by_block, const char* op) {
   const int64_t N = x.size(0), K = x.size(1);
   const int64_t nb = (K + block_size - 1) / block_size;
   at::Tensor q = at::empty({N, K}, x.options().dtype(at::kFloat8_e4m3fn));
@@ -327,52 +326,28 @@ std::tuple<at::Tensor, at::Tensor> quantize_fp8_rows(const at::Tensor& x, int64_
                                 : at::empty({N, nb}, x.options().dtype(at::kFloat));
   const int64_t tasks = N * nb;
   if (tasks == 0) return {q, s};
-  const int64_t blocks = std::min<int64_t>((tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps,
-                                           int64_t{1} << 20);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   auto* qp = static_cast<uint8_t*>(q.data_ptr());
   float* sp = s.data_ptr<float>();
   const int bs = static_cast<int>(block_size);
   const int64_t s_row = s.stride(0), s_blk = s.stride(1);
-  const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kQuantWarps * 32);
+  const int64_t warps_blocks = (tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps;
+  const dim3 block(fp8::kQuantWarps * 32);
   // Block size 128 over whole blocks, x aligned for 4-element loads: lanes own
   // 4 consecutive elements (the activation path of the w8a8 prefill).
-  const int64_t esize = x.element_size();
-  if (block_size == 128 && K % 128 == 0 &&
-      reinterpret_cast<uintptr_t>(x.data_ptr()) % (4 * esize) == 0) {
-    const dim3 grid4(static_cast<unsigned>(std::min<int64_t>(
-        (tasks + fp8::kQuantWarps - 1) / fp8::kQuantWarps, int64_t{1} << 13)));
-    switch (x.scalar_type()) {
-      case at::kFloat:
-        fp8::quantize_fp8_act128_kernel<float><<<grid4, block, 0, stream>>>(
-            x.data_ptr<float>(), qp, sp, N, K, s_row, s_blk);
-        break;
-      case at::kHalf:
-        fp8::quantize_fp8_act128_kernel<__half><<<grid4, block, 0, stream>>>(
-            static_cast<const __half*>(x.data_ptr()), qp, sp, N, K, s_row, s_blk);
-        break;
-      default:  // kBFloat16
-        fp8::quantize_fp8_act128_kernel<__nv_bfloat16><<<grid4, block, 0, stream>>>(
-            static_cast<const __nv_bfloat16*>(x.data_ptr()), qp, sp, N, K, s_row, s_blk);
-        break;
+  const bool by4 = block_size == 128 && K % 128 == 0 &&
+                   reinterpret_cast<uintptr_t>(x.data_ptr()) % (4 * x.element_size()) == 0;
+  dispatch_float_cuda(x.scalar_type(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    if (by4) {
+      const dim3 grid(static_cast<unsigned>(std::min<int64_t>(warps_blocks, int64_t{1} << 13)));
+      fp8::quantize_fp8_act128_kernel<T><<<grid, block, 0, stream>>>(xp, qp, sp, N, K, s_row, s_blk);
+    } else {
+      const dim3 grid(static_cast<unsigned>(std::min<int64_t>(warps_blocks, int64_t{1} << 20)));
+      fp8::quantize_fp8_block_kernel<T><<<grid, block, 0, stream>>>(xp, qp, sp, N, K, bs, nb, s_row, s_blk);
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return {q, s};
-  }
-  switch (x.scalar_type()) {
-    case at::kFloat:
-      fp8::quantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(
-          x.data_ptr<float>(), qp, sp, N, K, bs, nb, s_row, s_blk);
-      break;
-    case at::kHalf:
-      fp8::quantize_fp8_block_kernel<__half><<<grid, block, 0, stream>>>(
-          static_cast<const __half*>(x.data_ptr()), qp, sp, N, K, bs, nb, s_row, s_blk);
-      break;
-    default:  // kBFloat16 (the validators admit only these three)
-      fp8::quantize_fp8_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(x.data_ptr()), qp, sp, N, K, bs, nb, s_row, s_blk);
-      break;
-  }
+  });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {q, s};
 }
@@ -383,7 +358,7 @@ std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cuda(const at::Tensor& w_i
   validate_quantize_fp8_block_inputs(w_in, block_size);
   const c10::cuda::CUDAGuard device_guard(w_in.device());
   check_finite(w_in, op, "w");  // offline op: the host sync is acceptable
-  return quantize_fp8_rows(w_in, block_size, false);
+  return quantize_fp8_rows(w_in, block_size, false, op);
 }
 
 // Online (activation) quantization: no host sync, so a block with NaN or Inf
@@ -391,7 +366,7 @@ std::tuple<at::Tensor, at::Tensor> quantize_fp8_block_cuda(const at::Tensor& w_i
 std::tuple<at::Tensor, at::Tensor> quantize_fp8_act_cuda(const at::Tensor& x, int64_t block_size) {
   validate_quantize_fp8_act(x, block_size);
   const c10::cuda::CUDAGuard device_guard(x.device());
-  return quantize_fp8_rows(x, block_size, true);
+  return quantize_fp8_rows(x, block_size, true, "quantize_fp8_act");
 }
 
 // ---------------------------------------------------------- dequantize ----
@@ -412,52 +387,33 @@ at::Tensor dequantize_fp8_block_cuda(const at::Tensor& w_q, const at::Tensor& sc
   const float* sp = scale.data_ptr<float>();
   const int bs = static_cast<int>(block_size);
   // K % 16 == 0 and a 16-byte aligned w_q: one thread per 16-code piece
-  // (block_size % 16 == 0, so a piece has one scale); otherwise one thread per
-  // element (same values).
-  if (K % 16 == 0 && reinterpret_cast<uintptr_t>(qp) % 16 == 0) {
-    const int64_t pieces = total / 16;
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
-        (pieces + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20));
-    auto run = [&](auto idx, auto* o) {
+  // (block_size % 16 == 0, so a piece has one scale), with 32-bit index
+  // arithmetic when every scale index fits (a 32-bit division per piece);
+  // otherwise one thread per element (same values).
+  const bool by16 = K % 16 == 0 && reinterpret_cast<uintptr_t>(qp) % 16 == 0;
+  const int64_t pieces = total / 16;
+  const bool idx32 = N * nb < (int64_t{1} << 32) && pieces < (int64_t{1} << 31);
+  dispatch_float_cuda(od, op, [&](auto tag) {
+    using O = decltype(tag);
+    O* o = static_cast<O*>(out.data_ptr());
+    auto by_piece = [&](auto idx) {
       using I = decltype(idx);
-      using O = std::remove_pointer_t<decltype(o)>;
+      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
+          (pieces + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20));
       fp8::dequantize_fp8_block_vec_kernel<O, I><<<grid, fp8::kDequantThreads, 0, stream>>>(
           qp, sp, o, static_cast<I>(pieces), static_cast<I>(K / 16), static_cast<I>(bs / 16),
           static_cast<I>(nb));
     };
-    auto run_out = [&](auto idx) {
-      switch (od) {
-        case at::kFloat: run(idx, out.data_ptr<float>()); break;
-        case at::kHalf: run(idx, static_cast<__half*>(out.data_ptr())); break;
-        default: run(idx, static_cast<__nv_bfloat16*>(out.data_ptr())); break;  // kBFloat16
-      }
-    };
-    // 32-bit index arithmetic when every scale index fits (a 32-bit division per piece).
-    if (N * nb < (int64_t{1} << 32) && pieces < (int64_t{1} << 31)) {
-      run_out(uint32_t{0});
+    if (!by16) {
+      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
+          (total + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20));
+      fp8::dequantize_fp8_block_kernel<O><<<grid, fp8::kDequantThreads, 0, stream>>>(qp, sp, o, N, K, bs, nb);
+    } else if (idx32) {
+      by_piece(uint32_t{0});
     } else {
-      run_out(uint64_t{0});
+      by_piece(uint64_t{0});
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return out;
-  }
-  const int64_t blocks =
-      std::min<int64_t>((total + fp8::kDequantThreads - 1) / fp8::kDequantThreads, int64_t{1} << 20);
-  const dim3 grid(static_cast<unsigned>(blocks)), block(fp8::kDequantThreads);
-  switch (od) {
-    case at::kFloat:
-      fp8::dequantize_fp8_block_kernel<float><<<grid, block, 0, stream>>>(
-          qp, sp, out.data_ptr<float>(), N, K, bs, nb);
-      break;
-    case at::kHalf:
-      fp8::dequantize_fp8_block_kernel<__half><<<grid, block, 0, stream>>>(
-          qp, sp, static_cast<__half*>(out.data_ptr()), N, K, bs, nb);
-      break;
-    default:  // kBFloat16 (dequant_out_dtype admits only these three)
-      fp8::dequantize_fp8_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
-          qp, sp, static_cast<__nv_bfloat16*>(out.data_ptr()), N, K, bs, nb);
-      break;
-  }
+  });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }

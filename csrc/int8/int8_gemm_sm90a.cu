@@ -263,14 +263,9 @@ at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
 
   const TileConfig config = choose_config(M, N, caps);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  switch (sh.out_dtype) {
-    case at::kFloat: launch_config<float>(config, a, w, args, device, caps, stream); break;
-    case at::kHalf: launch_config<__half>(config, a, w, args, device, caps, stream); break;
-    case at::kBFloat16:
-      launch_config<__nv_bfloat16>(config, a, w, args, device, caps, stream);
-      break;
-    default: TORCH_CHECK(false, kOp, ": unsupported out_dtype ", sh.out_dtype);
-  }
+  dispatch_float_cuda(sh.out_dtype, kOp, [&](auto tag) {
+    launch_config<decltype(tag)>(config, a, w, args, device, caps, stream);
+  });
   return out;
 }
 

@@ -153,28 +153,6 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
 }
 
 // ================================================================ launches ====
-template <typename OutT>
-struct OutTag {
-  using type = OutT;
-};
-
-template <typename F>
-void dispatch_out(at::ScalarType od, F&& f) {
-  switch (od) {
-    case at::kFloat:
-      f(OutTag<float>{});
-      break;
-    case at::kHalf:
-      f(OutTag<__half>{});
-      break;
-    case at::kBFloat16:
-      f(OutTag<__nv_bfloat16>{});
-      break;
-    default:
-      TORCH_CHECK(false, "int8_matmul: unsupported out_dtype ", od);
-  }
-}
-
 template <class Cfg, bool kAligned, typename OutT>
 void launch_mma(const GemmParams& p, int device, cudaStream_t stream) {
   auto kernel = int8_mma_gemm_kernel<Cfg, kAligned, OutT>;
@@ -314,8 +292,8 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
     p.N = static_cast<int>(N);
     p.K = static_cast<int>(K);
     p.epi = epi;
-    dispatch_out(sh.out_dtype, [&](auto tag) {
-      using OutT = typename decltype(tag)::type;
+    dispatch_float_cuda(sh.out_dtype, op, [&](auto tag) {
+      using OutT = decltype(tag);
       switch (plan.gemv_mt8) {
         case 1:
           run_gemv<1, OutT>(p, aligned, plan.splits, stream, a_q);
@@ -341,8 +319,8 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
   p.epi = epi;
   p.splits = plan.splits;
   p.out_vec_ok = aligned16(out.data_ptr()) && (N * out_elem) % 16 == 0;
-  dispatch_out(sh.out_dtype, [&](auto tag) {
-    using OutT = typename decltype(tag)::type;
+  dispatch_float_cuda(sh.out_dtype, op, [&](auto tag) {
+    using OutT = decltype(tag);
     switch (plan.kernel) {
       case Int8Kernel::kMmaL:
         run_mma<MmaL, OutT>(p, aligned, device, stream, a_q);
@@ -421,17 +399,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_int8_cuda(const at::Tens
   at::Tensor zero = per_row ? at::empty({R}, x.options().dtype(at::kInt))
                             : at::empty({}, x.options().dtype(at::kInt));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  switch (x.scalar_type()) {
-    case at::kFloat:
-      run_quantize<float>(x, per_row, symmetric, caps, q, scale, zero, stream);
-      break;
-    case at::kHalf:
-      run_quantize<__half>(x, per_row, symmetric, caps, q, scale, zero, stream);
-      break;
-    default:
-      run_quantize<__nv_bfloat16>(x, per_row, symmetric, caps, q, scale, zero, stream);
-      break;
-  }
+  dispatch_float_cuda(x.scalar_type(), "quantize_int8", [&](auto tag) {
+    run_quantize<decltype(tag)>(x, per_row, symmetric, caps, q, scale, zero, stream);
+  });
   return {q, scale, zero};
 }
 

@@ -339,11 +339,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_nvfp4_cuda(const at::Ten
         src, nblocks, K, amax, pp, sp, gp);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
-  switch (w.scalar_type()) {
-    case at::kFloat: run(float{}); break;
-    case at::kHalf: run(__half{}); break;
-    default: run(__nv_bfloat16{}); break;  // validate_weight_2d admits only these three
-  }
+  dispatch_float_cuda(w.scalar_type(), "quantize_nvfp4", run);
   return {packed, scale, global};
 }
 
@@ -364,45 +360,19 @@ at::Tensor dequantize_nvfp4_cuda(const at::Tensor& w_packed, const at::Tensor& s
   const float* gp = global_scale.data_ptr<float>();
   // K % 16 == 0 (validated): with an 8-byte aligned packed pointer, one thread
   // per 16-code piece; otherwise one thread per byte (same values).
-  if (reinterpret_cast<uintptr_t>(pp) % 8 == 0) {
-    const int64_t pieces = N * (K / 16);
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
-        (pieces + nvfp4::kDequantThreads - 1) / nvfp4::kDequantThreads, int64_t{1} << 20));
-    switch (od) {
-      case at::kFloat:
-        nvfp4::nvfp4_dequantize_vec_kernel<float><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
-            pp, sp, gp, pieces, out.data_ptr<float>());
-        break;
-      case at::kHalf:
-        nvfp4::nvfp4_dequantize_vec_kernel<__half><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
-            pp, sp, gp, pieces, static_cast<__half*>(out.data_ptr()));
-        break;
-      default:  // kBFloat16 (dequant_out_dtype admits only these three)
-        nvfp4::nvfp4_dequantize_vec_kernel<__nv_bfloat16>
-            <<<grid, nvfp4::kDequantThreads, 0, stream>>>(pp, sp, gp, pieces,
-                                                          static_cast<__nv_bfloat16*>(out.data_ptr()));
-        break;
-    }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return out;
-  }
-  const int64_t nbytes = N * (K / 2);
+  const bool by16 = reinterpret_cast<uintptr_t>(pp) % 8 == 0;
+  const int64_t items = by16 ? N * (K / 16) : N * (K / 2);
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(
-      (nbytes + nvfp4::kDequantThreads - 1) / nvfp4::kDequantThreads, int64_t{1} << 20));
-  switch (od) {
-    case at::kFloat:
-      nvfp4::nvfp4_dequantize_kernel<float><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
-          pp, sp, gp, N, K, out.data_ptr<float>());
-      break;
-    case at::kHalf:
-      nvfp4::nvfp4_dequantize_kernel<__half><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
-          pp, sp, gp, N, K, static_cast<__half*>(out.data_ptr()));
-      break;
-    default:  // kBFloat16 (dequant_out_dtype admits only these three)
-      nvfp4::nvfp4_dequantize_kernel<__nv_bfloat16><<<grid, nvfp4::kDequantThreads, 0, stream>>>(
-          pp, sp, gp, N, K, static_cast<__nv_bfloat16*>(out.data_ptr()));
-      break;
-  }
+      (items + nvfp4::kDequantThreads - 1) / nvfp4::kDequantThreads, int64_t{1} << 20));
+  dispatch_float_cuda(od, op, [&](auto tag) {
+    using O = decltype(tag);
+    O* o = static_cast<O*>(out.data_ptr());
+    if (by16) {
+      nvfp4::nvfp4_dequantize_vec_kernel<O><<<grid, nvfp4::kDequantThreads, 0, stream>>>(pp, sp, gp, items, o);
+    } else {
+      nvfp4::nvfp4_dequantize_kernel<O><<<grid, nvfp4::kDequantThreads, 0, stream>>>(pp, sp, gp, N, K, o);
+    }
+  });
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }

@@ -383,12 +383,7 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     }
   };
-  switch (s.out_dtype) {
-    case at::kFloat: run(float{}); break;
-    case at::kHalf: run(__half{}); break;
-    case at::kBFloat16: run(__nv_bfloat16{}); break;
-    default: TORCH_CHECK(false, op, ": unsupported output dtype ", s.out_dtype);
-  }
+  dispatch_float_cuda(s.out_dtype, op, run);
   return y;
 }
 
