@@ -375,6 +375,22 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
   }
 }
 
+// Where a thread of either mma kernel sits: grid.x = ceil(N / 16) * mtiles
+// with the M tile fastest (weight tile n0 = 16 * (blockIdx.x / mtiles),
+// activation rows from m0 = 8 * MT * (blockIdx.x % mtiles)); `ks` warps split
+// K; lane (g, t) = (lane / 4, lane % 4) of the mma fragments.
+struct MmaPlace {
+  int lane, warp, ks, g, t, n0, m0;
+};
+template <int MT>
+__device__ __forceinline__ MmaPlace mma_place(int mtiles) {
+  const int lane = threadIdx.x & 31;
+  const int mtile = blockIdx.x % mtiles;  // unsigned arithmetic, as blockIdx is
+  const int ntile = blockIdx.x / mtiles;
+  return {lane, static_cast<int>(threadIdx.x >> 5), static_cast<int>(blockDim.x >> 5), lane >> 2, lane & 3,
+          ntile * 16, mtile * 8 * MT};
+}
+
 // The activation row of the B fragment this lane feeds, per n-tile of 8 rows
 // (row m = m_lane + 8 mt): its pointer offset to the lane's first k `lk`, and
 // the limit such that window start kw holds data for the lane iff kw < xlim
@@ -443,14 +459,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   constexpr int U = mma_prefetch(WK, MT);
   extern __shared__ float red[];
 
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int ks = blockDim.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int mtile = blockIdx.x % mtiles;
-  const int ntile = blockIdx.x / mtiles;
-  const int n0 = ntile * 16;
-  const int m0 = mtile * 8 * MT;
+  const auto [lane, warp, ks, g, t, n0, m0] = mma_place<MT>(mtiles);
   const int lk = t * W::kLaneK;  // this lane's first k inside a window
 
   // Rows of the A fragment this lane feeds; a row beyond N reads nothing.
@@ -548,14 +557,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
                            int mtiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) uint8_t dsm[];
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int ks = blockDim.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int mtile = blockIdx.x % mtiles;
-  const int ntile = blockIdx.x / mtiles;
-  const int n0 = ntile * 16;
-  const int m0 = mtile * 8 * MT;
+  const auto [lane, warp, ks, g, t, n0, m0] = mma_place<MT>(mtiles);
   const int lk = t * 16;
 
   ring::Producer<4, 4> prod;
