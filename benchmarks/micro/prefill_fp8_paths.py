@@ -27,13 +27,14 @@ import csv
 import ctypes
 import math
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import timing  # noqa: E402  (benchmarks/timing.py: the cold-L2, CUDA-graph timer every benchmark uses)
 DEV = "cuda"  # a module global only so that the untimed accuracy path can be exercised on CPU
 BS = 128
 FP8_MAX = 448.0
@@ -78,53 +79,21 @@ def versions() -> str:
 
 
 def l2_bytes() -> int:
-    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+    return timing.l2_bytes()
 
 
 def n_copies(nbytes: int) -> int:
-    return max(2, math.floor(3 * l2_bytes() / nbytes) + 1)
+    """Copies of `nbytes` each that exceed 3x L2: the benchmarks' rule (benchmarks/timing.py)."""
+    return timing.copies_needed(nbytes, l2_bytes())
 
 
 def time_rotated(fn, copies, replays: int):
-    """(median us per launch, mode): launch i reads copies[i]; one graph replay = len(copies) launches."""
-    for _ in range(2):
-        for c in copies:
-            fn(*c)
-    torch.cuda.synchronize()
-    mode, graph = "graph", None
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for c in copies:
-                fn(*c)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for c in copies:
-                fn(*c)
-        run = graph.replay
-    except Exception as e:  # noqa: BLE001
-        graph = None
-        mode = f"eager (graph capture failed: {short(e, 160)})"
-
-        def run():
-            for c in copies:
-                fn(*c)
-    torch.cuda.synchronize()
-    run()
-    run()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(replays):
-        t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        t0.record()
-        run()
-        t1.record()
-        t1.synchronize()
-        samples.append(t0.elapsed_time(t1) * 1e3 / len(copies))
-    del graph
-    return statistics.median(samples), mode
+    """(median us per launch, mode) by the benchmarks' cold-L2 graph timing (benchmarks/timing.py),
+    launch i reading copies[i]; raises if the copies cannot cover 3x L2."""
+    nbytes = sum(t.numel() * t.element_size() for t in copies[0] if isinstance(t, torch.Tensor))
+    res = timing.time_gpu(fn, lambda i: copies[i], nbytes, replays=replays,
+                          min_copies=len(copies), max_copies=len(copies))
+    return res["median_us"], res["mode"]
 
 
 def gpu_ops(fn, args):
