@@ -37,12 +37,10 @@ using sparse24::kNoError;
 // Calls f(T{}) with T the device storage type of a 2:4 dtype.
 template <typename F>
 void dispatch_sparse24_cuda(at::ScalarType t, const char* op, F&& f) {
-  switch (t) {
-    case at::kChar: f(int8_t{}); break;
-    case at::kHalf: f(__half{}); break;
-    case at::kBFloat16: f(__nv_bfloat16{}); break;
-    case at::kFloat: f(float{}); break;
-    default: TORCH_CHECK(false, op, ": unsupported dtype ", t);
+  if (t == at::kChar) {
+    f(int8_t{});
+  } else {
+    dispatch_float_cuda(t, op, f);
   }
 }
 
