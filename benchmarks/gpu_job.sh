@@ -72,7 +72,8 @@ fi
 if [ "${NCU:-0}" = 1 ]; then
   PYTHONPATH=$PWD timeout 240 ncu --clock-control none --kernel-name regex:gemv \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
-    --section SchedulerStats --section LaunchStats $PY benchmarks/micro/ncu_decode.py > "$OUTDIR/ncu.txt" 2>&1
+    --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats --section SourceCounters ${NCU_ARGS:-} $PY benchmarks/micro/ncu_decode.py > "$OUTDIR/ncu.txt" 2>&1
   echo "ncu rc=$?"
 fi
 rc=0
