@@ -163,11 +163,12 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 }
 
 // The ring kernel, launched with one 8-row n-tile (MT = 1, M <= 8; see
-// launch_mma_w): ks warps x S stages x 2 KB of ring, then the K-split sums.
+// launch_mma_w): ks warps x S stages of ring (2 KB of weight + scales each),
+// then the K-split sums.
 template <typename T>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
   constexpr int S = fp8::kMmaCpStages;
-  const size_t smem = static_cast<size_t>(ks) * S * 2048 +
+  const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
                       (ks > 1 ? static_cast<size_t>(ks) * 4 * 32 * sizeof(float) : 0);
   launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, 1, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
                         ks * 32, smem, mtiles, stream);

@@ -83,6 +83,9 @@ constexpr int kMmaChunk = 64;          // K elements per chunk (16 bytes per lan
 constexpr int mma_prefetch(int wk, int mt) { return (wk == 16 && mt == 2) ? 2 : 4; }
 constexpr bool mma_x_ahead(int wk, int mt) { return !(wk == 16 && mt == 2); }
 constexpr int kMmaCpStages = 4;        // cp.async ring: 4 stages x 2 KB per warp in flight
+// A ring stage: 16 rows x 128 bytes of weight, then the 16 rows' scales of its
+// two 64-k windows (fp8_gemv_mma_cp_kernel).
+constexpr int kMmaCpStageBytes = 2048 + 16 * 2 * 4;
 constexpr int kFmaWarps = 8;           // warps per block in the fma kernel
 constexpr int kFmaCols = 2;            // output columns per warp in the fma kernel
 constexpr int kFmaPrefetch = 2;        // 16-element pieces in flight per lane
@@ -546,9 +549,20 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // 128 k, copied 4 rows x 128 bytes per instruction, S stages in flight, no
 // registers held by bytes in flight. Each stage feeds two 64-k chunks to the
 // same mma_chunk as the kernel above (the same arithmetic per chunk; with
-// ks > 1 the chunks are spread over the warps in pairs, a different fp32 order). Warp `warp` of a block takes stages warp, warp + ks, ...
-// Dynamic shared memory: ks * S * 2048 bytes of ring, then the K-split
-// reduction (ks * MT * 4 * 32 floats when ks > 1).
+// ks > 1 the chunks are spread over the warps in pairs, a different fp32 order).
+// Warp `warp` of a block takes stages warp, warp + ks, ...
+//
+// The block scales ride the same ring: behind the 2048 bytes of weight, a
+// stage holds the 16 rows' scales of its two 64-k windows (row r, window h at
+// byte 2048 + 8r + 4h), one 4-byte cp.async per lane, committed with the
+// stage's weight. (Read with __ldg in the loop, as before 2026-12-01, every
+// stage waited on a dependent global load: one DRAM round trip per 8 stages
+// at bs = 128 and an L1/L2 trip on the others, with ~3 warps per scheduler
+// to hide it; Nsight Compute: 54 % issue-busy, 67 % of DRAM peak.) x is read
+// one stage ahead into a second register buffer (it is small and shared by
+// every block, so it comes from L1/L2).
+// Dynamic shared memory: ks * S * kMmaCpStageBytes bytes of ring, then the
+// K-split reduction (ks * MT * 4 * 32 floats when ks > 1).
 template <typename T, int MT, int S>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
@@ -564,12 +578,22 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   prod.init(w, n0, N, K, lane);
   ring::Reader rd;
   rd.init(lane);
-  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * ring::kStageBytes);
-  float* red = reinterpret_cast<float*>(dsm + ks * (S * ring::kStageBytes));
+  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * kMmaCpStageBytes);
+  float* red = reinterpret_cast<float*>(dsm + ks * (S * kMmaCpStageBytes));
 
-  const bool okA = n0 + g < N, okB = n0 + g + 8 < N;
-  const float* sA = keep_in_register(ws + static_cast<size_t>(okA ? n0 + g : 0) * nb);
-  const float* sB = keep_in_register(ws + static_cast<size_t>(okB ? n0 + g + 8 : 0) * nb);
+  // Scale copy: lane l copies window h = l / 16 of row n0 + l % 16.
+  const int srow = n0 + (lane & 15), sh = lane >> 4;
+  const bool srow_ok = srow < N;
+  const float* sptr = keep_in_register(ws + static_cast<size_t>(srow_ok ? srow : 0) * nb);
+  const uint32_t sdst = ring::kStageBytes + (lane & 15) * 8 + sh * 4;
+  bmagic = keep_in_register(bmagic);
+  auto issue = [&](uint32_t stage, int k0) {
+    prod.issue(stage, k0);
+    const int kw = k0 + 64 * sh;
+    const bool ok = srow_ok && kw < K;
+    ring::cp4(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok);
+  };
+
   const uint16_t* xl[MT];
   int xlim[MT];
   mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
@@ -584,16 +608,25 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   int knext = warp * 128;  // byte (= k) offset of the next stage to copy
 #pragma unroll
   for (int s = 0; s < S; ++s) {
-    if (s < mine) prod.issue(ring0 + s * ring::kStageBytes, knext + s * kstride);
+    if (s < mine) issue(ring0 + s * kMmaCpStageBytes, knext + s * kstride);
     ring::commit();  // empty groups keep the count uniform
   }
   knext += S * kstride;
   int kcur = warp * 128;
   int slot = 0;
-  for (int i = 0; i < mine; ++i) {
+
+  auto load_x = [&](uint32_t (&xb)[2][MT][8], int k0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], k0 + 64 * h);
+  };
+  // Stage i: x of stage i is in xc; x of stage i + 1 goes to xn.
+  auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
+    if (i + 1 < mine) load_x(xn, kcur + kstride);
     ring::wait_pending<S - 1>();
     __syncwarp();
-    const uint32_t stage = ring0 + slot * ring::kStageBytes;
+    const uint32_t stage = ring0 + slot * kMmaCpStageBytes;
     uint32_t wa[2][4], wb[2][4];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -601,25 +634,25 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
       wa[h][0] = a.x; wa[h][1] = a.y; wa[h][2] = a.z; wa[h][3] = a.w;
       wb[h][0] = b.x; wb[h][1] = b.y; wb[h][2] = b.z; wb[h][3] = b.w;
     }
-    float sa[2][1], sb[2][1];
-    uint32_t xb[2][MT][8];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int c0 = kcur + 64 * h;
-      const int blk = block_of(c0, bmagic);
-      sa[h][0] = (okA && c0 < K) ? __ldg(sA + blk) : 0.f;
-      sb[h][0] = (okB && c0 < K) ? __ldg(sB + blk) : 0.f;
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], c0);
-    }
+    const uint2 sga = ring::lds64(stage + ring::kStageBytes + g * 8);
+    const uint2 sgb = ring::lds64(stage + ring::kStageBytes + (g + 8) * 8);
+    const float sa[2][1] = {{__uint_as_float(sga.x)}, {__uint_as_float(sga.y)}};
+    const float sb[2][1] = {{__uint_as_float(sgb.x)}, {__uint_as_float(sgb.y)}};
     __syncwarp();  // every lane has read the slot before it is refilled
-    if (i + S < mine) prod.issue(stage, knext);
+    if (i + S < mine) issue(stage, knext);
     ring::commit();
     knext += kstride;
     kcur += kstride;
     slot = slot + 1 == S ? 0 : slot + 1;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xb[h], acc);
+    for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
+  };
+
+  uint32_t xb0[2][MT][8], xb1[2][MT][8];
+  if (mine > 0) load_x(xb0, kcur);
+  for (int i = 0; i < mine; i += 2) {
+    step(i, xb0, xb1);
+    if (i + 1 < mine) step(i + 1, xb1, xb0);
   }
   ring::wait_pending<0>();
 
