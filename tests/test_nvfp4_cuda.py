@@ -158,6 +158,27 @@ def test_gemv_forced_paths(path, dtype, N, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", [1, 2, 3, 4, 8, 16])
+@pytest.mark.parametrize("K", [320, 2112])  # ring (K % 64 == 0) / 16-code granules
+def test_gemv_mma_every_m_tile(monkeypatch, dtype, tile, K):
+    """The mma kernel with tile_m rows of x per M tile (forced through the
+    launch knob): M tiles smaller than the 8 / 16 rows of the mma n-tiles,
+    ragged last tiles, several tiles per weight column block."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", str(tile))
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=tile * 7919 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in (1, 2, 5, 8, 9, 16, 17, 40):
+        x = x_all[:M].contiguous()
+        _poison()
+        y = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+        want = ref.linear_ref(x, wd, bias)
+        frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, bias, dtype))
+        assert frac <= 1.0, f"tile={tile} {dtype} M={M} K={K}: {frac}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_auto(dtype):
     x, wp, ws, gs, bias = _operands(3, 96, 1024, dtype, seed=7)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)

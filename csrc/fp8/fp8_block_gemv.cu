@@ -43,17 +43,17 @@ enum class Fp8GemvKernel { kFma, kMma };
 //   capability  shape                      kernel  why
 //   < sm_80     any                        fma     mma.m16n8k16 with fp16/bf16
 //                                                  inputs needs sm_80
-//   >= sm_80    M == 1, 4096 <= N <= 65536 fma     measured on the H200 (cold L2,
-//               and (K <= 4096 or N >= 3K)         graph replay, 2026-11-30) against the
-//                                                  cp.async-ring mma kernel over the 13
-//                                                  Llama-3 8B/70B + lm_head shapes: fma
-//                                                  won by 2-13% on exactly these
-//                                                  (4096x4096: 9.2 vs 10.6 us;
-//                                                  28672x8192: 74.2 vs 75.7), mma on
-//                                                  the rest, where K-splitting pays
-//                                                  (1024x8192: 8.8 vs 12.3 us;
-//                                                  8192x28672: 69.2 vs 78.0;
-//                                                  128256x4096: 154 vs 164)
+//   >= sm_80    M == 1, block_size % 64 == 0 mma   the cp.async-ring kernel. Until
+//                                                  2026-12-01 fma won on 4096 <= N <=
+//                                                  65536 with K <= 4096 or N >= 3K;
+//                                                  with the block scales in the ring
+//                                                  and x one stage ahead (run 0128,
+//                                                  H200, cold L2) mma wins or ties:
+//                                                  28672x8192 72.0 vs 75.8 us,
+//                                                  128256x4096 139.5 vs 165.8,
+//                                                  14336x4096 21.4 vs 21.7; 4096x4096
+//                                                  9.4 vs 9.2 (within run-to-run
+//                                                  spread)
 //   >= sm_80    M == 1, block_size % 64 != 0 fma   only the 64-wide window has the ring;
 //                                                  the register-load mma kernel lost to
 //                                                  fma at M = 1 everywhere (28672x8192
@@ -73,9 +73,7 @@ enum class Fp8GemvKernel { kFma, kMma };
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (M == 1 && (block_size % 64 != 0 ||
-                 (N >= 4096 && N <= 65536 && (K <= 4096 || N >= 3 * K))))
-    return Fp8GemvKernel::kFma;                     // measured faster at M = 1 (above)
+  if (M == 1 && block_size % 64 != 0) return Fp8GemvKernel::kFma;  // measured (above)
   return Fp8GemvKernel::kMma;                       // every shape, every block size
 }
 

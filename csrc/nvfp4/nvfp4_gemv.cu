@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -96,62 +97,89 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
 }
 
 // ------------------------------------------------------- mma launch shape --
-// NT: 1 n-tile (8 rows of x) for M <= 8, else 2 (16 rows; M > 16 adds M tiles
-// to the grid, adjacent to each other so the re-reads of a weight tile hit L2).
-// KS (warps splitting K in a 256-thread block; WN = 8 / KS column warps share
-// each staged chunk of x): the smallest KS, i.e. the most x sharing and the
-// longest per-warp K streams, such that
+// tile_m: rows of x per M tile (<= 16; NT = 1 n-tile of 8 rows for tiles of
+// <= 8 rows, else 2). KS (warps splitting K in a 256-thread block; WN = 8 / KS
+// column warps share each staged chunk of x): for a tile size, the smallest
+// KS, i.e. the most x sharing and the longest per-warp K streams, such that
 //   * every SM gets at least one block (blocks >= SMs), and
 //   * the grid is one wave of 2 blocks per SM (<= 128 registers each), or an
 //     exact number of waves, or its last wave is at least half full, or it is
 //     >= 4 waves long, so no small tail wave streams alone at the end;
-// subject to the x staging bound (rows * 4 * LW * KS <= 1024 16-byte groups
-// per chunk, at most 4 per thread: rows * KS <= 32 at LW = 8, so KS <= 4 for
-// M <= 8 and KS <= 2 for 16-row tiles) and to each warp owning at least one
-// step (32 * LW = 256 codes) of K. If no KS fills the SMs, the largest legal
-// KS (most warps, most bytes in flight).
-//   28672 x 8192, M <= 16: KS = 2 (224 blocks, one wave); 128256 x 4096,
-//   M <= 8: KS = 1 (501 blocks, 1.9 waves); 4096 x 4096, M = 1: KS = 8
-//   (128 blocks, 8 warps each).
+// subject to the x staging bound (tile rows * 4 * LW * KS <= 1024 16-byte
+// groups per chunk, at most 4 per thread: rows * KS <= 32) and to each warp
+// owning at least one step (256 codes) of K.
+// The tile: min(M, 16) rows first; if no KS fills the SMs with it, half as
+// many rows per tile (more M tiles, each re-reading the weight tile, mostly
+// from L2: the M tiles of a column block are adjacent in the grid), down to
+// M / 4 rows (weight read at most 4 times). Measured on the H200 before this
+// rule (2026-12-01, run 0128), 4096x4096 took 8.5 / 13.9 / 24.1 us at M = 1 /
+// 8 / 16: the staging bound left KS = 4 / 2 and 64 / 32 blocks for 132 SMs.
+// If no tile fills the SMs, the candidate with the most blocks (largest KS).
+// TORCHQUANT_NVFP4_TILE_M=1..16 forces the tile (read per call; tests and
+// benchmarks/micro sweeps only).
+//   28672 x 8192, M <= 16: tile min(M, 16), KS = 2 (224 blocks, one wave);
+//   128256 x 4096, M <= 8: KS = 1 (501 blocks, 1.9 waves); 4096 x 4096,
+//   M = 1: KS = 8 (128 blocks, 8 warps each).
 struct MmaConfig {
   int nt = 1;
   int ks = 1;
+  int tile_m = 8;
   int64_t m_tiles = 1;
   int64_t n_blocks = 1;
 };
 
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   using namespace nvfp4;
-  MmaConfig c;
-  c.nt = M <= 8 ? 1 : 2;
-  const int64_t tile_rows = 8 * c.nt;
-  c.m_tiles = (M + tile_rows - 1) / tile_rows;
-  const int64_t rows = std::min<int64_t>(M, tile_rows);
-  const int64_t lw = mma_lane_words(c.nt);
-  const int64_t steps = (K + mma_step(c.nt) - 1) / mma_step(c.nt);
   const int64_t sms = std::max(1, caps.sm_count);
   const int64_t slots = 2 * sms;
-  auto blocks_for = [&](int ks) {
-    const int64_t cols = 16 * kMmaMT * (kMmaWarps / ks);
-    return (N + cols - 1) / cols * c.m_tiles;
-  };
-  int chosen = 0, largest = 1;
-  for (int ks = 1; ks <= kMmaWarps; ks *= 2) {
-    if (rows * 4 * lw * ks > static_cast<int64_t>(kMmaThreads) * kMmaMaxStage) break;
-    if (ks > 1 && ks > steps) break;
-    largest = ks;
-    const int64_t blocks = blocks_for(ks);
-    if (blocks < sms) continue;
-    const double waves = static_cast<double>(blocks) / static_cast<double>(slots);
-    const double frac = waves - std::floor(waves);
-    if (waves <= 1.0 || frac == 0.0 || frac >= 0.5 || waves >= 4.0) {
-      chosen = ks;
-      break;
+  // One tile size: its n-tiles, M tiles and KS; `filled` if some KS met the
+  // rules above.
+  auto evaluate = [&](int tile, bool& filled) {
+    MmaConfig c;
+    c.tile_m = tile;
+    c.nt = tile <= 8 ? 1 : 2;
+    c.m_tiles = (M + tile - 1) / tile;
+    const int64_t rows = std::min<int64_t>(M, tile);
+    const int64_t lw = mma_lane_words(c.nt);
+    const int64_t steps = (K + mma_step(c.nt) - 1) / mma_step(c.nt);
+    auto blocks_for = [&](int ks) {
+      const int64_t cols = 16 * kMmaMT * (kMmaWarps / ks);
+      return (N + cols - 1) / cols * c.m_tiles;
+    };
+    int chosen = 0, largest = 1;
+    for (int ks = 1; ks <= kMmaWarps; ks *= 2) {
+      if (rows * 4 * lw * ks > static_cast<int64_t>(kMmaThreads) * kMmaMaxStage) break;
+      if (ks > 1 && ks > steps) break;
+      largest = ks;
+      const int64_t blocks = blocks_for(ks);
+      if (blocks < sms) continue;
+      const double waves = static_cast<double>(blocks) / static_cast<double>(slots);
+      const double frac = waves - std::floor(waves);
+      if (waves <= 1.0 || frac == 0.0 || frac >= 0.5 || waves >= 4.0) {
+        chosen = ks;
+        break;
+      }
     }
+    filled = chosen != 0;
+    c.ks = filled ? chosen : largest;
+    c.n_blocks = blocks_for(c.ks) / c.m_tiles;
+    return c;
+  };
+  bool filled = false;
+  if (const char* env = std::getenv("TORCHQUANT_NVFP4_TILE_M")) {
+    const int forced = std::atoi(env);
+    if (forced >= 1 && forced <= 16) return evaluate(forced, filled);
   }
-  c.ks = chosen != 0 ? chosen : largest;
-  c.n_blocks = blocks_for(c.ks) / c.m_tiles;
-  return c;
+  const int first = static_cast<int>(std::min<int64_t>(M, 16));
+  const int64_t min_tile = std::max<int64_t>(1, (M + 3) / 4);
+  MmaConfig best = evaluate(first, filled);
+  if (filled) return best;
+  for (int tile = first / 2; tile >= 1 && tile >= min_tile; tile /= 2) {
+    const MmaConfig c = evaluate(tile, filled);
+    if (filled) return c;
+    if (c.n_blocks * c.m_tiles > best.n_blocks * best.m_tiles) best = c;
+  }
+  return best;
 }
 
 template <typename T, int NT, bool kAligned>
@@ -166,6 +194,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
+  prm.tile_m = c.tile_m;
   prm.ks = c.ks;
   prm.ks_log2 = c.ks == 1 ? 0 : c.ks == 2 ? 1 : c.ks == 4 ? 2 : 3;
   kernel<<<static_cast<unsigned>(blocks), nvfp4::kMmaThreads, smem, stream>>>(prm);
@@ -286,6 +315,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   prm.N = static_cast<int>(N);
   prm.K = static_cast<int>(K);
   prm.m_tiles = 1;
+  prm.tile_m = 8;
   prm.ks = 1;
   prm.ks_log2 = 0;
 

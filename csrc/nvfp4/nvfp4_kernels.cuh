@@ -186,6 +186,7 @@ struct GemvParams {
   void* y;            // [M, N] in x's dtype
   int M, N, K;
   int m_tiles;        // M tiles in the grid (blockIdx.x = n_block * m_tiles + m_tile)
+  int tile_m;         // mma: rows of x per M tile (1 .. 8 * NT); fma: unused
   int ks;             // mma: warps splitting K per block (1, 2, 4, 8)
   int ks_log2;        // log2(ks): read from the parameter bank where needed, so
                       // no register holds it across the K loop
@@ -418,8 +419,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   const int M = p.M, N = p.N, K = p.K;
   const int m_tile = blockIdx.x % p.m_tiles;
   const int n_block = blockIdx.x / p.m_tiles;
-  const int m0 = m_tile * 8 * NT;
-  const int rows = min(8 * NT, M - m0);  // rows of x in this tile, >= 1
+  const int m0 = m_tile * p.tile_m;
+  const int rows = min(p.tile_m, M - m0);  // rows of x in this tile, >= 1
   const int col0 = (n_block * WN + wn) * (16 * kMmaMT);
   const int CK = mma_step(NT) * KS;  // codes per chunk
   const int nch = (K + CK - 1) / CK;
@@ -676,8 +677,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const int n = col0 + 16 * mt + g + 8 * (j >> 1);
-          const int m = m0 + 8 * nt + 2 * t + (j & 1);
-          if (n < N && m < M)
+          const int mr = 8 * nt + 2 * t + (j & 1);  // row inside the tile
+          const int m = m0 + mr;
+          if (n < N && mr < rows)
             y[static_cast<size_t>(m) * N + n] = epilogue<T>(acc[mt][nt][j], so, bias, n);
         }
   }
