@@ -108,15 +108,22 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
 // subject to the x staging bound (tile rows * 4 * LW * KS <= 1024 16-byte
 // groups per chunk, at most 4 per thread: rows * KS <= 32) and to each warp
 // owning at least one step (256 codes) of K.
-// The tile: min(M, 16) rows first; if no KS fills the SMs with it, half as
-// many rows per tile (more M tiles, each re-reading the weight tile, mostly
-// from L2: the M tiles of a column block are adjacent in the grid), down to
-// M / 4 rows (weight read at most 4 times). Measured on the H200 before this
-// rule (2026-12-01, run 0128), 4096x4096 took 8.5 / 13.9 / 24.1 us at M = 1 /
-// 8 / 16: the staging bound left KS = 4 / 2 and 64 / 32 blocks for 132 SMs.
-// If no tile fills the SMs, the candidate with the most blocks (largest KS).
-// TORCHQUANT_NVFP4_TILE_M=1..16 forces the tile (read per call; tests and
-// benchmarks/micro sweeps only).
+// The tile: the largest of min(M, 16), then half as many rows, ... down to
+// M / 4 rows (more M tiles, each re-reading its weight tile, mostly from L2:
+// the M tiles of a column block are adjacent in the grid) whose grid has at
+// least 0.45 blocks per SM; if none does, the one with the most blocks. Measured on the H200 (cold L2, bf16, benchmarks/micro/
+// nvfp4_tile_sweep.py, results/h200/2026-12-01_0136/tile_sweep.csv): with
+// 16-row tiles only, 4096x4096 took 8.5 / 13.9 / 24.1 us at M = 1 / 8 / 16
+// (the staging bound left KS = 2 and 32 blocks at M = 16); per tile size, us:
+//   4096x4096   M=16: tile 16 22.4, 8 13.0, 4 16.0    M=2: 2 8.7, 1 13.5
+//   1024x4096   M=16: 16 21.4, 8 11.6, 4 7.7          M=8: 8 11.6, 4 7.6, 2 7.1
+//   14336x4096  M=16: 16 27.2, 8 29.8                 M=8: 8 20.2, 4 29.2
+//   4096x14336  M=16: 16 70.5, 8 36.7, 4 48.2         M=2: 2 21.3, 1 34.5
+//   4096x4096   M=8:  tile 8 12.9 (64 blocks), 4 15.0 (256 blocks)
+// (a first rule, "split while blocks < SMs", took 128 -> 256 blocks at M = 2
+// and lost 50 %). The threshold sits between the 32 blocks that lose and
+// the 64 that win at 4096x4096; it picks the fastest tile of every row above
+// but 1024x4096 M = 8 (tile 4, 7.6 vs 7.1 us).
 //   28672 x 8192, M <= 16: tile min(M, 16), KS = 2 (224 blocks, one wave);
 //   128256 x 4096, M <= 8: KS = 1 (501 blocks, 1.9 waves); 4096 x 4096,
 //   M = 1: KS = 8 (128 blocks, 8 warps each).
@@ -172,12 +179,17 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   }
   const int first = static_cast<int>(std::min<int64_t>(M, 16));
   const int64_t min_tile = std::max<int64_t>(1, (M + 3) / 4);
-  MmaConfig best = evaluate(first, filled);
-  if (filled) return best;
-  for (int tile = first / 2; tile >= 1 && tile >= min_tile; tile /= 2) {
+  const int64_t enough = (45 * sms + 99) / 100;
+  MmaConfig best;
+  int64_t best_blocks = -1;
+  for (int tile = first; tile >= 1 && (tile == first || tile >= min_tile); tile /= 2) {
     const MmaConfig c = evaluate(tile, filled);
-    if (filled) return c;
-    if (c.n_blocks * c.m_tiles > best.n_blocks * best.m_tiles) best = c;
+    const int64_t blocks = c.n_blocks * c.m_tiles;
+    if (blocks >= enough) return c;
+    if (blocks > best_blocks) {
+      best = c;
+      best_blocks = blocks;
+    }
   }
   return best;
 }
