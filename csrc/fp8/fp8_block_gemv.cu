@@ -190,9 +190,16 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     // 169-171 against 206-237 us. With 16 activation rows (MT = 2) the ring
     // kernel was slower (131 vs 105 us at 28672x8192: 115 registers, x read
     // per warp twice as often), so M > 8 keeps the register kernel.
-    if (MT == 1) {
-      const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
-      launch_mma_cp_t<T>(a, ks, static_cast<int>(mtiles), stream);
+    // TORCHQUANT_FP8_RING_TILES=1 (read per call; tests and
+    // benchmarks/micro/fp8_m16_ring.py only): M > 8 through the ring kernel
+    // as ceil(M / 8) tiles of 8 rows, each re-reading its weight tile (mostly
+    // from L2: the M tiles of a column block are adjacent in the grid).
+    const char* env = std::getenv("TORCHQUANT_FP8_RING_TILES");
+    const bool ring_tiles = env != nullptr && env[0] == '1';
+    if (MT == 1 || ring_tiles) {
+      const int64_t rt = (a.M + 7) / 8;
+      const int ks = choose_ksplit(ntiles * rt, chunks, sm_count, /*ring=*/true);
+      launch_mma_cp_t<T>(a, ks, static_cast<int>(rt), stream);
       return;
     }
   }
