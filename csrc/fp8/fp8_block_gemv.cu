@@ -187,13 +187,18 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     // (fp8_kernels.cuh). Measured on the H200 (cold L2, graph replay,
     // 2026-11-30), 28672x8192: M = 2 / 4 / 8 in 78 / 84 / 89 us against
     // 99-111 us for the register-prefetch kernel; 128256x4096 M = 2..8:
-    // 169-171 against 206-237 us. With 16 activation rows (MT = 2) the ring
+    // 169-171 against 206-237 us. With the scales in the ring (2026-12-01,
+    // run 0136): 28672x8192 M = 1 / 2 / 8 in 68.5 / 68.8 / 71.8 us,
+    // 128256x4096 138.2 / 139.1 / 152.1. With 16 activation rows (MT = 2) the ring
     // kernel was slower (131 vs 105 us at 28672x8192: 115 registers, x read
     // per warp twice as often), so M > 8 keeps the register kernel.
     // TORCHQUANT_FP8_RING_TILES=1 (read per call; tests and
     // benchmarks/micro/fp8_m16_ring.py only): M > 8 through the ring kernel
     // as ceil(M / 8) tiles of 8 rows, each re-reading its weight tile (mostly
     // from L2: the M tiles of a column block are adjacent in the grid).
+    // Measured after the scales moved into the ring (results/h200/
+    // 2026-12-01_0146): slower on every shape at M = 9..16 (28672x8192 M = 16
+    // 114.2 vs 106.1 us, 4096x4096 12.4 vs 10.3), so it stays off.
     const char* env = std::getenv("TORCHQUANT_FP8_RING_TILES");
     const bool ring_tiles = env != nullptr && env[0] == '1';
     if (MT == 1 || ring_tiles) {
