@@ -9,7 +9,10 @@
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
 #   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
 #   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
-#   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck)
+#   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck),
+#   TORCHQUANT_COMMIT (the commit stamped on every table; pass it from the
+#   checkout: the device tool's copy of the tree carries a stale .git, whose
+#   HEAD the tables otherwise print, e.g. "df63a52-dirty" in the 2026-12-01 runs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-./gpu_out}}
