@@ -175,4 +175,4 @@ def worst_fraction(got: Tensor, ref: Tensor, bound: Tensor) -> float:
     g = got.detach().to(torch.float64)
     if not bool(torch.isfinite(g).all()):
         return float("inf")
-    return float(((g - ref.to(torch.float64)).abs() / bound).max())
+    return float(((g - ref.detach().to(torch.float64)).abs() / bound.detach()).max())
