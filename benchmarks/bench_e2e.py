@@ -1,9 +1,14 @@
 """End to end: the linear layers of a Llama-3-8B decoder layer stack, per format.
 
-One "launch" is the 7 projections of one decoder layer, unfused and back to
-back: q (4096x4096), k, v (1024x4096, GQA), o (4096x4096), gate, up
-(14336x4096), down (4096x14336); q/k/v/gate/up read the layer input x
-[M, 4096], o reads an attention output [M, 4096], down reads h [M, 14336].
+One "launch" is the projections of one decoder layer, back to back, in two
+layouts (two tables):
+  "Llama-3-8B"        the 7 projections unfused: q (4096x4096), k, v
+                      (1024x4096, GQA), o (4096x4096), gate, up (14336x4096),
+                      down (4096x14336)
+  "Llama-3-8B fused"  4 launches, as inference engines run the layer: qkv
+                      (6144x4096), o, gate_up (28672x4096), down
+q/k/v/gate/up read the layer input x [M, 4096], o reads an attention output
+[M, 4096], down reads h [M, 14336].
 Attention, norms and the activation function are not included. The rotation
 copies of timing.time_gpu are the layers of the stack (at least 4, more if
 4 layers fit in 3x L2), so every layer's weights come from HBM as in a real
@@ -48,8 +53,11 @@ import shapes as S  # noqa: E402
 OP = "e2e"
 MIN_LAYERS = 4  # rotation copies = layers of the stack
 BLOCK = 128
-# Which layer input each projection reads: 0 = x, 1 = attention output, 2 = h.
-SRC = (0, 0, 0, 1, 0, 0, 2)
+
+
+def src_of(proj: str) -> int:
+    """Which layer input a projection reads: 0 = x, 1 = attention output, 2 = h."""
+    return {"o_proj": 1, "down_proj": 2}.get(proj, 0)
 
 
 def worst_of(checks: Sequence[C.Check]) -> C.Check:
@@ -100,10 +108,10 @@ class Layer:
 
 
 def select_layer(ctx: C.Ctx, args) -> Tuple[List[Any], Tuple[int, ...]]:
-    spec = S.LLAMA3_8B_LAYER if ctx.on_gpu else S.CPU_LAYER
     ms = tuple(int(m) for m in args.ms.split(",") if m.strip()) or (S.E2E_MS if ctx.on_gpu else S.CPU_MS)
-    model = "Llama-3-8B" if ctx.on_gpu else "tiny"
-    return [(model, spec)], ms
+    if ctx.on_gpu:
+        return [("Llama-3-8B", S.LLAMA3_8B_LAYER), ("Llama-3-8B fused", S.LLAMA3_8B_LAYER_FUSED)], ms
+    return [("tiny", S.CPU_LAYER), ("tiny fused", S.CPU_LAYER_FUSED)], ms
 
 
 def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C.Case]:
@@ -113,7 +121,8 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
     for model, spec in layers:
         gen.manual_seed(5000)
         ws = [torch.randn(n, k, device=dev, dtype=bf16, generator=gen) for _, n, k in spec]
-        k_in = (spec[0][2], spec[3][2], spec[6][2])  # K of x, attn, h
+        src = tuple(src_of(p) for p, _, _ in spec)
+        k_in = tuple(next(k for (p, _, k) in spec if src_of(p) == j) for j in range(3))  # K of x, attn, h
         shape = S.Shape(model, "decoder layer: " + ", ".join(p for p, _, _ in spec), 0, 0)
         flops_per_row = sum(2.0 * n * k for _, n, k in spec)
         tq = ctx.tq is not None
@@ -136,15 +145,15 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
         layers_.append(
             (
                 Layer("bf16 F.linear", "peer", [(w,) for w in ws],
-                      lambda a, ps: [F.linear(a[s], p[0]) for s, p in zip(SRC, ps)],
+                      lambda a, ps, src=src: [F.linear(a[s], p[0]) for s, p in zip(src, ps)],
                       series="bf16 F.linear", peer_key="bf16"),
                 "",
             )
         )
 
-        def int8_fwd(a, ps):
+        def int8_fwd(a, ps, src=src):
             qs = [ops.quantize_int8(t, True, True) for t in a]
-            return [ops.int8_matmul(qs[s][0], qs[s][1], None, p[0], p[1], None, None, bf16, "auto") for s, p in zip(SRC, ps)]
+            return [ops.int8_matmul(qs[s][0], qs[s][1], None, p[0], p[1], None, None, bf16, "auto") for s, p in zip(src, ps)]
 
         skip = "" if (have("int8_matmul") and have("quantize_int8")) else "torchquant int8_matmul/quantize_int8 unavailable"
         params = [()]
@@ -160,7 +169,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
         layers_.append(
             (
                 Layer("fp8-block tq", "torchquant", params,
-                      lambda a, ps: [ops.fp8_block_gemv(a[s], p[0], p[1], BLOCK, None, "auto") for s, p in zip(SRC, ps)],
+                      lambda a, ps, src=src: [ops.fp8_block_gemv(a[s], p[0], p[1], BLOCK, None, "auto") for s, p in zip(src, ps)],
                       series="fp8-block torchquant"),
                 skip,
             )
@@ -173,7 +182,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
         layers_.append(
             (
                 Layer("nvfp4 tq", "torchquant", params,
-                      lambda a, ps: [ops.nvfp4_gemv(a[s], p[0], p[1], p[2], None, "auto") for s, p in zip(SRC, ps)],
+                      lambda a, ps, src=src: [ops.nvfp4_gemv(a[s], p[0], p[1], p[2], None, "auto") for s, p in zip(src, ps)],
                       series="nvfp4 torchquant"),
                 skip,
             )
@@ -192,19 +201,19 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
             layers_.append(
                 (
                     Layer("2:4 tq", "torchquant", params,
-                          lambda a, ps: [ops.sparse24_gemv(a[s], p[0], p[1]) for s, p in zip(SRC, ps)],
+                          lambda a, ps, src=src: [ops.sparse24_gemv(a[s], p[0], p[1]) for s, p in zip(src, ps)],
                           series="2:4 torchquant"),
                     skip,
                 )
             )
 
         # fp8 rowwise _scaled_mm: activation quantization inside the layer.
-        def scaled_mm_fwd(a, ps):
+        def scaled_mm_fwd(a, ps, src=src):
             M = a[0].shape[0]
             Mp = (M + 15) // 16 * 16
             qa = [fp8_rowwise(F.pad(t, (0, 0, 0, Mp - M)) if Mp != M else t) for t in a]
             return [torch._scaled_mm(qa[s][0], p[0].t(), scale_a=qa[s][1], scale_b=p[1], out_dtype=bf16)[:M]
-                    for s, p in zip(SRC, ps)]
+                    for s, p in zip(src, ps)]
 
         skip = ""
         if ctx.on_gpu and torch.cuda.get_device_capability(dev) < (8, 9):
@@ -226,7 +235,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
             except Exception as e:
                 semi_skip = "to_sparse_semi_structured: " + C.first_line(e)
         semi_layer = Layer("2:4 torch semi-structured", "peer", semi_params,
-                           lambda a, ps: [F.linear(a[s], p[0]) for s, p in zip(SRC, ps)],
+                           lambda a, ps, src=src: [F.linear(a[s], p[0]) for s, p in zip(src, ps)],
                            series="2:4 torch semi-structured (bf16)", peer_key="semi24")
         layers_.append((semi_layer, semi_skip))
 
@@ -256,7 +265,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                     skip = f"QuantLinear.from_float(..., {fmt!r}): " + C.first_line(e)
             layers_.append(
                 (Layer(f"QuantLinear {label}", "torchquant", params,
-                       lambda a, ps: [p[0](a[s]) for s, p in zip(SRC, ps)]), skip)
+                       lambda a, ps, src=src: [p[0](a[s]) for s, p in zip(src, ps)]), skip)
             )
 
         # ------------------------------------------------------------ cases --
@@ -270,7 +279,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 per_proj: List[Callable[[Any], C.Check]] = []
                 if not skip:
                     for i, p in enumerate(layer.params):
-                        x_in = acts[SRC[i]]
+                        x_in = acts[src[i]]
                         chk, lz = proj_check(layer.name, x_in, p, ws[i], pruned[i], bf16)
                         per_proj.append(chk)
                         lazies.append(lz)

@@ -16,7 +16,7 @@ torch version and git commit:
   summary.md                       cross-format tables, the per-op ceilings, failed checks, plots
   pct_ceiling_vs_M.png             % of the read ceiling vs M, one line per format, one panel per shape
   speedup_vs_bf16_vs_M.png         speedup over bf16 F.linear vs M, same layout
-  e2e_layer.png                    time per Llama-3-8B decoder layer (7 projections) per format
+  e2e_layer.png                    time per Llama-3-8B decoder layer (7 projections, unfused) per format
 
 The short summary table is printed last. Exit status: 0 when everything ran
 and every correctness check passed; 2 when a check failed; 1 when a
@@ -197,21 +197,29 @@ def summary_tables(rows_by_op: Dict[str, List[Dict[str, Any]]], full: bool, comp
             more = [f"- ... {len(notes) - 3} more in {op}.md / summary.md"] if compact and len(notes) > 3 else []
             out += ["Dispatch: a forced path beat auto by > 5% at:"] + [f"- {n}" for n in shown] + more + blank
     if "e2e" in rows_by_op:
-        rows = rows_by_op["e2e"]
-        ms = sorted({r["M"] for r in rows})
-        impls: List[str] = []
-        for r in rows:
-            if r["impl"] not in impls:
-                impls.append(r["impl"])
-        out += [f"### e2e: {rows[0]['model']} decoder layer, 7 projections — time per layer, % of ceiling, vs bf16"] + blank
-        body = []
-        for name in impls:
-            line = [name]
-            for m in ms:
-                r = next((x for x in rows if x["impl"] == name and x["M"] == m), None)
-                line.append(cell(r) if (r is None or r.get("time_us")) else f"n/a ({(r.get('note') or '')[:50]})")
-            body.append(line)
-        out += C.md_table(["format"] + [f"M={m}" for m in ms], body) + blank
+        models: List[str] = []
+        for r in rows_by_op["e2e"]:
+            if r["model"] not in models:
+                models.append(r["model"])
+        for model in models:
+            rows = [r for r in rows_by_op["e2e"] if r["model"] == model]
+            ms = sorted({r["M"] for r in rows})
+            impls: List[str] = []
+            for r in rows:
+                if r["impl"] not in impls:
+                    impls.append(r["impl"])
+            layer = str(rows[0].get("layer") or "")
+            nproj = len(layer.split(",")) if layer.startswith("decoder layer:") else None
+            what = f"{nproj} projections" if nproj else "projections"
+            out += [f"### e2e: {model} decoder layer, {what} — time per layer, % of ceiling, vs bf16"] + blank
+            body = []
+            for name in impls:
+                line = [name]
+                for m in ms:
+                    r = next((x for x in rows if x["impl"] == name and x["M"] == m), None)
+                    line.append(cell(r) if (r is None or r.get("time_us")) else f"n/a ({(r.get('note') or '')[:50]})")
+                body.append(line)
+            out += C.md_table(["format"] + [f"M={m}" for m in ms], body) + blank
     return out
 
 
@@ -297,6 +305,7 @@ def make_plots(out_dir: str, rows_by_op: Dict[str, List[Dict[str, Any]]], stamp:
             written.append(path)
     if "e2e" in rows_by_op:
         rows = [r for r in rows_by_op["e2e"] if r.get("time_us")]
+        rows = [r for r in rows if r["model"] == rows[0]["model"]] if rows else rows  # the unfused layer
         if rows:
             ms = sorted({r["M"] for r in rows})
             names: List[str] = []

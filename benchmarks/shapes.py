@@ -88,6 +88,15 @@ LLAMA3_8B_LAYER: List[Tuple[str, int, int]] = [
     ("up_proj", 14336, 4096),
     ("down_proj", 4096, 14336),
 ]
+# The same layer as inference engines run it (vLLM's QKVParallelLinear and
+# MergedColumnParallelLinear): q/k/v fused into one [6144, 4096] weight and
+# gate/up into one [28672, 4096], so 4 launches per layer instead of 7.
+LLAMA3_8B_LAYER_FUSED: List[Tuple[str, int, int]] = [
+    ("qkv_proj", 6144, 4096),
+    ("o_proj", 4096, 4096),
+    ("gate_up_proj", 28672, 4096),
+    ("down_proj", 4096, 14336),
+]
 E2E_MS: Tuple[int, ...] = (1, 8)
 
 # --quick: the anchors' four shapes at the M that matter most, sized to run
@@ -111,6 +120,12 @@ CPU_LAYER: List[Tuple[str, int, int]] = [
     ("o_proj", 256, 256),
     ("gate_proj", 512, 256),
     ("up_proj", 512, 256),
+    ("down_proj", 256, 512),
+]
+CPU_LAYER_FUSED: List[Tuple[str, int, int]] = [
+    ("qkv_proj", 384, 256),
+    ("o_proj", 256, 256),
+    ("gate_up_proj", 1024, 256),
     ("down_proj", 256, 512),
 ]
 
