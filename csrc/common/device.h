@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -24,6 +25,14 @@ struct DeviceCaps {
   int max_smem_optin = 0;  // dynamic shared memory a block may opt into
   int cc() const { return major * 10 + minor; }
 };
+
+// An integer launch knob from the environment (tests and micro benchmarks
+// force kernel shapes with these; read on every call): its atoi value, 0
+// when unset or not a number.
+inline int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
+}
 
 inline const DeviceCaps& device_caps(int device) {
   constexpr int kMaxDevices = 64;

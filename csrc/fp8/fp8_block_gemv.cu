@@ -20,7 +20,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -90,13 +89,10 @@ constexpr int kMmaWarpsPerSm = 16;
 int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count, bool ring = false) {
   // Tuning knob for benchmarks/sweep_gemv.py: TORCHQUANT_FP8_KSPLIT=1|2|4|8|16
   // overrides the heuristic (read per call; unset in normal use).
-  if (const char* env = std::getenv("TORCHQUANT_FP8_KSPLIT")) {
-    int forced = std::atoi(env);
-    if (forced >= 1) {
-      int ks = 1;
-      while (ks * 2 <= std::min(forced, fp8::kMmaMaxWarps) && chunks >= ks * 2) ks *= 2;
-      return ks;
-    }
+  if (const int forced = env_int("TORCHQUANT_FP8_KSPLIT"); forced >= 1) {
+    int ks = 1;
+    while (ks * 2 <= std::min(forced, fp8::kMmaMaxWarps) && chunks >= ks * 2) ks *= 2;
+    return ks;
   }
   const int64_t slots = static_cast<int64_t>(sm_count) * kMmaWarpsPerSm;
   int ks = 1;
@@ -199,9 +195,7 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     // Measured after the scales moved into the ring (results/h200/
     // 2026-12-01_0146): slower on every shape at M = 9..16 (28672x8192 M = 16
     // 114.2 vs 106.1 us, 4096x4096 12.4 vs 10.3), so it stays off.
-    const char* env = std::getenv("TORCHQUANT_FP8_RING_TILES");
-    const bool ring_tiles = env != nullptr && env[0] == '1';
-    if (MT == 1 || ring_tiles) {
+    if (MT == 1 || env_int("TORCHQUANT_FP8_RING_TILES") == 1) {
       const int64_t rt = (a.M + 7) / 8;
       const int ks = choose_ksplit(ntiles * rt, chunks, sm_count, /*ring=*/true);
       launch_mma_cp_t<T>(a, ks, static_cast<int>(rt), stream);

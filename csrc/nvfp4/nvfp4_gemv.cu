@@ -31,7 +31,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -111,8 +110,9 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
 // The tile: the largest of min(M, 16), then half as many rows, ... down to
 // M / 4 rows (more M tiles, each re-reading its weight tile, mostly from L2:
 // the M tiles of a column block are adjacent in the grid) whose grid has at
-// least 0.45 blocks per SM; if none does, the one with the most blocks. Measured on the H200 (cold L2, bf16, benchmarks/micro/
-// nvfp4_tile_sweep.py, results/h200/2026-12-01_0136/tile_sweep.csv): with
+// least 0.45 blocks per SM; if none does, the one with the most blocks.
+// Measured on the H200 (cold L2, bf16, benchmarks/micro/nvfp4_tile_sweep.py,
+// results/h200/2026-12-01_0136/tile_sweep.csv): with
 // 16-row tiles only, 4096x4096 took 8.5 / 13.9 / 24.1 us at M = 1 / 8 / 16
 // (the staging bound left KS = 2 and 32 blocks at M = 16); per tile size, us:
 //   4096x4096   M=16: tile 16 22.4, 8 13.0, 4 16.0    M=2: 2 8.7, 1 13.5
@@ -139,9 +139,8 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   using namespace nvfp4;
   const int64_t sms = std::max(1, caps.sm_count);
   const int64_t slots = 2 * sms;
-  // One tile size: its n-tiles, M tiles and KS; `filled` if some KS met the
-  // rules above.
-  auto evaluate = [&](int tile, bool& filled) {
+  // One tile size: its n-tiles, M tiles and KS.
+  auto evaluate = [&](int tile) {
     MmaConfig c;
     c.tile_m = tile;
     c.nt = tile <= 8 ? 1 : 2;
@@ -167,23 +166,19 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
         break;
       }
     }
-    filled = chosen != 0;
-    c.ks = filled ? chosen : largest;
+    c.ks = chosen != 0 ? chosen : largest;
     c.n_blocks = blocks_for(c.ks) / c.m_tiles;
     return c;
   };
-  bool filled = false;
-  if (const char* env = std::getenv("TORCHQUANT_NVFP4_TILE_M")) {
-    const int forced = std::atoi(env);
-    if (forced >= 1 && forced <= 16) return evaluate(forced, filled);
-  }
+  if (const int forced = env_int("TORCHQUANT_NVFP4_TILE_M"); forced >= 1 && forced <= 16)
+    return evaluate(forced);
   const int first = static_cast<int>(std::min<int64_t>(M, 16));
   const int64_t min_tile = std::max<int64_t>(1, (M + 3) / 4);
   const int64_t enough = (45 * sms + 99) / 100;
   MmaConfig best;
   int64_t best_blocks = -1;
   for (int tile = first; tile >= 1 && (tile == first || tile >= min_tile); tile /= 2) {
-    const MmaConfig c = evaluate(tile, filled);
+    const MmaConfig c = evaluate(tile);
     const int64_t blocks = c.n_blocks * c.m_tiles;
     if (blocks >= enough) return c;
     if (blocks > best_blocks) {
