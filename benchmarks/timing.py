@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -76,6 +76,15 @@ def copies_needed(
             f"({l2} B), more than max_copies={max_copies}"
         )
     return r
+
+
+def shared_copies(tensors: Sequence[torch.Tensor], bytes_per_copy: int) -> Callable[[int], Tuple[torch.Tensor, ...]]:
+    """`make_inputs` for time_gpu when several timings read the same operands
+    (a sweep over launch variants): the copies are cloned once, as many as
+    copies_needed asks for this device's L2, and every timing reuses them."""
+    r = copies_needed(bytes_per_copy, l2_bytes())
+    copies = [tuple(t.clone() for t in tensors) for _ in range(r)]
+    return lambda i: copies[i % r]
 
 
 def summarize(samples_us: Sequence[float]) -> Dict[str, float]:

@@ -37,8 +37,7 @@ def main() -> None:
         w = torch.randn(N, K, device="cuda") * 0.02
         wq, ws = ops.quantize_fp8_block(w, 128)
         nbytes = wq.numel() + ws.numel() * 4
-        copies = timing.copies_needed(nbytes, timing.l2_bytes())
-        wcopies = [(wq.clone(), ws.clone()) for _ in range(copies)]
+        wcopies = timing.shared_copies((wq, ws), nbytes)
         for M in MS:
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             res = {}
@@ -46,7 +45,7 @@ def main() -> None:
                 os.environ["TORCHQUANT_FP8_RING_TILES"] = ring
                 r = timing.time_gpu(
                     lambda a, b: ops.fp8_block_gemv(x, a, b, 128, None, "mma"),
-                    lambda i: wcopies[i % len(wcopies)], nbytes)
+                    wcopies, nbytes)
                 os.environ.pop("TORCHQUANT_FP8_RING_TILES", None)
                 res[ring] = r["median_us"]
                 rows.append(dict(N=N, K=K, M=M, ring_tiles=ring, us=round(r["median_us"], 2)))

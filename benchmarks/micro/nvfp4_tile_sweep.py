@@ -39,8 +39,7 @@ def main() -> None:
         w = torch.randn(N, K, device="cuda") * 0.02
         wp, ws, gs = ops.quantize_nvfp4(w)
         nbytes = wp.numel() + ws.numel()
-        copies = timing.copies_needed(nbytes, timing.l2_bytes())
-        wcopies = [(wp.clone(), ws.clone()) for _ in range(copies)]
+        wcopies = timing.shared_copies((wp, ws), nbytes)
         for M in MS:
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             line = []
@@ -53,7 +52,7 @@ def main() -> None:
                     os.environ["TORCHQUANT_NVFP4_TILE_M"] = tile
                 r = timing.time_gpu(
                     lambda a, b: ops.nvfp4_gemv(x, a, b, gs, None, "mma"),
-                    lambda i: wcopies[i % len(wcopies)], nbytes)
+                    wcopies, nbytes)
                 os.environ.pop("TORCHQUANT_NVFP4_TILE_M", None)
                 rows.append(dict(N=N, K=K, M=M, tile=tile, us=round(r["median_us"], 2)))
                 line.append(f"{tile}:{r['median_us']:.2f}")
