@@ -46,6 +46,13 @@ K_MULTIPLE = {"fp8_block": 16, "nvfp4": 16, "sparse24": 4, "int8_sparse24": 4}
 _ops = torch.ops.torchquant
 
 
+
+def w8a8_prefill_ok(format: str, block_size: int, in_features: int, out_features: int) -> bool:
+    """Whether a layer can take prefill="w8a8": torch._scaled_mm's blockwise
+    scaling wants 1 x 128 blocks on both operands, K a whole number of blocks
+    and N a multiple of 16, so format "fp8_block" with block_size 128."""
+    return format == "fp8_block" and block_size == 128 and in_features % 128 == 0 and out_features % 16 == 0
+
 class QuantLinear(nn.Module):
     """y = x @ W^T + b with W stored quantized. Build it with `from_float`."""
 
@@ -76,14 +83,11 @@ class QuantLinear(nn.Module):
             raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
         if prefill not in ("dequant", "w8a8"):
             raise ValueError(f"QuantLinear: prefill must be 'dequant' or 'w8a8', got {prefill!r}")
-        if prefill == "w8a8":
-            # torch._scaled_mm's blockwise scaling: 1 x 128 blocks on both
-            # operands, K a whole number of blocks, N a multiple of 16.
-            if format != "fp8_block" or block_size != 128 or in_features % 128 or out_features % 16:
-                raise ValueError(
-                    "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
-                    f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
-                    f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
+        if prefill == "w8a8" and not w8a8_prefill_ok(format, block_size, in_features, out_features):
+            raise ValueError(
+                "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
+                f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
+                f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
         self.prefill = prefill
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype

@@ -9,7 +9,7 @@ from typing import Dict, Iterable, Optional, Union
 import torch
 from torch import nn
 
-from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear
+from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear, w8a8_prefill_ok
 
 Config = Union[str, Dict]
 
@@ -71,8 +71,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                 ov = dict(ov)
                 fmt = ov.pop("format", fmt)
                 opts.update(ov)
-        if opts.get("prefill") == "w8a8" and (fmt != "fp8_block" or opts.get("block_size", 128) != 128
-                                               or lin.in_features % 128 or lin.out_features % 16):
+        if opts.get("prefill") == "w8a8" and not w8a8_prefill_ok(
+                fmt, opts.get("block_size", 128), lin.in_features, lin.out_features):
             # w8a8 prefill is an fp8_block option for whole 1 x 128 blocks
             # (QuantLinear raises for anything else): other layers keep the
             # default prefill rather than failing the whole model.
