@@ -167,6 +167,10 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
       }
     }
     c.ks = chosen != 0 ? chosen : largest;
+    // Test/sweep knob: a forced K-split, taken when legal for this tile.
+    if (const int fks = env_int("TORCHQUANT_NVFP4_KS");
+        fks >= 1 && fks <= largest && (fks & (fks - 1)) == 0)
+      c.ks = fks;
     c.n_blocks = blocks_for(c.ks) / c.m_tiles;
     return c;
   };
