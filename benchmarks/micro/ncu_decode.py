@@ -1,28 +1,47 @@
 """Launch each decode kernel once for Nsight Compute.
 
-28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8, 16 (the
-small Llama-3-8B projection, where nvfp4's time grows with M).
+Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
+16 (the small Llama-3-8B projection, where nvfp4's time grows with M).
+--only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8 --paths mma narrow the set.
 
 ncu --clock-control none --kernel-name regex:gemv python benchmarks/micro/ncu_decode.py
 """
+import argparse
+
 import torch
 import torchquant  # noqa: F401
 from torchquant import ops
 
+ap = argparse.ArgumentParser()
+ap.add_argument("--only", action="append", default=[], help="N,K,M1/M2/...")
+ap.add_argument("--ops", default="fp8,nvfp4,int8")
+ap.add_argument("--paths", default="fma,mma")
+args = ap.parse_args()
+shapes = [(28672, 8192, (1, 16)), (4096, 4096, (1, 8, 16))]
+if args.only:
+    shapes = []
+    for s in args.only:
+        n, k, ms = s.split(",")
+        shapes.append((int(n), int(k), tuple(int(m) for m in ms.split("/"))))
+want = set(args.ops.split(","))
+paths_wanted = args.paths.split(",")
+
 torch.manual_seed(0)
 dev = "cuda"
-for N, K, ms in ((28672, 8192, (1, 16)), (4096, 4096, (1, 8, 16))):
+for N, K, ms in shapes:
     w = torch.randn(N, K, device=dev) * 0.02
     wq8, ws8 = ops.quantize_fp8_block(w, 128)
     wp4, s4, g4 = ops.quantize_nvfp4(w)
     iq, isc, _ = ops.quantize_int8(w, True, True)
     for M in ms:
         x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
-        paths = ("fma", "mma") if N > 4096 else ("mma",)
+        paths = [p for p in ("fma", "mma") if p in paths_wanted and (N > 4096 or p == "mma")]
         for path in paths:
-            ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
-            ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
-        if N > 4096:
+            if "fp8" in want:
+                ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
+            if "nvfp4" in want:
+                ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
+        if N > 4096 and "int8" in want:
             aq, asc, _ = ops.quantize_int8(x.float(), True, True)
             ops.int8_matmul(aq, asc, None, iq, isc, None, None, torch.bfloat16, "gemv")
 torch.cuda.synchronize()

@@ -71,14 +71,33 @@ __device__ __forceinline__ uint32_t unit_offset(int r, int u) {
   return static_cast<uint32_t>(r * kRowBytes + ((u ^ ((r & 1) * SW)) << 4));
 }
 
+// 16-byte async copy issued only when `on` (a skipped copy leaves the
+// destination as it was).
+__device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
+      " @p cp.async.cg.shared.global" TQ_L2_HINT " [%0], [%1], 16, %2;\n}\n" ::"r"(dst),
+      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
+      : "memory");
+}
+
 // The copying side for a stage of 4J rows. Lane l copies unit l % 8 of rows
 // 4j + l / 8, j = 0 .. J-1 (one base pointer and a stride, so the copy state
 // costs a handful of registers whatever J is).
+//
+// Rows past N are not copied at all: their slots keep whatever the stage held
+// (older rows, or never-written memory). That is harmless by construction in
+// both users: an mma output row depends on its own A row only, and rows >= N
+// are never stored. Units past the row end (the K tail) are zero-filled, since
+// those bytes meet x = 0 and an fp8 garbage NaN times 0 would not vanish.
+// Cost per stage: the row pointer steps by a 64-bit add, one compare per row,
+// one copy (the version before 2026-12-01 selected a pointer and a size per
+// row: ~80 SASS instructions per nvfp4 stage, ~9 % of its loop).
 template <int SW, int J>
 struct Producer {
   const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8)
   size_t stride4;      // 4 rows
-  uint32_t rows_ok;    // bit j: row n0 + 4j + l / 8 exists
+  int jv;              // rows 4j + l / 8 with j < jv exist (0 .. J)
   int klim;            // a stage at byte offset k0 has this lane's unit iff k0 < klim
   uint32_t dst;        // shared offset of this lane's unit in row l / 8
 
@@ -87,22 +106,22 @@ struct Producer {
   __device__ __forceinline__ void init(const uint8_t* base, int n0, int N, int row_bytes,
                                        int lane) {
     const int u = lane & 7, r0 = lane >> 3;
-    rows_ok = 0;
-#pragma unroll
-    for (int j = 0; j < J; ++j) rows_ok |= static_cast<uint32_t>(n0 + 4 * j + r0 < N) << j;
-    src = base + static_cast<size_t>(n0 + r0 < N ? n0 + r0 : 0) * row_bytes + 16 * u;
+    const int left = N - n0 - r0;  // rows 4j + r0 < N  <=>  j < ceil(left / 4)
+    jv = left <= 0 ? 0 : min(J, (left + 3) >> 2);
+    src = base + static_cast<size_t>(left > 0 ? n0 + r0 : 0) * row_bytes + 16 * u;
     stride4 = static_cast<size_t>(4) * row_bytes;
     klim = row_bytes - 16 * u;
     dst = unit_offset<SW>(r0, u);  // rows 4j + r0 share r0's parity
   }
   // Copies bytes [k0, k0 + 128) of the 4J rows into the stage at `stage`.
-  // A row past N or a unit past the row end is zero-filled and not read.
   __device__ __forceinline__ void issue(uint32_t stage, int k0) const {
     const bool kin = k0 < klim;
+    const uint32_t size = kin ? 16u : 0u;  // 0: zero-fill, read nothing
+    const uint8_t* p = src + (kin ? k0 : 0);
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      const bool ok = kin && ((rows_ok >> j) & 1u);
-      cp16(stage + dst + 512 * j, ok ? src + j * stride4 + k0 : src, ok);
+      cp16_if(stage + dst + 512 * j, p, size, j < jv);
+      p += stride4;
     }
   }
 };
