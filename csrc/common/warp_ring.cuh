@@ -90,13 +90,13 @@ __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t 
 // both users: an mma output row depends on its own A row only, and rows >= N
 // are never stored. Units past the row end (the K tail) are zero-filled, since
 // those bytes meet x = 0 and an fp8 garbage NaN times 0 would not vanish.
-// Cost per stage: the row pointer steps by a 64-bit add, one compare per row,
-// one copy (the version before 2026-12-01 selected a pointer and a size per
+// Cost per stage: one address (a wide multiply-add), one compare and one copy
+// per row (the version before 2026-12-01 selected a pointer and a size per
 // row: ~80 SASS instructions per nvfp4 stage, ~9 % of its loop).
 template <int SW, int J>
 struct Producer {
   const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8)
-  size_t stride4;      // 4 rows
+  uint32_t stride;     // one row, bytes (< 2^31)
   int jv;              // rows 4j + l / 8 with j < jv exist (0 .. J)
   int klim;            // a stage at byte offset k0 has this lane's unit iff k0 < klim
   uint32_t dst;        // shared offset of this lane's unit in row l / 8
@@ -109,7 +109,7 @@ struct Producer {
     const int left = N - n0 - r0;  // rows 4j + r0 < N  <=>  j < ceil(left / 4)
     jv = left <= 0 ? 0 : min(J, (left + 3) >> 2);
     src = base + static_cast<size_t>(left > 0 ? n0 + r0 : 0) * row_bytes + 16 * u;
-    stride4 = static_cast<size_t>(4) * row_bytes;
+    stride = static_cast<uint32_t>(row_bytes);
     klim = row_bytes - 16 * u;
     dst = unit_offset<SW>(r0, u);  // rows 4j + r0 share r0's parity
   }
@@ -119,9 +119,22 @@ struct Producer {
     const uint32_t size = kin ? 16u : 0u;  // 0: zero-fill, read nothing
     const uint8_t* p = src + (kin ? k0 : 0);
 #pragma unroll
+    for (int j = 0; j < J; ++j)  // one independent IMAD.WIDE.U32 per row address
+      cp16_if(stage + dst + 512 * j, p + static_cast<uint64_t>(stride) * static_cast<uint32_t>(4 * j),
+              size, j < jv);
+  }
+  // A/B variant (the form before 2026-12-01, kept for one measurement): per
+  // row a selected pointer and size, rows past N zero-filled.
+  __device__ __forceinline__ void issue_select(uint32_t stage, int k0) const {
+    const bool kin = k0 < klim;
+#pragma unroll
     for (int j = 0; j < J; ++j) {
-      cp16_if(stage + dst + 512 * j, p, size, j < jv);
-      p += stride4;
+      const bool ok = kin && j < jv;
+      const uint8_t* q = src + static_cast<size_t>(j) * 4 * stride + k0;
+      asm volatile("cp.async.cg.shared.global" TQ_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(
+                       stage + dst + 512 * j),
+                   "l"(ok ? q : src), "r"(ok ? 16 : 0)
+                   : "memory");
     }
   }
 };

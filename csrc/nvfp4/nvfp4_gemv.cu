@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <type_traits>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -193,7 +194,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return best;
 }
 
-template <typename T, int NT, bool kAligned>
+template <typename T, int NT, bool kAligned, bool kSelIssue = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -202,7 +203,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSelIssue>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -227,7 +228,16 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (c.nt == 1) {
-    if (aligned)
+    bool done = false;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      if (aligned && env_int("TORCHQUANT_NVFP4_RING_SELECT") == 1) {  // A/B knob (tests/micro)
+        launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);
+        done = true;
+      }
+    }
+    if (done)
+      ;
+    else if (aligned)
       launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
     else
       launch_mma_t<T, 1, false>(prm, c, caps, device, stream);

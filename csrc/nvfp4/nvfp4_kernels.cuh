@@ -237,11 +237,19 @@ __device__ __forceinline__ void decode_e2m1_f16(uint32_t w, uint32_t (&h)[4]) {
 
 // bf16 pairs, each half = e2m1 * 2^-126 exactly: h_p = (n_p, n_{p+4}).
 // Magnitude bits of nibble p go to 6..8 (and 22..24), its sign to 15 (31).
+// The right shifts are multiply-highs by 2^(32 - s): the FMA pipe takes them,
+// leaving the integer ALU pipe (the busiest, ~60 % in Nsight Compute, with
+// the masks and merges) only the 8 LOP3.
+__device__ __forceinline__ uint32_t shr_fma(uint32_t w, uint32_t two_pow_32_minus_s) {
+  uint32_t d;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(d) : "r"(w), "r"(two_pow_32_minus_s));
+  return d;
+}
 __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
   h[0] = ((w << 6) & 0x01C001C0u) | ((w << 12) & 0x80008000u);
   h[1] = ((w << 2) & 0x01C001C0u) | ((w << 8) & 0x80008000u);
-  h[2] = ((w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
-  h[3] = ((w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
+  h[2] = (shr_fma(w, 1u << 30) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
+  h[3] = (shr_fma(w, 1u << 26) & 0x01C001C0u) | (w & 0x80008000u);
 }
 
 // ------------------------------------------------------- scale decode --
@@ -403,7 +411,7 @@ __device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb,
   }
 }
 
-template <typename T, int NT, bool kAligned>
+template <typename T, int NT, bool kAligned, bool kSelIssue = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<T>;
@@ -494,7 +502,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       for (int q = 0; q < 2; ++q) rd_off[h][q] = ring::unit_offset<1>(8 * h + g, 2 * t + q);
   }
   auto ring_issue = [&](int c, uint32_t stage) {
-    prod.issue(stage, c * (CK / 2) + 128 * kw);
+    if constexpr (kSelIssue)
+      prod.issue_select(stage, c * (CK / 2) + 128 * kw);
+    else
+      prod.issue(stage, c * (CK / 2) + 128 * kw);
   };
 #pragma unroll
   for (int mt = 0; mt < kMmaMT; ++mt)
