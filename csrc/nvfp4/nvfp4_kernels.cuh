@@ -245,11 +245,12 @@ __device__ __forceinline__ uint32_t shr_fma(uint32_t w, uint32_t two_pow_32_minu
   asm("mul.hi.u32 %0, %1, %2;" : "=r"(d) : "r"(w), "r"(two_pow_32_minus_s));
   return d;
 }
+template <bool kShrFma = true>
 __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
   h[0] = ((w << 6) & 0x01C001C0u) | ((w << 12) & 0x80008000u);
   h[1] = ((w << 2) & 0x01C001C0u) | ((w << 8) & 0x80008000u);
-  h[2] = (shr_fma(w, 1u << 30) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
-  h[3] = (shr_fma(w, 1u << 26) & 0x01C001C0u) | (w & 0x80008000u);
+  h[2] = ((kShrFma ? shr_fma(w, 1u << 30) : w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
+  h[3] = ((kShrFma ? shr_fma(w, 1u << 26) : w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
 }
 
 // ------------------------------------------------------- scale decode --
@@ -283,6 +284,7 @@ struct Ops;
 
 template <>
 struct Ops<__half> {
+  template <bool kShrFma = true>
   static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
     decode_e2m1_f16(w, h);
   }
@@ -318,8 +320,9 @@ struct Ops<__half> {
 
 template <>
 struct Ops<__nv_bfloat16> {
+  template <bool kShrFma = true>
   static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
-    decode_e2m1_bf16(w, h);
+    decode_e2m1_bf16<kShrFma>(w, h);
   }
   // Pairs that match decode_e2m1_bf16: (x0,x4), (x1,x5), (x2,x6), (x3,x7).
   static __device__ __forceinline__ uint4 pair_x(uint4 r) {
@@ -411,7 +414,10 @@ __device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb,
   }
 }
 
-template <typename T, int NT, bool kAligned, bool kSelIssue = false>
+// kVar (A/B measurement variants, host knob TORCHQUANT_NVFP4_VARIANT, bf16 NT = 1
+// aligned only): bit 0 = the previous ring copy-issue form, bit 1 = plain
+// right shifts in the bf16 decode. 0 is the production kernel.
+template <typename T, int NT, bool kAligned, int kVar = 0>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<T>;
@@ -502,7 +508,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       for (int q = 0; q < 2; ++q) rd_off[h][q] = ring::unit_offset<1>(8 * h + g, 2 * t + q);
   }
   auto ring_issue = [&](int c, uint32_t stage) {
-    if constexpr (kSelIssue)
+    if constexpr ((kVar & 1) != 0)
       prod.issue_select(stage, c * (CK / 2) + 128 * kw);
     else
       prod.issue(stage, c * (CK / 2) + 128 * kw);
@@ -608,8 +614,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int mt = 0; mt < kMmaMT; ++mt) {
         uint32_t a[4], b[4];  // rows g and g + 8
-        O::decode(W[mt][0][i], a);
-        O::decode(W[mt][1][i], b);
+        O::template decode<(kVar & 2) == 0>(W[mt][0][i], a);
+        O::template decode<(kVar & 2) == 0>(W[mt][1][i], b);
         const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
         const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll
