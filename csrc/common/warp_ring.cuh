@@ -45,6 +45,14 @@ __device__ __forceinline__ void cp4(uint32_t dst, const void* src, bool ok) {
                "r"(ok ? 4 : 0)
                : "memory");
 }
+// 4-byte async copy issued only when `on`; src_size 0 zero-fills.
+__device__ __forceinline__ void cp4_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
+      " @p cp.async.ca.shared.global [%0], [%1], 4, %2;\n}\n" ::"r"(dst),
+      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
+      : "memory");
+}
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void wait_pending() {
@@ -56,6 +64,12 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "r"(addr)
                : "memory");
+  return v;
+}
+
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
 
@@ -122,20 +136,6 @@ struct Producer {
     for (int j = 0; j < J; ++j)  // one independent IMAD.WIDE.U32 per row address
       cp16_if(stage + dst + 512 * j, p + static_cast<uint64_t>(stride) * static_cast<uint32_t>(4 * j),
               size, j < jv);
-  }
-  // A/B variant (the form before 2026-12-01, kept for one measurement): per
-  // row a selected pointer and size, rows past N zero-filled.
-  __device__ __forceinline__ void issue_select(uint32_t stage, int k0) const {
-    const bool kin = k0 < klim;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const bool ok = kin && j < jv;
-      const uint8_t* q = src + static_cast<size_t>(j) * 4 * stride + k0;
-      asm volatile("cp.async.cg.shared.global" TQ_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(
-                       stage + dst + 512 * j),
-                   "l"(ok ? q : src), "r"(ok ? 16 : 0)
-                   : "memory");
-    }
   }
 };
 

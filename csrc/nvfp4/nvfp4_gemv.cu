@@ -231,10 +231,8 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
     bool done = false;
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
       const int var = aligned ? env_int("TORCHQUANT_NVFP4_VARIANT") : 0;  // A/B knob (micro)
-      done = var >= 1 && var <= 3;
+      done = var == 1;
       if (var == 1) launch_mma_t<T, 1, true, 1>(prm, c, caps, device, stream);
-      if (var == 2) launch_mma_t<T, 1, true, 2>(prm, c, caps, device, stream);
-      if (var == 3) launch_mma_t<T, 1, true, 3>(prm, c, caps, device, stream);
     }
     if (done)
       ;

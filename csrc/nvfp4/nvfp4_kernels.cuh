@@ -168,7 +168,10 @@ __host__ __device__ constexpr int mma_smem_bytes(int ks, int nt) {
 // 128 bytes per chunk through a per-warp cp.async ring of kMmaRingStages
 // stages (common/warp_ring.cuh), placed after the x buffers.
 constexpr int kMmaRingStages = 2;
-constexpr int kMmaRingStageBytes = kMmaMT * ring::kStageBytes;  // 32 rows x 128 B
+// A stage: 32 rows x 128 B of weight, then the 32 rows' 16 block scales of
+// the same 256 codes (row r at byte kMmaRingWeightBytes + 16 r).
+constexpr int kMmaRingWeightBytes = kMmaMT * ring::kStageBytes;
+constexpr int kMmaRingStageBytes = kMmaRingWeightBytes + 32 * 16;
 constexpr int kMmaRingWarpBytes = kMmaRingStages * kMmaRingStageBytes;
 __host__ __device__ constexpr int mma_ring_offset(int ks, int nt) {
   return (mma_smem_bytes(ks, nt) + 127) / 128 * 128;
@@ -237,20 +240,11 @@ __device__ __forceinline__ void decode_e2m1_f16(uint32_t w, uint32_t (&h)[4]) {
 
 // bf16 pairs, each half = e2m1 * 2^-126 exactly: h_p = (n_p, n_{p+4}).
 // Magnitude bits of nibble p go to 6..8 (and 22..24), its sign to 15 (31).
-// The right shifts are multiply-highs by 2^(32 - s): the FMA pipe takes them,
-// leaving the integer ALU pipe (the busiest, ~60 % in Nsight Compute, with
-// the masks and merges) only the 8 LOP3.
-__device__ __forceinline__ uint32_t shr_fma(uint32_t w, uint32_t two_pow_32_minus_s) {
-  uint32_t d;
-  asm("mul.hi.u32 %0, %1, %2;" : "=r"(d) : "r"(w), "r"(two_pow_32_minus_s));
-  return d;
-}
-template <bool kShrFma = true>
 __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
   h[0] = ((w << 6) & 0x01C001C0u) | ((w << 12) & 0x80008000u);
   h[1] = ((w << 2) & 0x01C001C0u) | ((w << 8) & 0x80008000u);
-  h[2] = ((kShrFma ? shr_fma(w, 1u << 30) : w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
-  h[3] = ((kShrFma ? shr_fma(w, 1u << 26) : w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
+  h[2] = ((w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
+  h[3] = ((w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
 }
 
 // ------------------------------------------------------- scale decode --
@@ -284,7 +278,6 @@ struct Ops;
 
 template <>
 struct Ops<__half> {
-  template <bool kShrFma = true>
   static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
     decode_e2m1_f16(w, h);
   }
@@ -320,9 +313,8 @@ struct Ops<__half> {
 
 template <>
 struct Ops<__nv_bfloat16> {
-  template <bool kShrFma = true>
   static __device__ __forceinline__ void decode(uint32_t w, uint32_t (&h)[4]) {
-    decode_e2m1_bf16<kShrFma>(w, h);
+    decode_e2m1_bf16(w, h);
   }
   // Pairs that match decode_e2m1_bf16: (x0,x4), (x1,x5), (x2,x6), (x3,x7).
   static __device__ __forceinline__ uint4 pair_x(uint4 r) {
@@ -414,9 +406,8 @@ __device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb,
   }
 }
 
-// kVar (A/B measurement variants, host knob TORCHQUANT_NVFP4_VARIANT, bf16 NT = 1
-// aligned only): bit 0 = the previous ring copy-issue form, bit 1 = plain
-// right shifts in the bf16 decode. 0 is the production kernel.
+// kVar: an A/B measurement variant (host knob TORCHQUANT_NVFP4_VARIANT, bf16
+// NT = 1 aligned only): 1 = block scales by __ldg instead of the ring.
 template <typename T, int NT, bool kAligned, int kVar = 0>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -495,6 +486,12 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   // 8h + g of sub-stage mt: the same bytes the direct loads give it.
   constexpr bool kRing = kAligned && LW == 8;
   static_assert(!kRing || kMmaMT * 16 == 32, "ring stage holds 32 rows");
+  // Block scales ride the ring with the weight (one dependent __ldg per row
+  // and chunk before, 2026-12-01); kVar == 1 keeps the __ldg form for A/B.
+  constexpr bool kRingScales = kRing && kVar != 1;
+  const bool sring_ok = col0 + lane < N;  // row `lane` of the warp's 32
+  const uint8_t* const sring =
+      p.s + static_cast<size_t>(sring_ok ? col0 + lane : 0) * (static_cast<size_t>(K) / 16);
   ring::Producer<1, 4 * kMmaMT> prod;  // 32 rows: sub-stage mt = rows 16 mt ..
   uint32_t ring0 = 0, rd_off[2][2] = {{0u, 0u}, {0u, 0u}};
   int ring_slot = 0;
@@ -508,10 +505,16 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       for (int q = 0; q < 2; ++q) rd_off[h][q] = ring::unit_offset<1>(8 * h + g, 2 * t + q);
   }
   auto ring_issue = [&](int c, uint32_t stage) {
-    if constexpr ((kVar & 1) != 0)
-      prod.issue_select(stage, c * (CK / 2) + 128 * kw);
-    else
-      prod.issue(stage, c * (CK / 2) + 128 * kw);
+    prod.issue(stage, c * (CK / 2) + 128 * kw);
+    if constexpr (kRingScales) {
+      // This warp's 16 block scales of the chunk for row `lane`: 4 x 4 bytes
+      // (K % 64 == 0 keeps each 4-byte unit inside or outside K).
+      const int kc = c * CK + 256 * kw;  // first code of the warp's piece
+      const uint32_t sd = stage + kMmaRingWeightBytes + 16 * lane;
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        ring::cp4_if(sd + 4 * u, sring + kc / 16 + 4 * u, kc + 64 * u < K ? 4u : 0u, sring_ok);
+    }
   };
 #pragma unroll
   for (int mt = 0; mt < kMmaMT; ++mt)
@@ -540,7 +543,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           for (int q = 0; q < LW / 4; ++q)
             mma_load_words<LW, kAligned>(wrow(mt, h), kb, nv_of(nv, mt, h), q, W[mt][h]);
         }
-        S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
+        if constexpr (!kRingScales)
+          S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
       }
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
@@ -567,6 +571,13 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
             W[mt][h][4 * q + 2] = v.z;
             W[mt][h][4 * q + 3] = v.w;
           }
+      if constexpr (kRingScales) {
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            S[mt][h] = ring::lds32(st + kMmaRingWeightBytes + 16 * (16 * mt + 8 * h + g) + 4 * t);
+      }
       __syncwarp();  // every lane has read the slot before it is refilled
       if (c + kMmaRingStages < nch) ring_issue(c + kMmaRingStages, st);
       ring::commit();
@@ -598,7 +609,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             SP[mt][h] = O::scale_pair(S[mt][h] >> 16);
-            if (more)
+            if (!kRingScales && more)
               S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
           }
       }
@@ -614,8 +625,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int mt = 0; mt < kMmaMT; ++mt) {
         uint32_t a[4], b[4];  // rows g and g + 8
-        O::template decode<(kVar & 2) == 0>(W[mt][0][i], a);
-        O::template decode<(kVar & 2) == 0>(W[mt][1][i], b);
+        O::decode(W[mt][0][i], a);
+        O::decode(W[mt][1][i], b);
         const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
         const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll
