@@ -34,7 +34,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <type_traits>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -194,7 +193,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return best;
 }
 
-template <typename T, int NT, bool kAligned, int kVar = 0>
+template <typename T, int NT, bool kAligned>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -203,7 +202,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kVar>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -228,15 +227,7 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (c.nt == 1) {
-    bool done = false;
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      const int var = aligned ? env_int("TORCHQUANT_NVFP4_VARIANT") : 0;  // A/B knob (micro)
-      done = var == 1;
-      if (var == 1) launch_mma_t<T, 1, true, 1>(prm, c, caps, device, stream);
-    }
-    if (done)
-      ;
-    else if (aligned)
+    if (aligned)
       launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
     else
       launch_mma_t<T, 1, false>(prm, c, caps, device, stream);
