@@ -485,14 +485,14 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   constexpr bool kRing = kAligned && LW == 8;
   static_assert(!kRing || kMmaMT * 16 == 32, "ring stage holds 32 rows");
   // Block scales ride the ring with the weight (before 2026-12-01: one
-  // dependent __ldg per row and chunk; measured A/B in run 2026-12-01_0338:
+  // dependent __ldg per row and chunk; measured A/B in run 2026-12-01_0314:
   // 28672x8192 M = 1 / 8: 53.8 / 58.8 us against 57.6 / 65.0, 4096x14336
   // M = 8: 35.5 against 40.8; M = 16 within 1 %).
   constexpr bool kRingScales = kRing;
   // Copy u (0..3) of a stage: rows 8u + lane / 4, 4-byte unit lane % 4, so a
   // quad reads a row's 16 contiguous bytes and one instruction touches 8
   // rows (a lane per row made 4x the L1/L2 requests: 128256x4096 M = 1 ran
-  // 120 us against 110 with __ldg, run 2026-12-01_0334).
+  // 120 us against 110 with __ldg, run 2026-12-01_0310).
   const int srow0 = col0 + (lane >> 2), sunit = lane & 3;
   const int srows = N - srow0;  // copy u has a row iff 8u < srows
   const uint8_t* const sring =
