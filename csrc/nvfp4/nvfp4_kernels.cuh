@@ -87,12 +87,14 @@
 // its own dot product), and those columns are never stored. No predicate,
 // no branch: a branch around the second n-tile made ptxas spill.
 //
-// Memory pattern / pipelining. Weights use ld.global.nc.L1::no_allocate
-// (read once); each half of a row's registers is refilled with the next
-// chunk's data right after it is consumed, so a full chunk of weight (4 KB
-// per warp, 64 KB per SM) is in flight while the current one is decoded.
-// Scales (ld.global.nc, L1 allocate: the rest of their line belongs to the
-// other KS warps and the next chunks) are loaded half a chunk ahead, the next
+// Memory pattern / pipelining. With K % 64 == 0 (kAligned) the weight and
+// its block scales stream through a per-warp cp.async ring of 2 stages (each
+// 32 rows x 128 B of weight + the rows' 16 scales; see kMmaRingStageBytes).
+// Otherwise weights use ld.global.nc.L1::no_allocate (read once); each half
+// of a row's registers is refilled with the next chunk's data right after it
+// is consumed, and scales (ld.global.nc, L1 allocate: the rest of their line
+// belongs to the other KS warps and the next chunks) load half a chunk ahead;
+// in both forms the next
 // chunk's x one 16-byte group at a time between words. After the K loop the
 // KS partial accumulators are summed through shared memory in a fixed order
 // (deterministic), and the kw = 0 warps apply the epilogue.
