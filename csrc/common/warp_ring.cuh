@@ -105,8 +105,8 @@ __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t 
 // are never stored. Units past the row end (the K tail) are zero-filled, since
 // those bytes meet x = 0 and an fp8 garbage NaN times 0 would not vanish.
 // Cost per stage: one address (a wide multiply-add), one compare and one copy
-// per row: 35 SASS instructions per nvfp4 stage (32 rows, 8 copies per lane; 104 when each row
-// selected a pointer and a size, before 2026-12-01).
+// per row: 35 SASS instructions per nvfp4 stage (32 rows, 8 copies per lane;
+// 104 when each row selected a pointer and a size, before 2026-12-01).
 template <int SW, int J>
 struct Producer {
   const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8)
