@@ -1,9 +1,20 @@
-"""A/B of a launch knob: time one op per value of an environment variable that
-the launch code reads on every call (each value captured in its own CUDA
-graph). Cold L2 (benchmarks/timing.py).
+"""Time one decode op per value of a launch knob: an environment variable that
+the launch code reads on every call (each value captured in its own CUDA graph;
+"auto" leaves the variable unset). Cold L2, CUDA-graph replay, median
+(benchmarks/timing.py), % of the read ceiling measured in the same process.
 
-PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_RING_SELECT \
-    --values 0,1 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]
+The knobs (tests and measurements only; docs/*.md say what each one found):
+  TORCHQUANT_NVFP4_TILE_M=1..16   nvfp4 rows of x per M tile (docs/nvfp4_gemv.md 6)
+  TORCHQUANT_NVFP4_KS=1|2|4|8     nvfp4 warps splitting K per block (8b)
+  TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
+  TORCHQUANT_FP8_RING_TILES=1     fp8 M > 8 through the ring kernel in 8-row tiles
+
+PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_KS \
+    --values auto,1,2,4,8 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]
+PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_TILE_M \
+    --values auto,16,8,4,2 --shapes 4096x4096,1024x4096,14336x4096,4096x14336 --ms 2,4,8,16
+PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_RING_TILES \
+    --values 0,1 --ms 9,12,16
 """
 from __future__ import annotations
 
@@ -27,9 +38,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=["nvfp4", "fp8"], default="nvfp4")
     ap.add_argument("--var", required=True)
-    ap.add_argument("--values", default="0,1")
+    ap.add_argument("--values", default="auto,1", help='comma-separated; "auto" = unset')
     ap.add_argument("--shapes", default="28672x8192,128256x4096,14336x4096")
     ap.add_argument("--ms", default="1,8,16")
+    ap.add_argument("--path", default="mma", help="the op's path argument")
+    ap.add_argument("--block-size", type=int, default=128, help="fp8 block size")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -38,32 +51,37 @@ def main() -> None:
     torch.manual_seed(0)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
+    bs = args.block_size
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
         w = torch.randn(N, K, device="cuda") * 0.02
         if args.op == "nvfp4":
             wp, ws, gs = ops.quantize_nvfp4(w)
-            fn = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, "mma")  # noqa: E731
+            fn = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, args.path)  # noqa: E731
         else:
-            wp, ws = ops.quantize_fp8_block(w, 128)
-            fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, 128, None, "mma")  # noqa: E731
+            wp, ws = ops.quantize_fp8_block(w, bs)
+            fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
+        del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes)
-        del w
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             line = []
             for v in args.values.split(","):
-                os.environ[args.var] = v
-                r = timing.time_gpu(lambda a, b: fn(x, a, b), copies, nbytes)
                 os.environ.pop(args.var, None)
+                if v != "auto":
+                    os.environ[args.var] = v
+                try:
+                    r = timing.time_gpu(lambda a, b: fn(x, a, b), copies, nbytes)
+                finally:
+                    os.environ.pop(args.var, None)
                 pct = 100.0 * nbytes / (r["median_us"] * 1e-6) / ceiling
                 rows.append(dict(op=args.op, N=N, K=K, M=M, var=args.var, value=v,
                                  us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
             print(f"{args.op} {N}x{K} M={M}: " + "  ".join(line), flush=True)
-    if args.out:
+    if args.out and rows:
         with open(args.out, "w", newline="") as f:
             wr = csv.DictWriter(f, fieldnames=list(rows[0]))
             wr.writeheader()

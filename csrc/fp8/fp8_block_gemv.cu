@@ -189,7 +189,7 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     // kernel was slower (131 vs 105 us at 28672x8192: 115 registers, x read
     // per warp twice as often), so M > 8 keeps the register kernel.
     // TORCHQUANT_FP8_RING_TILES=1 (read per call; tests and
-    // benchmarks/micro/fp8_m16_ring.py only): M > 8 through the ring kernel
+    // benchmarks/micro/env_ab.py only): M > 8 through the ring kernel
     // as ceil(M / 8) tiles of 8 rows, each re-reading its weight tile (mostly
     // from L2: the M tiles of a column block are adjacent in the grid).
     // Measured after the scales moved into the ring (results/h200/

@@ -111,7 +111,7 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
 // M / 4 rows (more M tiles, each re-reading its weight tile, mostly from L2:
 // the M tiles of a column block are adjacent in the grid) whose grid has at
 // least 0.45 blocks per SM; if none does, the one with the most blocks.
-// Measured on the H200 (cold L2, bf16, benchmarks/micro/nvfp4_tile_sweep.py,
+// Measured on the H200 (cold L2, bf16, benchmarks/micro/env_ab.py with this knob,
 // results/h200/2026-12-01_0136/tile_sweep.csv): with
 // 16-row tiles only, 4096x4096 took 8.5 / 13.9 / 24.1 us at M = 1 / 8 / 16
 // (the staging bound left KS = 2 and 32 blocks at M = 16); per tile size, us:
