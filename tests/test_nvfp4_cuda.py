@@ -179,6 +179,50 @@ def test_gemv_mma_every_m_tile(monkeypatch, dtype, tile, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("splits", [2, 3, 5])
+@pytest.mark.parametrize("K", [2112, 4160, 8256, 336])  # >= 2 chunks each; 336: unaligned (knob ignored)
+def test_gemv_mma_k_split_across_blocks(monkeypatch, dtype, splits, K):
+    """The K split across blocks (forced through TORCHQUANT_NVFP4_SPLITK): fp32
+    partials per split, summed in split order by a second kernel. Ragged N,
+    M over one and several M tiles, bias, within the fp32 bound; two calls
+    give the same bits (the order is fixed)."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=splits * 131 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in (1, 5, 8, 9, 16, 17, 40):
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            _poison()
+            y = ops.nvfp4_gemv(x, wp, ws, gs, b, "mma")
+            want = ref.linear_ref(x, wd, b)
+            frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, b, dtype))
+            assert frac <= 1.0, f"splits={splits} {dtype} M={M} K={K} bias={b is not None}: {frac}"
+            assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y)
+
+
+def test_gemv_k_split_graph_capturable(monkeypatch):
+    """The split's fp32 workspace is allocated inside the op: it must replay in
+    a CUDA graph and give the eager bits."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", "4")
+    x, wp, ws, gs, bias = _operands(8, 300, 4160, torch.bfloat16, seed=17)
+    y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y_g = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y_g, y0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_auto(dtype):
     x, wp, ws, gs, bias = _operands(3, 96, 1024, dtype, seed=7)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)

@@ -133,9 +133,36 @@ struct MmaConfig {
   int tile_m = 8;
   int64_t m_tiles = 1;
   int64_t n_blocks = 1;
+  int splits = 1;  // K split across blocks (grid.y); 1 = none
+  int cps = 0;     // chunks per split when splits > 1
 };
 
+MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K);
+
+// K split across blocks, forced by TORCHQUANT_NVFP4_SPLITK=S (tests and
+// measurements; off by default until measured; taken by the aligned ring
+// kernels, K % 64 == 0, and ignored otherwise): each of S block rows
+// (grid.y) takes ceil(chunks / S) chunks of K and writes fp32 sums, and a
+// second kernel adds them in split order (deterministic) and applies the
+// epilogue. For the small-N shapes at M > 1, where the x-staging bound leaves
+// few blocks (4096 columns at M = 8: 64 blocks; docs/nvfp4_gemv.md 8b).
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
+  MmaConfig c = mma_config_one_pass(caps, M, N, K);
+  if (const int want = env_int("TORCHQUANT_NVFP4_SPLITK"); want >= 2) {
+    const int64_t ck = static_cast<int64_t>(nvfp4::mma_step(c.nt)) * c.ks;  // codes per chunk
+    const int64_t chunks = (K + ck - 1) / ck;
+    const int64_t ask = std::min<int64_t>(want, 65535);  // grid.y limit
+    const int64_t cps = (chunks + ask - 1) / ask;
+    const int64_t splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
+    if (splits >= 2) {
+      c.splits = static_cast<int>(splits);
+      c.cps = static_cast<int>(cps);
+    }
+  }
+  return c;
+}
+
+MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   using namespace nvfp4;
   const int64_t sms = std::max(1, caps.sm_count);
   const int64_t slots = 2 * sms;
@@ -193,7 +220,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return best;
 }
 
-template <typename T, int NT, bool kAligned>
+template <typename T, int NT, bool kAligned, bool kSplit = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -202,14 +229,31 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
   prm.ks = c.ks;
   prm.ks_log2 = c.ks == 1 ? 0 : c.ks == 2 ? 1 : c.ks == 4 ? 2 : 3;
-  kernel<<<static_cast<unsigned>(blocks), nvfp4::kMmaThreads, smem, stream>>>(prm);
+  at::Tensor part;  // K split: fp32 partial sums, freed after both launches (stream-ordered)
+  const int splits = kSplit ? c.splits : 1;
+  if (splits > 1) {
+    part = at::empty({c.splits, prm.M, prm.N},
+                     at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+    prm.part = part.data_ptr<float>();
+    prm.cps = c.cps;
+  }
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
+  kernel<<<grid, nvfp4::kMmaThreads, smem, stream>>>(prm);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    const int64_t outs = static_cast<int64_t>(prm.M) * prm.N;
+    constexpr int kThreads = 256;
+    nvfp4::nvfp4_splitk_reduce_kernel<T>
+        <<<static_cast<unsigned>((outs + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+            prm.part, splits, prm);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
 }
 
 // Wide loads (kAligned): per lane and row, 4 * LW bytes of weight as 16-byte
@@ -226,7 +270,12 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
                 cudaStream_t stream) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
-  if (c.nt == 1) {
+  if (aligned && c.splits > 1) {  // K split across blocks (aligned ring kernels only)
+    if (c.nt == 1)
+      launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);
+    else
+      launch_mma_t<T, 2, true, true>(prm, c, caps, device, stream);
+  } else if (c.nt == 1) {
     if (aligned)
       launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
     else

@@ -195,6 +195,11 @@ struct GemvParams {
   int ks;             // mma: warps splitting K per block (1, 2, 4, 8)
   int ks_log2;        // log2(ks): read from the parameter bank where needed, so
                       // no register holds it across the K loop
+  // mma K split across blocks (kSplit kernels only): blockIdx.y takes chunks
+  // [y * cps, y * cps + cps) and writes its fp32 sums (before the global
+  // scale) to part[y][m][n]; nvfp4_splitk_reduce_kernel adds them in y order.
+  int cps = 0;
+  float* part = nullptr;
 };
 
 // ----------------------------------------------------------- primitives --
@@ -408,7 +413,9 @@ __device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb,
   }
 }
 
-template <typename T, int NT, bool kAligned>
+// kSplit: K split across blocks (GemvParams::cps / part; instantiated for the
+// aligned kernels only). kSplit = false compiles to the unsplit kernel.
+template <typename T, int NT, bool kAligned, bool kSplit = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<T>;
@@ -428,7 +435,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   const int rows = min(p.tile_m, M - m0);  // rows of x in this tile, >= 1
   const int col0 = (n_block * WN + wn) * (16 * kMmaMT);
   const int CK = mma_step(NT) * KS;  // codes per chunk
-  const int nch = (K + CK - 1) / CK;
+  const int nch_all = (K + CK - 1) / CK;
+  const int cb = kSplit ? static_cast<int>(blockIdx.y) * p.cps : 0;  // first chunk
+  const int nch = kSplit ? min(p.cps, nch_all - cb) : nch_all;       // >= 1 (host)
+  const int K0 = cb * CK;  // first code of this block's K range
   const int buf_slots = KS * LW * NT * 32;
 
   // The warp's 4 weight rows: col0 + g + 8 r, r = 2 mt + h. Rows >= N are
@@ -445,7 +455,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     for (int h = 0; h < 2; ++h) rok[mt][h] = col0 + 16 * mt + 8 * h + g < N;
   // First code of this lane's 8 * LW in chunk c; how many of its 16-code
   // granules lie below K; the same for row (mt, h) (0 if the row is >= N).
-  auto lane_k = [&](int c) { return c * CK + 32 * LW * kw + 8 * LW * t; };
+  auto lane_k = [&](int c) { return K0 + c * CK + 32 * LW * kw + 8 * LW * t; };
   auto granules = [&](int kb) { return min(LW / 2, max(0, (K - kb) >> 4)); };
   auto nv_of = [&](int nv, int mt, int h) { return rok[mt][h] ? nv : 0; };
 
@@ -460,7 +470,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
     if (u < (rows << sh)) {
       const int r = u >> sh, kg = u & ((1 << sh) - 1);
-      const int k = c * CK + 8 * kg;
+      const int k = K0 + c * CK + 8 * kg;
       if (k < K) v = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + k));
     }
     return v;
@@ -513,11 +523,11 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       for (int q = 0; q < 2; ++q) rd_off[h][q] = ring::unit_offset<1>(8 * h + g, 2 * t + q);
   }
   auto ring_issue = [&](int c, uint32_t stage) {
-    prod.issue(stage, c * (CK / 2) + 128 * kw);
+    prod.issue(stage, K0 / 2 + c * (CK / 2) + 128 * kw);
     if constexpr (kRingScales) {
       // The warp's 16 block scales of the chunk for each of its 32 rows
       // (K % 64 == 0 keeps each 4-byte unit wholly inside or outside K).
-      const int kc = c * CK + 256 * kw;  // first code of the warp's piece
+      const int kc = K0 + c * CK + 256 * kw;  // first code of the warp's piece
       const uint32_t ssz = kc + 64 * sunit < K ? 4u : 0u;
       const size_t s8 = static_cast<size_t>(K) / 2;  // 8 rows of scales, bytes
 #pragma unroll
@@ -701,7 +711,19 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
 
-  if (kw == 0) {
+  if (kSplit && kw == 0) {  // K split across blocks: raw fp32 sums
+    float* part = p.part + static_cast<size_t>(blockIdx.y) * M * N;
+#pragma unroll
+    for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int n = col0 + 16 * mt + g + 8 * (j >> 1);
+          const int mr = 8 * nt + 2 * t + (j & 1);
+          if (n < N && mr < rows) part[static_cast<size_t>(m0 + mr) * N + n] = acc[mt][nt][j];
+        }
+  } else if (kw == 0) {
     const float so = __fmul_rn(__ldg(p.gs), 128.0f);
     const T* bias = static_cast<const T*>(p.bias);
     T* y = static_cast<T*>(p.y);
@@ -721,6 +743,21 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
         }
   }
 #endif  // __CUDA_ARCH__ >= 800
+}
+
+// The K split's second pass: y[m, n] = epilogue(sum over y-blocks s in
+// order 0, 1, ... of part[s][m][n]) -- deterministic. One thread per output.
+template <typename T>
+__global__ void nvfp4_splitk_reduce_kernel(const float* __restrict__ part, int splits,
+                                           const GemvParams p) {
+  const size_t total = static_cast<size_t>(p.M) * p.N;
+  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  float acc = part[i];
+  for (int s = 1; s < splits; ++s) acc = __fadd_rn(acc, part[s * total + i]);
+  const float so = __fmul_rn(__ldg(p.gs), 128.0f);
+  const int n = static_cast<int>(i % static_cast<size_t>(p.N));
+  static_cast<T*>(p.y)[i] = epilogue<T>(acc, so, static_cast<const T*>(p.bias), n);
 }
 
 // ------------------------------------------------------ fma GEMV kernel --
