@@ -202,6 +202,30 @@ def test_gemv_mma_k_split_across_blocks(monkeypatch, dtype, splits, K):
             assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ks", [1, 2, 4, 8])
+@pytest.mark.parametrize("K", [2112, 4160])
+def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
+    """The A/B variant with per-k-warp x staging and named barriers
+    (TORCHQUANT_NVFP4_GROUP_SYNC=1), at every forced K-split (WN = 8 .. 1
+    column warps per barrier), one- and two-n-tile M: the same bound and
+    deterministic bits."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_GROUP_SYNC", "1")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(17, N, K, dtype, seed=ks * 977 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in (1, 5, 8, 9, 16, 17):
+        x = x_all[:M].contiguous()
+        _poison()
+        y = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+        want = ref.linear_ref(x, wd, bias)
+        frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, bias, dtype))
+        assert frac <= 1.0, f"group sync ks={ks} {dtype} M={M} K={K}: {frac}"
+        assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y)
+
+
 def test_gemv_k_split_graph_capturable(monkeypatch):
     """The split's fp32 workspace is allocated inside the op: it must replay in
     a CUDA graph and give the eager bits."""

@@ -7,6 +7,7 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_TILE_M=1..16   nvfp4 rows of x per M tile (docs/nvfp4_gemv.md 6)
   TORCHQUANT_NVFP4_KS=1|2|4|8     nvfp4 warps splitting K per block (8b)
   TORCHQUANT_NVFP4_SPLITK=S       nvfp4 K split across S blocks + an ordered reduce (8b)
+  TORCHQUANT_NVFP4_GROUP_SYNC=1   nvfp4 per-k-warp x staging + named barriers (8b)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_FP8_RING_TILES=1     fp8 M > 8 through the ring kernel in 8-row tiles
 

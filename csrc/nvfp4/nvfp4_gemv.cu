@@ -220,7 +220,7 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
   return best;
 }
 
-template <typename T, int NT, bool kAligned, bool kSplit = false>
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -229,7 +229,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -275,6 +275,11 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
       launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);
     else
       launch_mma_t<T, 2, true, true>(prm, c, caps, device, stream);
+  } else if (aligned && env_int("TORCHQUANT_NVFP4_GROUP_SYNC") == 1) {  // A/B variant
+    if (c.nt == 1)
+      launch_mma_t<T, 1, true, false, true>(prm, c, caps, device, stream);
+    else
+      launch_mma_t<T, 2, true, false, true>(prm, c, caps, device, stream);
   } else if (c.nt == 1) {
     if (aligned)
       launch_mma_t<T, 1, true>(prm, c, caps, device, stream);

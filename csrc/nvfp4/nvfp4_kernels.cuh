@@ -413,9 +413,19 @@ __device__ __forceinline__ uint32_t mma_load_scales(const uint8_t* srow, int kb,
   }
 }
 
+// Named barrier `id` (1..15) over `threads` threads (a multiple of 32).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // kSplit: K split across blocks (GemvParams::cps / part; instantiated for the
 // aligned kernels only). kSplit = false compiles to the unsplit kernel.
-template <typename T, int NT, bool kAligned, bool kSplit = false>
+// kGroupSync (A/B variant, host knob TORCHQUANT_NVFP4_GROUP_SYNC=1, aligned
+// unsplit kernels only): each k-warp's WN column warps stage their own slice
+// of x and meet at a named barrier of WN warps per chunk instead of the
+// 8-warp __syncthreads (Nsight Compute: 0.82 barrier-stall cycles per issued
+// instruction, docs/nvfp4_gemv.md 8b). Same slots, same staged values.
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<T>;
@@ -464,26 +474,55 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   // of k-warp kg / (4 LW). One group is in flight per thread at a time.
   // Groups per row: 4 * LW * KS = 1 << sh (read from the parameter bank).
   const T* x = static_cast<const T*>(p.x);
+  // kGroupSync: u = (wn * 32 + lane) + WN * 32 * j over this k-warp's rows x
+  // 4 LW groups; kg = kw * 4 LW + u % (4 LW). rows / WN = rows * KS / 8 <= 4
+  // groups per thread (the host's staging bound).
+  auto stage_u = [&](int j) {
+    return kGroupSync ? (wn * 32 + lane) + WN * 32 * j : tid + kMmaThreads * j;
+  };
+  auto stage_rk = [&](int u, int& r, int& kg) {
+    if constexpr (kGroupSync) {
+      constexpr int gsh = LW == 8 ? 5 : 4;  // 4 * LW groups per row and k-warp
+      r = u >> gsh;
+      kg = (kw << gsh) + (u & ((1 << gsh) - 1));
+    } else {
+      const int sh = (LW == 8 ? 5 : 4) + p.ks_log2;
+      r = u >> sh;
+      kg = u & ((1 << sh) - 1);
+    }
+  };
+  auto stage_n = [&]() {  // groups staged by this thread's set
+    return kGroupSync ? rows << (LW == 8 ? 5 : 4) : rows << ((LW == 8 ? 5 : 4) + p.ks_log2);
+  };
   auto stage_load = [&](int c, int j) {
-    const int u = tid + kMmaThreads * j;
-    const int sh = (LW == 8 ? 5 : 4) + p.ks_log2;
+    const int u = stage_u(j);
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (u < (rows << sh)) {
-      const int r = u >> sh, kg = u & ((1 << sh) - 1);
+    if (u < stage_n()) {
+      int r, kg;
+      stage_rk(u, r, kg);
       const int k = K0 + c * CK + 8 * kg;
       if (k < K) v = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + k));
     }
     return v;
   };
   auto stage_store = [&](int buf, int j, uint4 v) {
-    const int u = tid + kMmaThreads * j;
-    const int sh = (LW == 8 ? 5 : 4) + p.ks_log2;
-    if (u < (rows << sh)) {
-      const int r = u >> sh, kg = u & ((1 << sh) - 1);
+    const int u = stage_u(j);
+    if (u < stage_n()) {
+      int r, kg;
+      stage_rk(u, r, kg);
       const int kq = kg / (4 * LW), tq = (kg / LW) & 3, i = kg % LW;
       const int slot = ((((kq * LW + i) * NT + (r >> 3)) * 8 + (r & 7)) * 4 + tq) ^ (i * XS);
       smem[buf * buf_slots + slot] = O::pair_x(v);
     }
+  };
+
+  // The per-chunk barrier: the whole block, or (kGroupSync) the WN warps of
+  // this k-warp, the only ones that write and read its x slots.
+  auto chunk_sync = [&]() {
+    if constexpr (kGroupSync)
+      named_barrier(1 + kw, WN * 32);
+    else
+      __syncthreads();
   };
 
   uint32_t W[kMmaMT][2][LW];
@@ -567,7 +606,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       }
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
-    __syncthreads();
+    chunk_sync();
   }
 
   for (int c = 0; c < nch; ++c) {
@@ -678,9 +717,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 2; j < kMmaMaxStage; ++j) stage_store((c + 1) & 1, j, stage_load(c + 1, j));
     }
-    __syncthreads();  // chunk c's buffer is free; chunk c+1's is complete
+    chunk_sync();  // chunk c's buffer is free; chunk c+1's is complete
   }
   if constexpr (kRing) ring::wait_pending<0>();
+  if constexpr (kGroupSync) __syncthreads();  // all k-warps are done with the x buffers
 
   // Sum the KS partials (fixed order: kw = 0, 1, ...) in the x buffers,
   // which every warp is done with (the loop ends with a barrier).
