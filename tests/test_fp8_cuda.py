@@ -135,6 +135,29 @@ def test_gemv_ring_kernel_in_8_row_tiles(monkeypatch, dtype, bs):
         check_against_reference(y, x, w_q, w_scale, bs, bias, f"ring tiles {dtype} bs={bs} M={m}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", [64, 128, 192])
+@pytest.mark.parametrize("ksplit", ["", "1", "4"])
+def test_gemv_ring_kernel_16_row_tiles(monkeypatch, dtype, bs, ksplit):
+    """M > 8 through the cp.async-ring kernel with 16-row tiles (MT = 2, A/B
+    knob TORCHQUANT_FP8_RING_MT2), with the automatic and forced K-splits:
+    two n-tiles per weight fragment, ragged M tiles, rows past N, a partial
+    stage and scale block at the end of K."""
+    if torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("the mma path needs sm_80+")
+    monkeypatch.setenv("TORCHQUANT_FP8_RING_MT2", "1")
+    if ksplit:
+        monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
+    gen = torch.Generator().manual_seed(bs + 7)
+    n, k = 257, 4096 + 64
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+    for m in (9, 15, 16, 17, 24, 40):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        y = run_gemv(x, w_q, w_scale, bs, bias, "mma")
+        check_against_reference(y, x, w_q, w_scale, bs, bias, f"ring MT=2 {dtype} bs={bs} M={m} ks={ksplit}")
+
+
 # ---------------------------------------- GEMV: shapes x block sizes x tails --
 SHAPES = [(1, 16), (15, 48), (17, 144), (16, 64), (33, 4096), (257, 4096 + 16), (40, 208)]
 BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]

@@ -10,6 +10,7 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_GROUP_SYNC=1   nvfp4 per-k-warp x staging + named barriers (8b)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_FP8_RING_TILES=1     fp8 M > 8 through the ring kernel in 8-row tiles
+  TORCHQUANT_FP8_RING_MT2=1       fp8 M > 8 through the ring kernel with 16-row tiles
 
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_KS \
     --values auto,1,2,4,8 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]

@@ -159,12 +159,12 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // The ring kernel, launched with one 8-row n-tile (MT = 1, M <= 8; see
 // launch_mma_w): ks warps x S stages of ring (2 KB of weight + scales each),
 // then the K-split sums.
-template <typename T>
+template <typename T, int MT = 1>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
   constexpr int S = fp8::kMmaCpStages;
   const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
-                      (ks > 1 ? static_cast<size_t>(ks) * 4 * 32 * sizeof(float) : 0);
-  launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, 1, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
+                      (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
+  launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, MT, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
                         ks * 32, smem, mtiles, stream);
 }
 
@@ -199,6 +199,14 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
       const int64_t rt = (a.M + 7) / 8;
       const int ks = choose_ksplit(ntiles * rt, chunks, sm_count, /*ring=*/true);
       launch_mma_cp_t<T>(a, ks, static_cast<int>(rt), stream);
+      return;
+    }
+    // TORCHQUANT_FP8_RING_MT2=1 (A/B variant, tests and env_ab.py only): the
+    // ring kernel with 16-row tiles (MT = 2), last measured before the scales
+    // and x moved into the ring pipeline (131 vs 105 us); not re-measured yet.
+    if (env_int("TORCHQUANT_FP8_RING_MT2") == 1) {
+      const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
+      launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
       return;
     }
   }
