@@ -4,6 +4,8 @@ memcheck: ragged N (rows past N), K tails inside a stage, split K.
 
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
 """
+import os
+
 import torch
 import torchquant  # noqa: F401
 from torchquant import ops
@@ -30,5 +32,21 @@ for N, K in ((17, 320), (1, 192), (33, 8192 + 64), (257, 2112)):
     for od in (torch.float32, torch.bfloat16):
         ops.dequantize_fp8_block(wq8, ws8, 64, od)
         ops.dequantize_nvfp4(wp4, s4, g4, od)
+# The default-off variants behind launch knobs: nvfp4 K split across blocks and
+# per-k-warp x staging, fp8 ring kernel with 16-row tiles.
+for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC", "1"),
+                 ("TORCHQUANT_FP8_RING_MT2", "1")):
+    os.environ[var] = val
+    for N, K in ((17, 2112), (257, 4160)):
+        w = torch.randn(N, K, device="cuda") * 0.05
+        wq8, ws8 = ops.quantize_fp8_block(w, 64)
+        wp4, s4, g4 = ops.quantize_nvfp4(w)
+        for M in (1, 3, 9, 16, 17):
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            if var.startswith("TORCHQUANT_NVFP4"):
+                ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
+            elif M > 8:
+                ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
+    del os.environ[var]
 torch.cuda.synchronize()
 print("ring memcheck script: ok")
