@@ -118,13 +118,21 @@ def test_gemv_m_sweep(kernel, dtype, with_bias):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [64, 128, 192])
-def test_gemv_ring_kernel_in_8_row_tiles(monkeypatch, dtype, bs):
-    """M > 8 through the cp.async-ring kernel as tiles of 8 rows (launch knob
-    TORCHQUANT_FP8_RING_TILES): several M tiles per weight column block,
-    ragged last tiles, a partial stage and scale block at the end of K."""
+@pytest.mark.parametrize("knob,ksplit", [("TORCHQUANT_FP8_RING_TILES", ""),
+                                         ("TORCHQUANT_FP8_RING_MT2", ""),
+                                         ("TORCHQUANT_FP8_RING_MT2", "1"),
+                                         ("TORCHQUANT_FP8_RING_MT2", "4")])
+def test_gemv_ring_kernel_m_over_8(monkeypatch, dtype, bs, knob, ksplit):
+    """M > 8 through the cp.async-ring kernel, forced by a launch knob: as
+    tiles of 8 rows (TORCHQUANT_FP8_RING_TILES: several M tiles per weight
+    column block) or with 16-row tiles (TORCHQUANT_FP8_RING_MT2: two n-tiles
+    per weight fragment), with automatic and forced K-splits; ragged last
+    tiles, rows past N, a partial stage and scale block at the end of K."""
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("the mma path needs sm_80+")
-    monkeypatch.setenv("TORCHQUANT_FP8_RING_TILES", "1")
+    monkeypatch.setenv(knob, "1")
+    if ksplit:
+        monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
     gen = torch.Generator().manual_seed(bs)
     n, k = 257, 4096 + 64
     w_q, w_scale = make_weight(n, k, bs, gen)
@@ -132,30 +140,7 @@ def test_gemv_ring_kernel_in_8_row_tiles(monkeypatch, dtype, bs):
     for m in (9, 15, 16, 17, 24, 40):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         y = run_gemv(x, w_q, w_scale, bs, bias, "mma")
-        check_against_reference(y, x, w_q, w_scale, bs, bias, f"ring tiles {dtype} bs={bs} M={m}")
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("bs", [64, 128, 192])
-@pytest.mark.parametrize("ksplit", ["", "1", "4"])
-def test_gemv_ring_kernel_16_row_tiles(monkeypatch, dtype, bs, ksplit):
-    """M > 8 through the cp.async-ring kernel with 16-row tiles (MT = 2, A/B
-    knob TORCHQUANT_FP8_RING_MT2), with the automatic and forced K-splits:
-    two n-tiles per weight fragment, ragged M tiles, rows past N, a partial
-    stage and scale block at the end of K."""
-    if torch.cuda.get_device_capability() < (8, 0):
-        pytest.skip("the mma path needs sm_80+")
-    monkeypatch.setenv("TORCHQUANT_FP8_RING_MT2", "1")
-    if ksplit:
-        monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
-    gen = torch.Generator().manual_seed(bs + 7)
-    n, k = 257, 4096 + 64
-    w_q, w_scale = make_weight(n, k, bs, gen)
-    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
-    for m in (9, 15, 16, 17, 24, 40):
-        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
-        y = run_gemv(x, w_q, w_scale, bs, bias, "mma")
-        check_against_reference(y, x, w_q, w_scale, bs, bias, f"ring MT=2 {dtype} bs={bs} M={m} ks={ksplit}")
+        check_against_reference(y, x, w_q, w_scale, bs, bias, f"{knob} ks={ksplit} {dtype} bs={bs} M={m}")
 
 
 # ---------------------------------------- GEMV: shapes x block sizes x tails --

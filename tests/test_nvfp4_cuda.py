@@ -157,6 +157,16 @@ def test_gemv_forced_paths(path, dtype, N, K):
             assert frac <= 1.0, f"{path} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
 
 
+def _mma_checked(x, wp, ws, gs, b, wd, what):
+    """nvfp4_gemv(path="mma") on a poisoned allocator, within the fp32 bound
+    against float64 over the dequantized weight; returns y."""
+    _poison()
+    y = ops.nvfp4_gemv(x, wp, ws, gs, b, "mma")
+    frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+    assert frac <= 1.0, f"{what}: {frac}"
+    return y
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tile", [1, 2, 3, 4, 8, 16])
 @pytest.mark.parametrize("K", [320, 2112])  # ring (K % 64 == 0) / 16-code granules
@@ -170,12 +180,7 @@ def test_gemv_mma_every_m_tile(monkeypatch, dtype, tile, K):
     x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=tile * 7919 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in (1, 2, 5, 8, 9, 16, 17, 40):
-        x = x_all[:M].contiguous()
-        _poison()
-        y = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
-        want = ref.linear_ref(x, wd, bias)
-        frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, bias, dtype))
-        assert frac <= 1.0, f"tile={tile} {dtype} M={M} K={K}: {frac}"
+        _mma_checked(x_all[:M].contiguous(), wp, ws, gs, bias, wd, f"tile={tile} {dtype} M={M} K={K}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -194,11 +199,7 @@ def test_gemv_mma_k_split_across_blocks(monkeypatch, dtype, splits, K):
     for M in (1, 5, 8, 9, 16, 17, 40):
         x = x_all[:M].contiguous()
         for b in (None, bias):
-            _poison()
-            y = ops.nvfp4_gemv(x, wp, ws, gs, b, "mma")
-            want = ref.linear_ref(x, wd, b)
-            frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, b, dtype))
-            assert frac <= 1.0, f"splits={splits} {dtype} M={M} K={K} bias={b is not None}: {frac}"
+            y = _mma_checked(x, wp, ws, gs, b, wd, f"splits={splits} {dtype} M={M} K={K} bias={b is not None}")
             assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y)
 
 
@@ -218,11 +219,7 @@ def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in (1, 5, 8, 9, 16, 17):
         x = x_all[:M].contiguous()
-        _poison()
-        y = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
-        want = ref.linear_ref(x, wd, bias)
-        frac = ref.worst_fraction(y, want, ref.fp32_accum_bound(x, wd, bias, dtype))
-        assert frac <= 1.0, f"group sync ks={ks} {dtype} M={M} K={K}: {frac}"
+        y = _mma_checked(x, wp, ws, gs, bias, wd, f"group sync ks={ks} {dtype} M={M} K={K}")
         monkeypatch.delenv("TORCHQUANT_NVFP4_GROUP_SYNC")
         assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), "differs from the default kernel"
         monkeypatch.setenv("TORCHQUANT_NVFP4_GROUP_SYNC", "1")

@@ -751,22 +751,13 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
 
-  if (kSplit && kw == 0) {  // K split across blocks: raw fp32 sums
-    float* part = p.part + static_cast<size_t>(blockIdx.y) * M * N;
-#pragma unroll
-    for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int n = col0 + 16 * mt + g + 8 * (j >> 1);
-          const int mr = 8 * nt + 2 * t + (j & 1);
-          if (n < N && mr < rows) part[static_cast<size_t>(m0 + mr) * N + n] = acc[mt][nt][j];
-        }
-  } else if (kw == 0) {
-    const float so = __fmul_rn(__ldg(p.gs), 128.0f);
+  if (kw == 0) {
+    // kSplit: raw fp32 sums to this split's slice of the workspace (the
+    // reduce kernel applies the epilogue); otherwise the epilogue here.
+    const float so = kSplit ? 0.0f : __fmul_rn(__ldg(p.gs), 128.0f);
     const T* bias = static_cast<const T*>(p.bias);
     T* y = static_cast<T*>(p.y);
+    float* part = kSplit ? p.part + static_cast<size_t>(blockIdx.y) * M * N : nullptr;
     // D fragment: c0, c1 -> weight row (output column) g, x rows 2t, 2t+1;
     // c2, c3 -> weight row g + 8.
 #pragma unroll
@@ -778,8 +769,12 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           const int n = col0 + 16 * mt + g + 8 * (j >> 1);
           const int mr = 8 * nt + 2 * t + (j & 1);  // row inside the tile
           const int m = m0 + mr;
-          if (n < N && mr < rows)
-            y[static_cast<size_t>(m) * N + n] = epilogue<T>(acc[mt][nt][j], so, bias, n);
+          if (n < N && mr < rows) {
+            if constexpr (kSplit)
+              part[static_cast<size_t>(m) * N + n] = acc[mt][nt][j];
+            else
+              y[static_cast<size_t>(m) * N + n] = epilogue<T>(acc[mt][nt][j], so, bias, n);
+          }
         }
   }
 #endif  // __CUDA_ARCH__ >= 800
