@@ -32,20 +32,8 @@ __device__ __forceinline__ uint32_t smem_u32addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 16-byte async copy; `ok` false zero-fills the destination and reads nothing.
-__device__ __forceinline__ void cp16(uint32_t dst, const void* src, bool ok) {
-  asm volatile("cp.async.cg.shared.global" TQ_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(ok ? 16 : 0)
-               : "memory");
-}
-// 4-byte async copy (through L1: .cg takes only 16 bytes); `ok` false
-// zero-fills the destination and reads nothing.
-__device__ __forceinline__ void cp4(uint32_t dst, const void* src, bool ok) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-               "r"(ok ? 4 : 0)
-               : "memory");
-}
-// 4-byte async copy issued only when `on`; src_size 0 zero-fills.
+// 4-byte async copy (.ca: through L1; .cg takes only 16 bytes) issued only
+// when `on`; src_size 0 zero-fills the destination and reads nothing.
 __device__ __forceinline__ void cp4_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
   asm volatile(
       "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"

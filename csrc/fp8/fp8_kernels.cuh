@@ -591,7 +591,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     prod.issue(stage, k0);
     const int kw = k0 + 64 * sh;
     const bool ok = srow_ok && kw < K;
-    ring::cp4(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok);
+    ring::cp4_if(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok ? 4u : 0u, true);
   };
 
   const uint16_t* xl[MT];

@@ -137,31 +137,6 @@ struct MmaConfig {
   int cps = 0;     // chunks per split when splits > 1
 };
 
-MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K);
-
-// K split across blocks, forced by TORCHQUANT_NVFP4_SPLITK=S (tests and
-// measurements; off by default until measured; taken by the aligned ring
-// kernels, K % 64 == 0, and ignored otherwise): each of S block rows
-// (grid.y) takes ceil(chunks / S) chunks of K and writes fp32 sums, and a
-// second kernel adds them in split order (deterministic) and applies the
-// epilogue. For the small-N shapes at M > 1, where the x-staging bound leaves
-// few blocks (4096 columns at M = 8: 64 blocks; docs/nvfp4_gemv.md 8b).
-MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
-  MmaConfig c = mma_config_one_pass(caps, M, N, K);
-  if (const int want = env_int("TORCHQUANT_NVFP4_SPLITK"); want >= 2) {
-    const int64_t ck = static_cast<int64_t>(nvfp4::mma_step(c.nt)) * c.ks;  // codes per chunk
-    const int64_t chunks = (K + ck - 1) / ck;
-    const int64_t ask = std::min<int64_t>(want, 65535);  // grid.y limit
-    const int64_t cps = (chunks + ask - 1) / ask;
-    const int64_t splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
-    if (splits >= 2) {
-      c.splits = static_cast<int>(splits);
-      c.cps = static_cast<int>(cps);
-    }
-  }
-  return c;
-}
-
 MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   using namespace nvfp4;
   const int64_t sms = std::max(1, caps.sm_count);
@@ -220,6 +195,29 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
   return best;
 }
 
+// K split across blocks, forced by TORCHQUANT_NVFP4_SPLITK=S (tests and
+// measurements; off by default until measured; taken by the aligned ring
+// kernels, K % 64 == 0, and ignored otherwise): each of S block rows
+// (grid.y) takes ceil(chunks / S) chunks of K and writes fp32 sums, and a
+// second kernel adds them in split order (deterministic) and applies the
+// epilogue. For the small-N shapes at M > 1, where the x-staging bound leaves
+// few blocks (4096 columns at M = 8: 64 blocks; docs/nvfp4_gemv.md 8b).
+MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
+  MmaConfig c = mma_config_one_pass(caps, M, N, K);
+  if (const int want = env_int("TORCHQUANT_NVFP4_SPLITK"); want >= 2) {
+    const int64_t ck = static_cast<int64_t>(nvfp4::mma_step(c.nt)) * c.ks;  // codes per chunk
+    const int64_t chunks = (K + ck - 1) / ck;
+    const int64_t ask = std::min<int64_t>(want, 65535);  // grid.y limit
+    const int64_t cps = (chunks + ask - 1) / ask;
+    const int64_t splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
+    if (splits >= 2) {
+      c.splits = static_cast<int>(splits);
+      c.cps = static_cast<int>(cps);
+    }
+  }
+  return c;
+}
+
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
@@ -238,7 +236,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   at::Tensor part;  // K split: fp32 partial sums, freed after both launches (stream-ordered)
   const int splits = kSplit ? c.splits : 1;
   if (splits > 1) {
-    part = at::empty({c.splits, prm.M, prm.N},
+    part = at::empty({splits, prm.M, prm.N},
                      at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
     prm.part = part.data_ptr<float>();
     prm.cps = c.cps;

@@ -93,9 +93,9 @@
 // Otherwise weights use ld.global.nc.L1::no_allocate (read once); each half
 // of a row's registers is refilled with the next chunk's data right after it
 // is consumed, and scales (ld.global.nc, L1 allocate: the rest of their line
-// belongs to the other KS warps and the next chunks) load half a chunk ahead;
-// in both forms the next
-// chunk's x one 16-byte group at a time between words. After the K loop the
+// belongs to the other KS warps and the next chunks) load half a chunk ahead.
+// In both forms the next chunk's x is staged one 16-byte group at a time
+// between words. After the K loop the
 // KS partial accumulators are summed through shared memory in a fixed order
 // (deterministic), and the kw = 0 warps apply the epilogue.
 //
@@ -535,11 +535,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   // 8h + g of sub-stage mt: the same bytes the direct loads give it.
   constexpr bool kRing = kAligned && LW == 8;
   static_assert(!kRing || kMmaMT * 16 == 32, "ring stage holds 32 rows");
-  // Block scales ride the ring with the weight (before 2026-12-01: one
+  // The block scales ride the ring with the weight (before 2026-12-01: one
   // dependent __ldg per row and chunk; measured A/B in run 2026-12-01_0314:
   // 28672x8192 M = 1 / 8: 53.8 / 58.8 us against 57.6 / 65.0, 4096x14336
   // M = 8: 35.5 against 40.8; M = 16 within 1 %).
-  constexpr bool kRingScales = kRing;
   // Copy u (0..3) of a stage: rows 8u + lane / 4, 4-byte unit lane % 4, so a
   // quad reads a row's 16 contiguous bytes and one instruction touches 8
   // rows (a lane per row made 4x the L1/L2 requests: 128256x4096 M = 1 ran
@@ -563,16 +562,14 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   }
   auto ring_issue = [&](int c, uint32_t stage) {
     prod.issue(stage, K0 / 2 + c * (CK / 2) + 128 * kw);
-    if constexpr (kRingScales) {
-      // The warp's 16 block scales of the chunk for each of its 32 rows
-      // (K % 64 == 0 keeps each 4-byte unit wholly inside or outside K).
-      const int kc = K0 + c * CK + 256 * kw;  // first code of the warp's piece
-      const uint32_t ssz = kc + 64 * sunit < K ? 4u : 0u;
-      const size_t s8 = static_cast<size_t>(K) / 2;  // 8 rows of scales, bytes
+    // The warp's 16 block scales of the chunk for each of its 32 rows
+    // (K % 64 == 0 keeps each 4-byte unit wholly inside or outside K).
+    const int kc = K0 + c * CK + 256 * kw;  // first code of the warp's piece
+    const uint32_t ssz = kc + 64 * sunit < K ? 4u : 0u;
+    const size_t s8 = static_cast<size_t>(K) / 2;  // 8 rows of scales, bytes
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-        ring::cp4_if(stage + sdst0 + 128 * u, sring + kc / 16 + u * s8, ssz, 8 * u < srows);
-    }
+    for (int u = 0; u < 4; ++u)
+      ring::cp4_if(stage + sdst0 + 128 * u, sring + kc / 16 + u * s8, ssz, 8 * u < srows);
   };
 #pragma unroll
   for (int mt = 0; mt < kMmaMT; ++mt)
@@ -596,13 +593,12 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     for (int mt = 0; mt < kMmaMT; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if constexpr (!kRing) {
+        if constexpr (!kRing) {  // the ring kernel copies weight and scales in the loop
 #pragma unroll
           for (int q = 0; q < LW / 4; ++q)
             mma_load_words<LW, kAligned>(wrow(mt, h), kb, nv_of(nv, mt, h), q, W[mt][h]);
-        }
-        if constexpr (!kRingScales)
           S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
+        }
       }
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
@@ -629,13 +625,11 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
             W[mt][h][4 * q + 2] = v.z;
             W[mt][h][4 * q + 3] = v.w;
           }
-      if constexpr (kRingScales) {
 #pragma unroll
-        for (int mt = 0; mt < kMmaMT; ++mt)
+      for (int mt = 0; mt < kMmaMT; ++mt)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            S[mt][h] = ring::lds32(st + kMmaRingWeightBytes + 16 * (16 * mt + 8 * h + g) + 4 * t);
-      }
+        for (int h = 0; h < 2; ++h)  // this lane's 4 block scales of row (mt, h)
+          S[mt][h] = ring::lds32(st + kMmaRingWeightBytes + 16 * (16 * mt + 8 * h + g) + 4 * t);
       __syncwarp();  // every lane has read the slot before it is refilled
       if (c + kMmaRingStages < nch) ring_issue(c + kMmaRingStages, st);
       ring::commit();
@@ -667,7 +661,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             SP[mt][h] = O::scale_pair(S[mt][h] >> 16);
-            if (!kRingScales && more)
+            if (!kRing && more)
               S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
           }
       }
