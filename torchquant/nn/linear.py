@@ -46,12 +46,12 @@ K_MULTIPLE = {"fp8_block": 16, "nvfp4": 16, "sparse24": 4, "int8_sparse24": 4}
 _ops = torch.ops.torchquant
 
 
-
 def w8a8_prefill_ok(format: str, block_size: int, in_features: int, out_features: int) -> bool:
     """Whether a layer can take prefill="w8a8": torch._scaled_mm's blockwise
     scaling wants 1 x 128 blocks on both operands, K a whole number of blocks
     and N a multiple of 16, so format "fp8_block" with block_size 128."""
     return format == "fp8_block" and block_size == 128 and in_features % 128 == 0 and out_features % 16 == 0
+
 
 class QuantLinear(nn.Module):
     """y = x @ W^T + b with W stored quantized. Build it with `from_float`."""
