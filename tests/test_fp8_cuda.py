@@ -118,19 +118,18 @@ def test_gemv_m_sweep(kernel, dtype, with_bias):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [64, 128, 192])
-@pytest.mark.parametrize("knob,ksplit", [("TORCHQUANT_FP8_RING_TILES", ""),
-                                         ("TORCHQUANT_FP8_RING_MT2", ""),
-                                         ("TORCHQUANT_FP8_RING_MT2", "1"),
-                                         ("TORCHQUANT_FP8_RING_MT2", "4")])
-def test_gemv_ring_kernel_m_over_8(monkeypatch, dtype, bs, knob, ksplit):
-    """M > 8 through the cp.async-ring kernel, forced by a launch knob: as
-    tiles of 8 rows (TORCHQUANT_FP8_RING_TILES: several M tiles per weight
-    column block) or with 16-row tiles (TORCHQUANT_FP8_RING_MT2: two n-tiles
-    per weight fragment), with automatic and forced K-splits; ragged last
-    tiles, rows past N, a partial stage and scale block at the end of K."""
+@pytest.mark.parametrize("knob,ksplit", [("", ""), ("", "1"), ("", "4"),
+                                         ("TORCHQUANT_FP8_REG_KERNEL", "")])
+def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
+    """M > 8 at block sizes that are multiples of 64: the cp.async-ring kernel
+    with 16-row tiles (two n-tiles per weight fragment; the default), with
+    automatic and forced K-splits, and the register-prefetch kernel forced by
+    TORCHQUANT_FP8_REG_KERNEL; ragged last tiles, several M tiles, rows past
+    N, a partial stage and scale block at the end of K."""
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("the mma path needs sm_80+")
-    monkeypatch.setenv(knob, "1")
+    if knob:
+        monkeypatch.setenv(knob, "1")
     if ksplit:
         monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
     gen = torch.Generator().manual_seed(bs)

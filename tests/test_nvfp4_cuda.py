@@ -207,22 +207,42 @@ def test_gemv_mma_k_split_across_blocks(monkeypatch, dtype, splits, K):
 @pytest.mark.parametrize("ks", [1, 2, 4, 8])
 @pytest.mark.parametrize("K", [2112, 4160])
 def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
-    """The A/B variant with per-k-warp x staging and named barriers
-    (TORCHQUANT_NVFP4_GROUP_SYNC=1), at every forced K-split (WN = 8 .. 1
+    """Per-k-warp x staging with named barriers forced on
+    (TORCHQUANT_NVFP4_GROUP_SYNC=1) at every forced K-split (WN = 8 .. 1
     column warps per barrier), one- and two-n-tile M: within the bound, and
-    bit-identical to the default kernel (same staged values, same order)."""
+    bit-identical to the block-barrier kernel forced by -1 (same staged
+    values, same order)."""
     _need("mma")
-    monkeypatch.setenv("TORCHQUANT_NVFP4_GROUP_SYNC", "1")
     monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", "1")  # the unsplit kernels
     N = 257
     x_all, wp, ws, gs, bias = _operands(17, N, K, dtype, seed=ks * 977 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in (1, 5, 8, 9, 16, 17):
         x = x_all[:M].contiguous()
-        y = _mma_checked(x, wp, ws, gs, bias, wd, f"group sync ks={ks} {dtype} M={M} K={K}")
-        monkeypatch.delenv("TORCHQUANT_NVFP4_GROUP_SYNC")
-        assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), "differs from the default kernel"
         monkeypatch.setenv("TORCHQUANT_NVFP4_GROUP_SYNC", "1")
+        y = _mma_checked(x, wp, ws, gs, bias, wd, f"group sync ks={ks} {dtype} M={M} K={K}")
+        monkeypatch.setenv("TORCHQUANT_NVFP4_GROUP_SYNC", "-1")
+        assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), "differs from the block-barrier kernel"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("N,K,M,splits", [(256, 8192, 8, 4),     # 4 M tiles x 8 blocks, 4 chunks
+                                          (300, 8256, 16, 3),    # 40 blocks, 5 chunks: 2 + 2 + 1
+                                          (4096, 4096, 1, 1)])   # 128 blocks, 2 chunks: no split
+def test_gemv_mma_split_rule(monkeypatch, dtype, N, K, M, splits):
+    """The automatic K split across blocks (mma_config): on a small grid with
+    long K streams the default launch is the S-way split, so its bits equal
+    the forced TORCHQUANT_NVFP4_SPLITK=S launch, and it is within the bound.
+    The expected S follow from the rule for 132 SMs (H100 / H200 SXM)."""
+    _need("mma")
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the expected splits are worked out for 132 SMs")
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=N + K + M)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    y = _mma_checked(x, wp, ws, gs, bias, wd, f"auto split N={N} K={K} M={M} {dtype}")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
+    assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), f"auto differs from SPLITK={splits}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -6,17 +6,18 @@ the launch code reads on every call (each value captured in its own CUDA graph;
 The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_TILE_M=1..16   nvfp4 rows of x per M tile (docs/nvfp4_gemv.md 6)
   TORCHQUANT_NVFP4_KS=1|2|4|8     nvfp4 warps splitting K per block (8b)
-  TORCHQUANT_NVFP4_SPLITK=S       nvfp4 K split across S blocks + an ordered reduce (8b)
-  TORCHQUANT_NVFP4_GROUP_SYNC=1   nvfp4 per-k-warp x staging + named barriers (8b)
+  TORCHQUANT_NVFP4_SPLITK=S       nvfp4 K split across S blocks + an ordered reduce
+                                  (1 = never; unset = the rule; docs/nvfp4_gemv.md 8b)
+  TORCHQUANT_NVFP4_GROUP_SYNC=1|-1  nvfp4 per-k-warp x staging on / off (unset = the rule)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
-  TORCHQUANT_FP8_RING_TILES=1     fp8 M > 8 through the ring kernel in 8-row tiles
-  TORCHQUANT_FP8_RING_MT2=1       fp8 M > 8 through the ring kernel with 16-row tiles
+  TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
+                                  kernel at block sizes that are multiples of 64
 
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_KS \
     --values auto,1,2,4,8 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_TILE_M \
     --values auto,16,8,4,2 --shapes 4096x4096,1024x4096,14336x4096,4096x14336 --ms 2,4,8,16
-PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_RING_TILES \
+PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_REG_KERNEL \
     --values 0,1 --ms 9,12,16
 """
 from __future__ import annotations

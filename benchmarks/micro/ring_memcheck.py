@@ -32,10 +32,11 @@ for N, K in ((17, 320), (1, 192), (33, 8192 + 64), (257, 2112)):
     for od in (torch.float32, torch.bfloat16):
         ops.dequantize_fp8_block(wq8, ws8, 64, od)
         ops.dequantize_nvfp4(wp4, s4, g4, od)
-# The default-off variants behind launch knobs: nvfp4 K split across blocks and
-# per-k-warp x staging, fp8 ring kernel with 16-row tiles.
+# The variants behind launch knobs, forced: nvfp4 K split across blocks and
+# per-k-warp x staging (each the default on some shapes), fp8's
+# register-prefetch kernel at block sizes that are multiples of 64.
 for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC", "1"),
-                 ("TORCHQUANT_FP8_RING_MT2", "1")):
+                 ("TORCHQUANT_FP8_REG_KERNEL", "1")):
     os.environ[var] = val
     for N, K in ((17, 2112), (257, 4160)):
         w = torch.randn(N, K, device="cuda") * 0.05
@@ -45,7 +46,7 @@ for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             if var.startswith("TORCHQUANT_NVFP4"):
                 ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
-            elif M > 8:
+            else:
                 ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
     del os.environ[var]
 torch.cuda.synchronize()

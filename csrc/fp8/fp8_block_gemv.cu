@@ -156,10 +156,10 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
                         ks * 32, smem, mtiles, stream);
 }
 
-// The ring kernel, launched with one 8-row n-tile (MT = 1, M <= 8; see
+// The ring kernel with MT 8-row n-tiles (MT = 1 for M <= 8, else 2; see
 // launch_mma_w): ks warps x S stages of ring (2 KB of weight + scales each),
 // then the K-split sums.
-template <typename T, int MT = 1>
+template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
   constexpr int S = fp8::kMmaCpStages;
   const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
@@ -179,34 +179,27 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
   const int64_t chunks = (a.K + fp8::kMmaChunk - 1) / fp8::kMmaChunk;
   TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
   if constexpr (WK == 64) {
-    // M <= 8: 16-row x 128-k stages through the cp.async ring
-    // (fp8_kernels.cuh). Measured on the H200 (cold L2, graph replay,
-    // 2026-11-30), 28672x8192: M = 2 / 4 / 8 in 78 / 84 / 89 us against
-    // 99-111 us for the register-prefetch kernel; 128256x4096 M = 2..8:
-    // 169-171 against 206-237 us. With the scales in the ring (2026-12-01,
-    // run 0136): 28672x8192 M = 1 / 2 / 8 in 68.5 / 68.8 / 71.8 us,
-    // 128256x4096 138.2 / 139.1 / 152.1. With 16 activation rows (MT = 2) the ring
-    // kernel was slower (131 vs 105 us at 28672x8192: 115 registers, x read
-    // per warp twice as often), so M > 8 keeps the register kernel.
-    // TORCHQUANT_FP8_RING_TILES=1 (read per call; tests and
-    // benchmarks/micro/env_ab.py only): M > 8 through the ring kernel
-    // as ceil(M / 8) tiles of 8 rows, each re-reading its weight tile (mostly
-    // from L2: the M tiles of a column block are adjacent in the grid).
-    // Measured after the scales moved into the ring (results/h200/
-    // 2026-12-01_0146): slower on every shape at M = 9..16 (28672x8192 M = 16
-    // 114.2 vs 106.1 us, 4096x4096 12.4 vs 10.3), so it stays off.
-    if (MT == 1 || env_int("TORCHQUANT_FP8_RING_TILES") == 1) {
-      const int64_t rt = (a.M + 7) / 8;
-      const int ks = choose_ksplit(ntiles * rt, chunks, sm_count, /*ring=*/true);
-      launch_mma_cp_t<T>(a, ks, static_cast<int>(rt), stream);
-      return;
-    }
-    // TORCHQUANT_FP8_RING_MT2=1 (A/B variant, tests and env_ab.py only): the
-    // ring kernel with 16-row tiles (MT = 2), last measured before the scales
-    // and x moved into the ring pipeline (131 vs 105 us); not re-measured yet.
-    if (env_int("TORCHQUANT_FP8_RING_MT2") == 1) {
+    // Block sizes that are multiples of 64 stream the weight through the
+    // cp.async ring kernel (fp8_kernels.cuh), 16 rows x 128 of K per stage,
+    // with one 8-row n-tile (M <= 8) or two (MT = 2: 16-row M tiles).
+    // Measured on the H200 (cold L2, graph replay), 28672x8192: M = 2 / 4 /
+    // 8 in 78 / 84 / 89 us against 99-111 us for the register-prefetch
+    // kernel (2026-11-30); with the scales and x in the ring (run 0136) M = 1
+    // / 2 / 8 in 68.5 / 68.8 / 71.8 us. M = 9..16 (A/B in one build, run
+    // 2026-12-01_0512, ring MT = 2 against the register kernel): 28672x8192
+    // M = 9 / 16: 87.3 / 91.5 against 104.1 / 106.7 us; 128256x4096: 168.1 /
+    // 178.6 against 224.3 / 232.4; 14336x4096: 27.4 / 28.3 against 32.2 /
+    // 32.4. (Earlier forms lost: MT = 2 before the scales and x moved into
+    // the ring, 131 vs 105 us; 8-row M tiles re-reading the weight from L2,
+    // 114.2 vs 106.1 us, run 0146.)
+    // TORCHQUANT_FP8_REG_KERNEL=1 (read per call; tests and env_ab.py) runs
+    // the register-prefetch kernel instead, as the other block sizes do.
+    if (env_int("TORCHQUANT_FP8_REG_KERNEL") != 1) {
       const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
-      launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
+      if (MT == 1)
+        launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), stream);
+      else
+        launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
       return;
     }
   }

@@ -47,7 +47,7 @@
 //    chunks ahead (4 KB per warp in flight; 2 for WK = 16 with MT = 2); x
 //    (small, reused by every block) is read through L1 one chunk ahead (just
 //    in time for WK = 16 with MT = 2); scales are read with the weight.
-//  * fp8_gemv_mma_cp_kernel (sm_80+, WK = 64, M <= 8): the same fragments and
+//  * fp8_gemv_mma_cp_kernel (sm_80+, WK = 64, any M: 8- or 16-row tiles): the same fragments and
 //    arithmetic, but the weight reaches the lanes through a per-warp cp.async
 //    ring in shared memory (common/warp_ring.cuh) copied 4 rows x 128 bytes
 //    per instruction: measured on the H200, the 8 rows x 64 bytes per warp

@@ -135,6 +135,7 @@ struct MmaConfig {
   int64_t n_blocks = 1;
   int splits = 1;  // K split across blocks (grid.y); 1 = none
   int cps = 0;     // chunks per split when splits > 1
+  bool group_sync = false;  // per-k-warp x staging (kGroupSync), unsplit aligned kernels
 };
 
 MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
@@ -195,26 +196,58 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
   return best;
 }
 
-// K split across blocks, forced by TORCHQUANT_NVFP4_SPLITK=S (tests and
-// measurements; off by default until measured; taken by the aligned ring
-// kernels, K % 64 == 0, and ignored otherwise): each of S block rows
-// (grid.y) takes ceil(chunks / S) chunks of K and writes fp32 sums, and a
-// second kernel adds them in split order (deterministic) and applies the
-// epilogue. For the small-N shapes at M > 1, where the x-staging bound leaves
-// few blocks (4096 columns at M = 8: 64 blocks; docs/nvfp4_gemv.md 8b).
+// Two refinements of the one-pass shape, both measured on the H200 (cold L2,
+// graph replay, bf16, benchmarks/micro/env_ab.py, results/h200/2026-12-01_0512):
+//
+// K split across blocks (grid.y = S block rows, each over ceil(chunks / S)
+// chunks of K, fp32 sums to a [S, M, N] workspace; a second kernel adds them
+// in split order, deterministic, and applies the epilogue; aligned ring
+// kernels only). It pays where the x-staging bound leaves few blocks with
+// long K streams; it costs a second launch, so short streams lose. Per shape,
+// us at S = 1 (one pass) / 2 / 4 / 8:
+//   4096x14336 M = 8  (64 blocks, 14 chunks):  36.2 / 25.1 / 22.9 / 26.1
+//   4096x14336 M = 16 (128 blocks, 14 chunks): 35.6 / 30.1 / 32.0 / 38.3
+//   4096x4096  M = 8  (64 blocks, 4 chunks):   12.2 / 10.7 / 10.8 / 10.7
+//   4096x4096  M = 16 (128 blocks, 4 chunks):  12.3 / 13.1 / 15.5 / 15.5
+//   6144x4096  M = 8  (96 blocks, 4 chunks):   13.3 / 14.2 / 15.0 / 14.9
+//   1024x4096  M = 8  (64 blocks, 2 chunks):    7.1 /  7.4 /  7.4 /  7.4
+//   4096x14336 M = 1  (128 blocks, 7 chunks):  21.0 / 23.9 / 27.8 / 31.7
+// Rule: split when each block streams >= 4 chunks and the grid is at most
+// half the SMs, or at most one block per SM with >= 8 chunks; S is the
+// largest power of two that keeps the grid in one wave of 2 blocks per SM
+// (and <= chunks). It takes every winning row above and none of the losers.
+// TORCHQUANT_NVFP4_SPLITK=S forces S (1 = never split; tests, env_ab.py).
+//
+// Per-k-warp x staging with named barriers (kGroupSync): each k-warp's WN
+// column warps stage only their slice of x and meet at a barrier of WN warps
+// instead of the block barrier. With KS >= 2 at tiles of >= 8 rows it was
+// faster (A/B pairs in one build, us, default / group sync): 28672x8192
+// M = 8 58.4 / 57.2, M = 16 70.1 / 68.9; 14336x4096 M = 8 20.1 / 19.6,
+// M = 16 26.5 / 25.0. With KS = 1 (one k-group: 128256x4096) it lost 1-1.5 %
+// (M = 8 110.9 / 112.2, M = 16 133.1 / 134.8) and at M = 1 it was equal to
+// 2 % slower, so it is taken for tile_m >= 8 and KS >= 2.
+// TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it on / off.
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
-  if (const int want = env_int("TORCHQUANT_NVFP4_SPLITK"); want >= 2) {
-    const int64_t ck = static_cast<int64_t>(nvfp4::mma_step(c.nt)) * c.ks;  // codes per chunk
-    const int64_t chunks = (K + ck - 1) / ck;
-    const int64_t ask = std::min<int64_t>(want, 65535);  // grid.y limit
-    const int64_t cps = (chunks + ask - 1) / ask;
-    const int64_t splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
-    if (splits >= 2) {
-      c.splits = static_cast<int>(splits);
-      c.cps = static_cast<int>(cps);
-    }
+  const int64_t sms = std::max(1, caps.sm_count);
+  const int64_t ck = static_cast<int64_t>(nvfp4::mma_step(c.nt)) * c.ks;  // codes per chunk
+  const int64_t chunks = (K + ck - 1) / ck;
+  const int64_t blocks = c.n_blocks * c.m_tiles;
+  int64_t want = env_int("TORCHQUANT_NVFP4_SPLITK");
+  if (want <= 0) {  // the rule
+    want = 1;
+    if (chunks >= 4 && (2 * blocks <= sms || (blocks <= sms && chunks >= 8)))
+      while (blocks * want * 2 <= 2 * sms && want * 2 <= chunks) want *= 2;
   }
+  want = std::min<int64_t>(want, 65535);  // grid.y limit
+  const int64_t cps = (chunks + want - 1) / want;
+  const int64_t splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
+  if (splits >= 2) {
+    c.splits = static_cast<int>(splits);
+    c.cps = static_cast<int>(cps);
+  }
+  const int gs = env_int("TORCHQUANT_NVFP4_GROUP_SYNC");
+  c.group_sync = gs == 1 || (gs == 0 && c.tile_m >= 8 && c.ks >= 2);
   return c;
 }
 
@@ -273,7 +306,7 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
       launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);
     else
       launch_mma_t<T, 2, true, true>(prm, c, caps, device, stream);
-  } else if (aligned && env_int("TORCHQUANT_NVFP4_GROUP_SYNC") == 1) {  // A/B variant
+  } else if (aligned && c.group_sync) {  // per-k-warp x staging (mma_config)
     if (c.nt == 1)
       launch_mma_t<T, 1, true, false, true>(prm, c, caps, device, stream);
     else
