@@ -6,6 +6,9 @@ Inputs are fresh random codes and scales (never zeros); outputs start as NaN (po
 tile or edge the kernel forgets to write cannot pass. Every tile configuration is forced once
 through TORCHQUANT_INT8_WGMMA_TILE, including the odd M-tile counts that leave a padding CTA in a
 cluster, N below one W half (a wholly out-of-bounds TMA box) and K tails inside a 128-byte k-block.
+Split-K (partial sums added into an int32 workspace, the last split of a tile finishing it) is
+forced through TORCHQUANT_INT8_WGMMA_SPLITS on every tile configuration, with ragged last splits,
+and checked under CUDA-graph replay (the workspace and counters must be re-zeroed every time).
 """
 
 import itertools
@@ -19,6 +22,7 @@ from conftest import HAS_CUDA, cuda_capability, poison_cuda
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_INT8_WGMMA_TILE"
+SPLITS_ENV = "TORCHQUANT_INT8_WGMMA_SPLITS"
 CONFIGS = ["128x256c2", "128x256c1", "128x128c1"]
 
 
@@ -37,8 +41,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(autouse=True)
 def _default_config(monkeypatch):
-    """Each test starts from the automatic tile choice unless it forces one."""
+    """Each test starts from the automatic tile and split choice unless it forces one."""
     monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv(SPLITS_ENV, raising=False)
 
 
 def _make(M, N, K, *, seed, act="row", weight="row", zero=None, colsum=True, bias=None):
@@ -75,6 +80,11 @@ def _run_and_compare(args, out_dtype):
     poison_cuda()
     out = ops._int8_gemm_sm90a(*cuda_args, out_dtype)
     torch.cuda.synchronize()
+    _assert_same_bits(out, ref)
+
+
+def _assert_same_bits(out, ref):
+    """A CUDA result vs the CPU reference: same dtype and shape, all outputs written, equal bits."""
     assert out.dtype == ref.dtype and out.shape == ref.shape and out.is_cuda
     out = out.cpu()
     assert not torch.isnan(out).any(), "unwritten (NaN-poisoned) outputs"
@@ -142,6 +152,66 @@ def test_forced_tile_configs(monkeypatch, config, M, N, K):
     monkeypatch.setenv(ENV, config)
     args = _make(M, N, K, seed=3 + M + N + K, zero="row", bias=torch.bfloat16)
     _run_and_compare(args, torch.float16)
+
+
+# ------------------------------------------------------------ split-K ----
+@pytest.mark.parametrize(
+    "M,N,K",
+    [
+        (64, 4096, 4096),        # the small-M decode shape split-K is for: 32 k-blocks
+        (300, 1001, 4096 + 16),  # odd N, a K tail in the last split, 3 M tiles (padding CTA in c2)
+        (1, 8, 2048),            # one partial tile; 5 splits of 16 k-blocks normalize to 4
+    ],
+)
+@pytest.mark.parametrize("splits", [2, 3, 5])  # odd counts leave a ragged (shorter) last split
+@pytest.mark.parametrize("config", CONFIGS)
+def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
+    # Integer partial sums are exact and order-free: any split must give the unsplit bits.
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(SPLITS_ENV, str(splits))
+    args = _make(M, N, K, seed=17 * splits + M + N + K, zero="row", bias=torch.float16)
+    _run_and_compare(args, torch.float16)
+
+
+def test_auto_split_bit_exact():
+    # No knob: 64 x 4096 x 4096 gets 128 x 128 tiles (32 of them) and the automatic split.
+    args = _make(64, 4096, 4096, seed=64, zero="row", bias=torch.float16)
+    _run_and_compare(args, torch.float16)
+
+
+def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
+    # The workspace and counters are allocated and zeroed inside the op; under capture the
+    # memsets are part of the graph, so every replay must start from zero. Two replays with new
+    # inputs copied in place: stale partial sums or counters would break the second.
+    monkeypatch.setenv(SPLITS_ENV, "3")
+    M, N, K = 300, 1000, 2048 + 16
+
+    def make(seed):
+        return _make(M, N, K, seed=seed, zero="row", bias=torch.float16)
+
+    args = [_to(t, "cuda") for t in make(40)]
+    ops._int8_gemm_sm90a(*args, torch.float16)  # warms up the per-device setup
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph):
+            captured = ops._int8_gemm_sm90a(*args, torch.float16)
+    for seed in (41, 42):
+        new = make(seed)
+        for dst, src in zip(args, new):
+            dst.copy_(src)
+        captured.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        _assert_same_bits(captured, ops.int8_matmul(*new, torch.float16, "auto"))
+
+
+def test_bad_splits_knob_raises(monkeypatch):
+    monkeypatch.setenv(SPLITS_ENV, "0")
+    args = [_to(t, "cuda") for t in _make(16, 16, 2048, seed=1)]
+    with pytest.raises(RuntimeError, match=SPLITS_ENV):
+        ops._int8_gemm_sm90a(*args)
 
 
 def test_unknown_tile_config_raises(monkeypatch):

@@ -10,6 +10,7 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   (1 = never; unset = the rule; docs/nvfp4_gemv.md 8b)
   TORCHQUANT_NVFP4_GROUP_SYNC=1|-1  nvfp4 per-k-warp x staging on / off (unset = the rule)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
+  TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
 
@@ -40,7 +41,7 @@ ops = torch.ops.torchquant
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--op", choices=["nvfp4", "fp8"], default="nvfp4")
+    ap.add_argument("--op", choices=["nvfp4", "fp8", "int8"], default="nvfp4")
     ap.add_argument("--var", required=True)
     ap.add_argument("--values", default="auto,1", help='comma-separated; "auto" = unset')
     ap.add_argument("--shapes", default="28672x8192,128256x4096,14336x4096")
@@ -63,14 +64,20 @@ def main() -> None:
         if args.op == "nvfp4":
             wp, ws, gs = ops.quantize_nvfp4(w)
             fn = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, args.path)  # noqa: E731
-        else:
+        elif args.op == "fp8":
             wp, ws = ops.quantize_fp8_block(w, bs)
             fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
+        else:  # int8 W8A8: int8 activations with per-token scales, bf16 out
+            wp, ws, _ = ops.quantize_int8(w)
+            fn = lambda x, a, b: ops.int8_matmul(  # noqa: E731
+                x[0], x[1], None, a, b, None, None, torch.bfloat16, args.path)
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes)
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            if args.op == "int8":
+                x = ops.quantize_int8(x)
             line = []
             for v in args.values.split(","):
                 os.environ.pop(args.var, None)

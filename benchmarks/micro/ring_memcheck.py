@@ -1,6 +1,6 @@
-"""Small launches of the cp.async-ring GEMV paths (fp8 M <= 8, nvfp4 aligned K,
-int8 aligned K) and of the vectorized dequantize / activation-quantize kernels for compute-sanitizer
-memcheck: ragged N (rows past N), K tails inside a stage, split K.
+"""Small launches of the cp.async-ring GEMV paths (fp8, nvfp4 aligned K,
+int8 aligned K), the int8 wgmma split-K and the vectorized dequantize /
+activation-quantize kernels for compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage, split K.
 
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
 """
@@ -49,5 +49,16 @@ for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC
             else:
                 ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
     del os.environ[var]
+# int8 wgmma GEMM with K split across CTAs (sm_90): workspace adds, counters,
+# the last split's reload; ragged M, N and a K tail.
+if torch.cuda.get_device_capability() == (9, 0):
+    for splits in ("3", ""):
+        os.environ["TORCHQUANT_INT8_WGMMA_SPLITS"] = splits
+        for M, N, K in ((64, 4096, 4096), (300, 1001, 4096 + 16)):
+            a = torch.randint(-127, 128, (M, K), device="cuda", dtype=torch.int8)
+            wi8 = torch.randint(-127, 128, (N, K), device="cuda", dtype=torch.int8)
+            ops.int8_matmul(a, torch.ones(M, device="cuda"), None, wi8, torch.ones(N, device="cuda"),
+                            out_dtype=torch.bfloat16, path="wgmma")
+    del os.environ["TORCHQUANT_INT8_WGMMA_SPLITS"]
 torch.cuda.synchronize()
 print("ring memcheck script: ok")

@@ -8,9 +8,12 @@
 // the preconditions of this path: a CUDA device of compute capability exactly 9.0 and K % 16 == 0),
 // the column sums when a zero point comes without them, the two TMA tensor maps (encoded with the
 // driver's cuTensorMapEncodeTiled, reached through cudaGetDriverEntryPointByVersion, so nothing is
-// linked against libcuda), the tile configuration (choose_config), and a persistent launch of at
-// most one CTA per SM (cluster launch through cudaLaunchKernelEx when pairs of CTAs multicast W).
-// No host synchronization: the op can be captured in a CUDA graph.
+// linked against libcuda), the tile configuration (choose_config), the split-K factor
+// (choose_splits: when the tile grid is smaller than one wave of CTAs; a zeroed int32 workspace and
+// per-tile counters are then allocated per call), and a persistent launch of at most one CTA per SM
+// (cluster launch through cudaLaunchKernelEx when pairs of CTAs multicast W).
+// No host synchronization: the op can be captured in a CUDA graph (the workspace and counters are
+// zeroed by memsets recorded with the launch, so every replay starts from zero).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -23,6 +26,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <string>
 
@@ -80,6 +84,44 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   // The large-GEMM path: 128 x 256 tiles, W tile shared by two M tiles through TMA multicast,
   // which cuts each CTA's L2 -> SM traffic from 48 KB to 32 KB per 128 of K.
   return TileConfig::k128x256c2;
+}
+
+// Split-K plan of one launch: k-blocks [s * kb_per_split, min(num_kb, (s + 1) * kb_per_split))
+// for split s < splits.
+struct SplitPlan {
+  int splits;
+  int kb_per_split;
+};
+
+// The second dispatch decision: into how many K ranges each tile is cut.
+// units: tile units of the chosen config (ceil(ceil(M / 128) / kCM) * ceil(N / kBN));
+// num_kb: k-blocks of 128 bytes; max_units: tile units resident at once (max_resident_ctas / kCM).
+// Why: at M = 64, N = K = 4096 (H200, 132 SMs) the unsplit kernel took 14.4 us against 12.5 us
+// for bf16 cuBLAS, because its 128 x 128 tiles make only 1 x 32 = 32 CTAs, each streaming 512 KB
+// of W while 100 SMs idle. So when the tile grid is smaller than one wave, K is split across CTAs:
+// as many splits as one wave holds (floor: every split of every tile runs at once), each keeping
+// at least 4 k-blocks (512 bytes of K, so a unit's fixed costs - pipeline fill, epilogue operand
+// loads, the workspace adds and the counter handshake - stay a small part of it), at most 16
+// (bounds the workspace traffic: each split adds M x N int32 to L2). Only grids of fewer tile
+// units than one wave and K >= 1024 are split. The rule is unmeasured until the next GPU run.
+// TORCHQUANT_INT8_WGMMA_SPLITS=S (S >= 1) forces S splits, clamped to num_kb (1: no split; tests,
+// benchmarks). Either way the plan is normalized so that no split is empty.
+SplitPlan choose_splits(int64_t units, int64_t num_kb, int64_t max_units) {
+  int64_t splits = 1;
+  const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_SPLITS");
+  if (env != nullptr && env[0] != '\0') {
+    const int forced = std::atoi(env);
+    TORCH_CHECK(forced >= 1, kOp, ": TORCHQUANT_INT8_WGMMA_SPLITS='", env,
+                "' is not a positive integer");
+    splits = std::min<int64_t>(forced, num_kb);
+  } else if (units < max_units && num_kb >= 8) {
+    splits = std::max<int64_t>(1, std::min<int64_t>({max_units / units, num_kb / 4, 16}));
+  }
+  const int64_t per = ceil_div(num_kb, splits);
+  splits = ceil_div(num_kb, per);  // no empty split
+  TORCH_CHECK(units * splits <= std::numeric_limits<int>::max(), kOp, ": ", units, " tile units x ",
+              splits, " splits overflow the work-unit index");
+  return {static_cast<int>(splits), static_cast<int>(per)};
 }
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda needed).
@@ -163,13 +205,29 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   args.num_m_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBM));
   args.num_n_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBN));
   args.num_m_units = static_cast<int>(ceil_div(args.num_m_tiles, Cfg::kCM));
-  args.num_units = args.num_m_units * args.num_n_tiles;
   args.num_kb = static_cast<int>(ceil_div(args.K, Cfg::kBK));
   // 16 M tiles per raster group: at K = 8192 the group's A rows (16 MB) and the W tiles the
   // resident CTAs are on (~8 x 2 MB) stay inside the 50-60 MB L2.
   args.group_units = std::max(1, 16 / Cfg::kCM);
 
   const int max_ctas = max_resident_ctas<Cfg, OutT>(device, caps);
+  const int tile_units = args.num_m_units * args.num_n_tiles;
+  // A tile unit occupies kCM CTAs, so one wave holds max_ctas / kCM of them.
+  const SplitPlan plan = choose_splits(tile_units, args.num_kb, max_ctas / Cfg::kCM);
+  args.splits = plan.splits;
+  args.kb_per_split = plan.kb_per_split;
+  args.num_units = tile_units * plan.splits;
+  // Freed when this function returns: the caching allocator keeps the memory for the kernel
+  // queued on this stream (as int8_matmul's mma split-K does).
+  at::Tensor ws, counters;
+  if (plan.splits > 1) {
+    const at::TensorOptions opts = a.options().dtype(at::kInt);
+    ws = at::zeros({args.M, args.N}, opts);
+    counters = at::zeros({static_cast<int64_t>(args.num_m_units) * Cfg::kCM * args.num_n_tiles},
+                         opts);
+    args.ws = ws.data_ptr<int32_t>();
+    args.counters = counters.data_ptr<int>();
+  }
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
 
   cudaLaunchConfig_t cfg = {};

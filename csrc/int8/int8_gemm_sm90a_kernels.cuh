@@ -13,9 +13,14 @@
 //     through a 2-D TMA tensor map whose box is 128 bytes of K by 128 (A) or kBN / kCM (B) rows,
 //     with the 128-byte swizzle; out-of-bounds rows and the K tail are zero-filled by TMA, so the
 //     tensor cores need no masks and only the epilogue's stores are masked;
-//   * a persistent grid: CTA (or cluster) c takes tile units c, c + gridDim, ... in a grouped
+//   * a persistent grid: CTA (or cluster) c takes work units c, c + gridDim, ... in a grouped
 //     raster order (16 M tiles share each W column of tiles, so the W tile just fetched from HBM is
-//     reused from L2 by the 16 CTAs working on the same N range at the same time).
+//     reused from L2 by the 16 CTAs working on the same N range at the same time);
+//   * split-K when the tile grid alone cannot fill the GPU (p.splits > 1, chosen by the host): a
+//     work unit is (split, tile unit), the split index running slowest so every tile of one split
+//     runs at once (their A rows are shared through L2), and it covers the k-blocks
+//     [split * kb_per_split, min(num_kb, (split + 1) * kb_per_split)) of its tile. With
+//     p.splits == 1 the one split covers every k-block and the kernel is the plain one.
 //
 // CTA structure (warp specialization, as in CUTLASS's sm90 "cooperative" kernels):
 //   warpgroup 0   producer: one thread issues the TMA loads of each k-block into a kStages-deep ring
@@ -45,6 +50,12 @@
 // row scales / zero points per thread into registers, the tile's kBN column scales, column sums
 // and biases one column per consumer thread, published through a double-buffered shared-memory
 // block and one named barrier (id 1, the 256 consumer threads) just before the stores.
+// Split-K epilogue (p.splits > 1): each consumer thread adds the accumulators it would store into
+// the zeroed int32 workspace p.ws [M, N] (integer atomics, fire-and-forget RED: exact and
+// order-free, so the result is bit-identical to the unsplit kernel), fences, and the 256 consumer
+// threads count the split in on the tile's counter; only the CTA whose split arrives last reloads
+// the complete sums from L2 and runs the normal epilogue, the others go on to their next unit.
+// The first of the two consumer barriers of that handshake also publishes the column operands.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (type only; nothing is linked from the driver)
@@ -78,13 +89,16 @@ struct GemmConfig {
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
   static constexpr int kAcc = kBN / 2;               // int32 accumulators per consumer thread
   // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
-  // reserved), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each).
+  // reserved), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each), then
+  // the split-K "this CTA finishes the tile" flag (16 bytes reserved).
   static constexpr int kBarrierOffset = kStages * kStageBytes;
   static constexpr int kParamsOffset = kBarrierOffset + 128;
   static constexpr int kParamsBytes = 2 * 3 * kBN * 4;
+  static constexpr int kFlagOffset = kParamsOffset + kParamsBytes;
   // 1024 of slack to round the dynamic shared memory base up to the 1024-byte swizzle atom.
-  static constexpr int kSmemBytes = 1024 + kParamsOffset + kParamsBytes;
+  static constexpr int kSmemBytes = 1024 + kFlagOffset + 16;
   static_assert(2 * kStages * 8 <= 128, "barrier area");
+  static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kBN == 128 || kBN == 256, "tile width");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
@@ -96,10 +110,16 @@ struct GemmArgs {
   int M, N, K;
   int num_m_tiles;   // ceil(M / 128)
   int num_n_tiles;   // ceil(N / kBN)
-  int num_m_units;   // ceil(num_m_tiles / kCM): one unit = kCM M tiles x one N tile
-  int num_units;     // num_m_units * num_n_tiles
+  int num_m_units;   // ceil(num_m_tiles / kCM): one tile unit = kCM M tiles x one N tile
+  int num_units;     // work units: num_m_units * num_n_tiles tile units x splits
   int num_kb;        // ceil(K / 128)
-  int group_units;   // raster group height, in units
+  int group_units;   // raster group height, in tile units
+  // Split-K: each tile unit's k-blocks are cut into `splits` ranges of kb_per_split (the last
+  // one may be shorter, none is empty). splits == 1: kb_per_split == num_kb, ws / counters unused.
+  int splits;
+  int kb_per_split;
+  int32_t* ws;       // [M, N] int32, zeroed (splits > 1 only)
+  int* counters;     // one int per (M tile, N tile), index mt * num_n_tiles + nt, zeroed (idem)
   void* out;         // [M, N] row-major, OutT
   // Epilogue operands. Every pointer is valid (an absent operand points at a present one with
   // step 0, so the loads need no branches); the flags say whether to use them.
@@ -350,6 +370,21 @@ __device__ __forceinline__ void unit_coords(int u, const GemmArgs& p, int& mu, i
   nt = r / rows;
 }
 
+// Work unit u -> (M unit, N tile) and its k-block range [kb_begin, kb_end). The split index is
+// the slowest (u / tile_units), so the tile units of one split are consecutive. Producer and
+// consumers call this with the same u and get the same answer. p.splits == 1 skips the division.
+__device__ __forceinline__ void unit_work(int u, const GemmArgs& p, int tile_units, int& mu,
+                                          int& nt, int& kb_begin, int& kb_end) {
+  int split = 0;
+  if (p.splits > 1) {
+    split = u / tile_units;
+    u -= split * tile_units;
+  }
+  unit_coords(u, p, mu, nt);
+  kb_begin = split * p.kb_per_split;
+  kb_end = min(p.num_kb, kb_begin + p.kb_per_split);
+}
+
 // ------------------------------------------------------------------ epilogue --
 __device__ __forceinline__ void store_pair(float* p, float y0, float y1) {
   __stcs(reinterpret_cast<float2*>(p), make_float2(y0, y1));
@@ -450,6 +485,80 @@ __device__ __forceinline__ void consumer_bar_sync() {
   asm volatile("barrier.sync 1, 256;" ::: "memory");
 }
 
+// ------------------------------------------------------------------ split-K --
+// p[0] += v (relaxed, gpu scope) when `on`; no value comes back, so it is a fire-and-forget
+// REDG. (atomicAdd with its result unused compiled to ATOMG here, and with a branch per element.)
+__device__ __forceinline__ void red_add_if(int32_t* p, int v, bool on) {
+  asm volatile(
+      "{\n.reg .pred q;\nsetp.ne.b32 q, %2, 0;\n"
+      "@q red.relaxed.gpu.global.add.s32 [%0], %1;\n}\n" ::"l"(p),
+      "r"(v), "r"(static_cast<int>(on))
+      : "memory");
+}
+
+// Adds this thread's accumulators into the workspace: exactly the elements epilogue() would
+// store (rows r0, r0 + 8; columns n_base + 8 j + 2 (lane % 4) + {0, 1}; masked against M and
+// N) with integer adds, each a fire-and-forget RED to L2.
+template <int kBN>
+__device__ __forceinline__ void splitk_add(const int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+                                           int n_base, int lane) {
+  const int r1 = r0 + 8;
+  const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
+  const int cl = 2 * (lane & 3);
+  int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
+  int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j) {
+    const int c = n_base + cl + 8 * j;
+    const bool c0 = c < p.N, c1 = c + 1 < p.N;
+    red_add_if(ws0 + 8 * j, acc[4 * j + 0], ok0 && c0);
+    red_add_if(ws0 + 8 * j + 1, acc[4 * j + 1], ok0 && c1);
+    red_add_if(ws1 + 8 * j, acc[4 * j + 2], ok1 && c0);
+    red_add_if(ws1 + 8 * j + 1, acc[4 * j + 3], ok1 && c1);
+  }
+}
+
+// The 256 consumer threads count this split of the tile in; true in the CTA whose split is the
+// last to arrive (that one finishes the tile), the same answer in every consumer thread. Every
+// thread's adds are made visible device-wide (__threadfence) before the barrier after which one
+// thread bumps the counter; the CTA that sees splits - 1 then orders its reloads after the count
+// (the second fence). The first barrier also publishes whatever the consumers wrote to shared
+// memory before the call (the tile's column operands).
+// s_flag reuse: it is rewritten for the next unit only after that unit's first barrier, which
+// every consumer thread reaches after reading it here (the flag is uniform, so all 256 take the
+// same path to it): no third barrier is needed.
+__device__ __forceinline__ bool splitk_consumers_last(int* counter, int splits, int* s_flag,
+                                                      bool leader) {
+  __threadfence();
+  consumer_bar_sync();
+  if (leader) *s_flag = (atomicAdd(counter, 1) == splits - 1) ? 1 : 0;
+  consumer_bar_sync();
+  const bool last = *s_flag != 0;
+  if (last) __threadfence();  // acquire: order the reloads below after the count
+  return last;
+}
+
+// The last split reloads the complete sums of its elements (ld.cg: from L2, never a stale L1
+// line); elements outside M x N, which the epilogue does not store, are 0.
+template <int kBN>
+__device__ __forceinline__ void splitk_reload(int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+                                              int n_base, int lane) {
+  const int r1 = r0 + 8;
+  const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
+  const int cl = 2 * (lane & 3);
+  const int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
+  const int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j) {
+    const int c = n_base + cl + 8 * j;
+    const bool c0 = c < p.N, c1 = c + 1 < p.N;
+    acc[4 * j + 0] = ok0 && c0 ? __ldcg(ws0 + 8 * j) : 0;
+    acc[4 * j + 1] = ok0 && c1 ? __ldcg(ws0 + 8 * j + 1) : 0;
+    acc[4 * j + 2] = ok1 && c0 ? __ldcg(ws1 + 8 * j) : 0;
+    acc[4 * j + 3] = ok1 && c1 ? __ldcg(ws1 + 8 * j + 1) : 0;
+  }
+}
+
 // ------------------------------------------------------------------ kernel --
 template <class Cfg, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -470,6 +579,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
   const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
   const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+  const int tile_units = p.num_m_units * p.num_n_tiles;  // work units per split
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -495,8 +605,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       for (int u = cluster; u < p.num_units; u += nclusters) {
-        int mu, nt;
-        unit_coords(u, p, mu, nt);
+        int mu, nt, kb_begin, kb_end;
+        unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
         const int mt = mu * kCM + static_cast<int>(rank);
         // A box of a padding M tile (past the last one, only when kCM == 2 and the tile count
         // is odd) or a W half past N would be wholly out of bounds; it is pointed at row 0
@@ -504,7 +614,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int a_row = mt < p.num_m_tiles ? mt * Cfg::kBM : 0;
         int b_row = nt * Cfg::kBN + static_cast<int>(rank) * Cfg::kBBoxRows;
         if (b_row >= p.N) b_row = 0;
-        for (int kb = 0; kb < p.num_kb; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
           // Every CTA's full barrier receives its own A box and all kCM W boxes: kStageBytes.
@@ -550,16 +660,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int ct = static_cast<int>(threadIdx.x) - 128;
     ColParams<Cfg::kBN>* const col_bufs = reinterpret_cast<ColParams<Cfg::kBN>*>(
         smem_raw + (smem - smem_u32(smem_raw)) + Cfg::kParamsOffset);
+    int* const s_last = reinterpret_cast<int*>(smem_raw + (smem - smem_u32(smem_raw)) +
+                                               Cfg::kFlagOffset);  // split-K only
 
     int stage = 0;
     uint32_t phase = 0;
     int iter = 0;
     for (int u = cluster; u < p.num_units; u += nclusters, ++iter) {
-      int mu, nt;
-      unit_coords(u, p, mu, nt);
+      int mu, nt, kb_begin, kb_end;
+      unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
       const int mt = mu * kCM + static_cast<int>(rank);
       const int n_base = nt * Cfg::kBN;
       const int r0 = mt * Cfg::kBM + cw * 64 + warp * 16 + (lane >> 2);
+      const int tile_id = mt * p.num_n_tiles + nt;  // split-K counter index
 
       // Epilogue operands are fetched now (clamped indices, always in bounds) and only used
       // after the k-loop, so their latency hides behind the tensor-core work.
@@ -580,8 +693,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         rp.z1 = p.has_zero ? __ldg(p.a_zero + rc1 * p.a_zero_step) : 0;
       }
 
+      // i counts this unit's k-blocks from 0 (the consumers need no absolute k-block index):
+      // i == 0 overwrites the accumulators and has no previous stage to release.
+      const int nkb = kb_end - kb_begin;
       int prev = 0;
-      for (int kb = 0; kb < p.num_kb; ++kb) {
+      for (int i = 0; i < nkb; ++i) {
         mbar_wait(bar_full + 8 * stage, phase);
         __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
         const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kBK);
@@ -591,12 +707,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
         for (int kk = 0; kk < Cfg::kBK / 32; ++kk) {
           Wgmma<Cfg::kBN>::mma(acc, make_smem_desc(a0 + 32 * kk), make_smem_desc(b0 + 32 * kk),
-                               (kb | kk) != 0);
+                               (i | kk) != 0);
         }
         wgmma_commit();
         fence_acc(acc);
-        if (kb > 0) {
-          // The group of k-block kb - 1 has retired: its stage can be refilled.
+        if (i > 0) {
+          // The group of the previous k-block has retired: its stage can be refilled.
           wgmma_wait<1>();
           fence_acc(acc);
           release(prev);
@@ -610,17 +726,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       wgmma_wait<0>();
       fence_acc(acc);
       release(prev);
-      // Publish this tile's column operands. Double-buffered by tile parity: a thread still
-      // reading the previous tile's buffer in its epilogue reads the other one; the buffer
-      // written here was last read two tiles ago, before every consumer passed the previous
-      // tile's barrier.
+      // Publish this tile's column operands. Double-buffered by unit parity: a thread still
+      // reading the previous unit's buffer in its epilogue reads the other one; the buffer
+      // written here was last read two units ago, before every consumer passed the previous
+      // unit's first barrier (every unit has one, split or not, after these writes).
       ColParams<Cfg::kBN>& cp = col_bufs[iter & 1];
       if (ct < Cfg::kBN) {
         cp.w_scale[ct] = col_ws;
         cp.colsum[ct] = col_cs;
         cp.bias[ct] = col_b;
       }
-      consumer_bar_sync();
+      if (p.splits > 1) {
+        // Split-K: add the partial; the split that arrives last finishes the tile. The first
+        // barrier inside splitk_consumers_last publishes the column operands written above.
+        splitk_add<Cfg::kBN>(acc, p, r0, n_base, lane);
+        if (!splitk_consumers_last(p.counters + tile_id, p.splits, s_last, ct == 0)) {
+          continue;  // not the last split: next unit (never return: persistent, cluster_sync)
+        }
+        splitk_reload<Cfg::kBN>(acc, p, r0, n_base, lane);
+      } else {
+        consumer_bar_sync();
+      }
       // The producer is already filling stages for the next unit while this runs.
       if ((p.N & 1) == 0) {
         epilogue<OutT, Cfg::kBN, true>(acc, cp, rp, p, r0, n_base, lane);
