@@ -173,9 +173,11 @@ def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
     _run_and_compare(args, torch.float16)
 
 
-def test_auto_split_bit_exact():
-    # No knob: 64 x 4096 x 4096 gets 128 x 128 tiles (32 of them) and the automatic split.
-    args = _make(64, 4096, 4096, seed=64, zero="row", bias=torch.float16)
+@pytest.mark.parametrize("M,N,K", [(64, 4096, 8192 + 16), (64, 4096, 4096)])
+def test_auto_split_bit_exact(M, N, K):
+    # No knob: 128 x 128 tiles (32 of them); K >= 8192 gets the automatic split (one wave of
+    # CTAs), K = 4096 stays unsplit.
+    args = _make(M, N, K, seed=64 + K, zero="row", bias=torch.float16)
     _run_and_compare(args, torch.float16)
 
 

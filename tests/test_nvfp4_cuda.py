@@ -227,8 +227,8 @@ def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("N,K,M,splits", [(256, 8192, 8, 4),     # 4 M tiles x 8 blocks, 4 chunks
-                                          (300, 8256, 16, 3),    # 40 blocks, 5 chunks: 2 + 2 + 1
+@pytest.mark.parametrize("N,K,M,splits", [(256, 8192, 8, 2),     # 4 M tiles x 8 blocks, 4 chunks
+                                          (300, 8256, 16, 2),    # 40 blocks, 5 chunks: 3 + 2
                                           (4096, 4096, 1, 1)])   # 128 blocks, 2 chunks: no split
 def test_gemv_mma_split_rule(monkeypatch, dtype, N, K, M, splits):
     """The automatic K split across blocks (mma_config): on a small grid with

@@ -96,17 +96,23 @@ struct SplitPlan {
 // The second dispatch decision: into how many K ranges each tile is cut.
 // units: tile units of the chosen config (ceil(ceil(M / 128) / kCM) * ceil(N / kBN));
 // num_kb: k-blocks of 128 bytes; max_units: tile units resident at once (max_resident_ctas / kCM).
-// Why: at M = 64, N = K = 4096 (H200, 132 SMs) the unsplit kernel took 14.4 us against 12.5 us
-// for bf16 cuBLAS, because its 128 x 128 tiles make only 1 x 32 = 32 CTAs, each streaming 512 KB
-// of W while 100 SMs idle. So when the tile grid is smaller than one wave, K is split across CTAs:
-// as many splits as one wave holds (floor: every split of every tile runs at once), each keeping
-// at least 4 k-blocks (512 bytes of K, so a unit's fixed costs - pipeline fill, epilogue operand
-// loads, the workspace adds and the counter handshake - stay a small part of it), at most 16
-// (bounds the workspace traffic: each split adds M x N int32 to L2). Only grids of fewer tile
-// units than one wave and K >= 1024 are split. The rule is unmeasured until the next GPU run.
+// Why: a grid of fewer tile units than SMs leaves SMs idle while each CTA streams its W rows.
+// Measured on the H200 (cold L2, graph replay, bf16 out, benchmarks/micro/env_ab.py --op int8,
+// results/h200/2026-12-01_0535/ab_int8_split.csv), us unsplit / best split:
+//   4096x14336 (32 units, 112 k-blocks) M = 33: 38.1 / 29.0 (S = 4), M = 64: 38.0 / 30.6,
+//   M = 128: 38.6 / 36.0 (S = 2), but M = 256 (2 M tiles): 39.0 / 41.2;
+//   K = 4096 (32 k-blocks): 4096x4096 M = 33..256: 14.2-15.3 unsplit, every split slower
+//   (M = 64: 18.1 at S = 2, 18.9 at S = 4); 6144x4096 alike; 1024x4096 M = 33 13.5 / 11.9
+//   (S = 8), M >= 64 slower.
+// The zeroed workspace, the M x N int32 adds per split and the counter handshake cost a few us,
+// repaid only by long K ranges at one M tile. So the rule splits one-M-tile grids (M <= 128) of
+// fewer units than one wave when K >= 8192 (64 k-blocks): as many splits as one wave holds, each
+// keeping >= 4 k-blocks, at most 16. Unsplit, a K = 4096 grid of 32 CTAs still takes ~14 us
+// (4096x4096 M = 64: bf16 cuBLAS 12.5), a per-CTA k-loop rate (~0.4 us per 128-byte k-block)
+// not explained yet.
 // TORCHQUANT_INT8_WGMMA_SPLITS=S (S >= 1) forces S splits, clamped to num_kb (1: no split; tests,
 // benchmarks). Either way the plan is normalized so that no split is empty.
-SplitPlan choose_splits(int64_t units, int64_t num_kb, int64_t max_units) {
+SplitPlan choose_splits(int64_t m_tiles, int64_t units, int64_t num_kb, int64_t max_units) {
   int64_t splits = 1;
   const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_SPLITS");
   if (env != nullptr && env[0] != '\0') {
@@ -114,7 +120,7 @@ SplitPlan choose_splits(int64_t units, int64_t num_kb, int64_t max_units) {
     TORCH_CHECK(forced >= 1, kOp, ": TORCHQUANT_INT8_WGMMA_SPLITS='", env,
                 "' is not a positive integer");
     splits = std::min<int64_t>(forced, num_kb);
-  } else if (units < max_units && num_kb >= 8) {
+  } else if (m_tiles == 1 && units < max_units && num_kb >= 64) {
     splits = std::max<int64_t>(1, std::min<int64_t>({max_units / units, num_kb / 4, 16}));
   }
   const int64_t per = ceil_div(num_kb, splits);
@@ -213,7 +219,8 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   const int max_ctas = max_resident_ctas<Cfg, OutT>(device, caps);
   const int tile_units = args.num_m_units * args.num_n_tiles;
   // A tile unit occupies kCM CTAs, so one wave holds max_ctas / kCM of them.
-  const SplitPlan plan = choose_splits(tile_units, args.num_kb, max_ctas / Cfg::kCM);
+  const SplitPlan plan =
+      choose_splits(args.num_m_tiles, tile_units, args.num_kb, max_ctas / Cfg::kCM);
   args.splits = plan.splits;
   args.kb_per_split = plan.kb_per_split;
   args.num_units = tile_units * plan.splits;

@@ -197,25 +197,36 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 }
 
 // Two refinements of the one-pass shape, both measured on the H200 (cold L2,
-// graph replay, bf16, benchmarks/micro/env_ab.py, results/h200/2026-12-01_0512):
+// graph replay, bf16, benchmarks/micro/env_ab.py; results/h200/2026-12-01_0512
+// and _0535, ab_nvfp4_split.csv / ab_nvfp4_gs.csv):
 //
 // K split across blocks (grid.y = S block rows, each over ceil(chunks / S)
 // chunks of K, fp32 sums to a [S, M, N] workspace; a second kernel adds them
 // in split order, deterministic, and applies the epilogue; aligned ring
 // kernels only). It pays where the x-staging bound leaves few blocks with
-// long K streams; it costs a second launch, so short streams lose. Per shape,
-// us at S = 1 (one pass) / 2 / 4 / 8:
-//   4096x14336 M = 8  (64 blocks, 14 chunks):  36.2 / 25.1 / 22.9 / 26.1
-//   4096x14336 M = 16 (128 blocks, 14 chunks): 35.6 / 30.1 / 32.0 / 38.3
-//   4096x4096  M = 8  (64 blocks, 4 chunks):   12.2 / 10.7 / 10.8 / 10.7
-//   4096x4096  M = 16 (128 blocks, 4 chunks):  12.3 / 13.1 / 15.5 / 15.5
-//   6144x4096  M = 8  (96 blocks, 4 chunks):   13.3 / 14.2 / 15.0 / 14.9
-//   1024x4096  M = 8  (64 blocks, 2 chunks):    7.1 /  7.4 /  7.4 /  7.4
-//   4096x14336 M = 1  (128 blocks, 7 chunks):  21.0 / 23.9 / 27.8 / 31.7
-// Rule: split when each block streams >= 4 chunks and the grid is at most
-// half the SMs, or at most one block per SM with >= 8 chunks; S is the
-// largest power of two that keeps the grid in one wave of 2 blocks per SM
-// (and <= chunks). It takes every winning row above and none of the losers.
+// long K streams; it costs a second launch and a pipeline fill per split, so
+// short streams lose. us at S = 1 (one pass) / 2 / 4, run 0535:
+//   blocks, chunks  shape       M
+//    32,  4         1024x8192   1   10.5 /  8.6 /  7.6
+//    64,  4         1024x8192   8   11.3 /  9.5 / 12.3   (4096x4096 M=8: 11.7 / 10.6 / 10.7)
+//    64, 14         4096x14336  8   31.8 / 25.0 / 23.0
+//    64, 16         8192x8192   16  41.2 / 29.8 / 25.5
+//    80, 16         10240x8192  16  44.5 / 40.0 / 36.1
+//   128, 28         8192x28672  8   77.1 / 60.2 / 65.7
+//   128, 14         4096x14336  16  31.8 / 30.1 / 32.4
+//   128,  8         8192x8192   8   23.3 / 23.5 / 27.7
+//   128,  7         4096x14336  1   20.9 / 23.8 / 27.7   (M = 2, 4 alike)
+//   128,  4         4096x4096   16  11.9 / 13.2 / 15.5
+//    96,  4         6144x4096   8   12.9 / 14.3 / 14.9
+//    64,  2         1024x4096   8    7.1 /  7.4 /  7.4   (run 0512)
+//   >= 160 blocks: neutral to 30 % slower, but for 10240x8192 M <= 4 (-3..5 %)
+//                  and 8192x28672 M = 4 (-7 %).
+// Rule: split when the grid is at most half the SMs and every block streams
+// >= 4 chunks, or at most one block per SM with >= 12 chunks; S is the
+// largest power of two with >= 2 chunks per split and at most 1.25 waves of
+// 2 blocks per SM. It never splits a row where splitting lost; where it
+// won, it takes the best S or one within 3 % of it, but for 1024x8192 M = 1
+// (S = 2: 8.6 us; that shape runs the fma kernel by default at M = 1).
 // TORCHQUANT_NVFP4_SPLITK=S forces S (1 = never split; tests, env_ab.py).
 //
 // Per-k-warp x staging with named barriers (kGroupSync): each k-warp's WN
@@ -223,10 +234,12 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 // instead of the block barrier. With KS >= 2 at tiles of >= 8 rows it was
 // faster (A/B pairs in one build, us, default / group sync): 28672x8192
 // M = 8 58.4 / 57.2, M = 16 70.1 / 68.9; 14336x4096 M = 8 20.1 / 19.6,
-// M = 16 26.5 / 25.0. With KS = 1 (one k-group: 128256x4096) it lost 1-1.5 %
-// (M = 8 110.9 / 112.2, M = 16 133.1 / 134.8) and at M = 1 it was equal to
-// 2 % slower, so it is taken for tile_m >= 8 and KS >= 2.
-// TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it on / off.
+// M = 16 26.5 / 25.0 (run 0512); 4096x4096 M = 16 12.4 / 11.9, 6144x4096
+// M = 8 13.4 / 12.9, 28672x4096 M = 16 39.2 / 38.8 (run 0535). With KS = 1
+// (one k-group: 128256x4096) it lost 1-1.5 % (M = 8 110.9 / 112.2, M = 16
+// 133.1 / 134.8) and at M = 1 it was equal to 2 % slower, so it is taken for
+// tile_m >= 8 and KS >= 2. TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it
+// on / off.
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
   const int64_t sms = std::max(1, caps.sm_count);
@@ -236,8 +249,8 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   int64_t want = env_int("TORCHQUANT_NVFP4_SPLITK");
   if (want <= 0) {  // the rule
     want = 1;
-    if (chunks >= 4 && (2 * blocks <= sms || (blocks <= sms && chunks >= 8)))
-      while (blocks * want * 2 <= 2 * sms && want * 2 <= chunks) want *= 2;
+    if ((2 * blocks <= sms && chunks >= 4) || (blocks <= sms && chunks >= 12))
+      while (4 * blocks * want * 2 <= 5 * 2 * sms && 2 * want * 2 <= chunks) want *= 2;
   }
   want = std::min<int64_t>(want, 65535);  // grid.y limit
   const int64_t cps = (chunks + want - 1) / want;
