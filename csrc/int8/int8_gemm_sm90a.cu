@@ -9,11 +9,11 @@
 // the column sums when a zero point comes without them, the two TMA tensor maps (encoded with the
 // driver's cuTensorMapEncodeTiled, reached through cudaGetDriverEntryPointByVersion, so nothing is
 // linked against libcuda), the tile configuration (choose_config), the split-K factor
-// (choose_splits: when the tile grid is smaller than one wave of CTAs; an int32 workspace of one
-// [M, N] slice per split and zeroed per-tile counters are then allocated per call), and a
-// persistent launch of at most one CTA per SM (cluster launch through cudaLaunchKernelEx when
-// pairs of CTAs multicast W). No host synchronization: the op can be captured in a CUDA graph (the
-// counters are zeroed by a memset recorded with the launch, so every replay starts from zero).
+// (choose_splits: when the tile grid is smaller than one wave of CTAs; a zeroed int32 workspace and
+// per-tile counters are then allocated per call), and a persistent launch of at most one CTA per SM
+// (cluster launch through cudaLaunchKernelEx when pairs of CTAs multicast W).
+// No host synchronization: the op can be captured in a CUDA graph (the workspace and counters are
+// zeroed by memsets recorded with the launch, so every replay starts from zero).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -104,14 +104,16 @@ struct SplitPlan {
 //   K = 4096 (32 k-blocks): 4096x4096 M = 33..256: 14.2-15.3 unsplit, every split slower
 //   (M = 64: 18.1 at S = 2, 18.9 at S = 4); 6144x4096 alike; 1024x4096 M = 33 13.5 / 11.9
 //   (S = 8), M >= 64 slower.
-// Those splits added their partials into one zeroed [M, N] workspace with atomics (M x N REDs
-// per split) and were repaid only by long K ranges at one M tile. The splits now store plain
-// slices and the last one sums them (no memset of the workspace, no atomics but the counter);
-// the rule below is the one measured with the atomic form. So the rule splits one-M-tile grids (M <= 128) of
+// The zeroed workspace, the M x N int32 adds per split and the counter handshake cost a few us,
+// repaid only by long K ranges at one M tile. So the rule splits one-M-tile grids (M <= 128) of
 // fewer units than one wave when K >= 8192 (64 k-blocks): as many splits as one wave holds, each
 // keeping >= 4 k-blocks, at most 16. Unsplit, a K = 4096 grid of 32 CTAs still takes ~14 us
 // (4096x4096 M = 64: bf16 cuBLAS 12.5), a per-CTA k-loop rate (~0.4 us per 128-byte k-block)
 // not explained yet.
+// A variant that stored one plain [M, N] slice per split (no memset, no REDs) and had the last
+// CTA sum the slices was bit-exact but slower (results/h200/2026-12-01_0612/ab.csv: 4096x4096
+// M = 64 14.4 unsplit, 24.0 at S = 2; 4096x14336 M = 64 37.8 / 34.5 at S = 4, against 30.6 for
+// the atomic form): the last CTA's S dependent L2 reloads per element sit on the critical path.
 // TORCHQUANT_INT8_WGMMA_SPLITS=S (S >= 1) forces S splits, clamped to num_kb (1: no split; tests,
 // benchmarks). Either way the plan is normalized so that no split is empty.
 SplitPlan choose_splits(int64_t m_tiles, int64_t units, int64_t num_kb, int64_t max_units) {
@@ -231,7 +233,7 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   at::Tensor ws, counters;
   if (plan.splits > 1) {
     const at::TensorOptions opts = a.options().dtype(at::kInt);
-    ws = at::empty({static_cast<int64_t>(plan.splits), args.M, args.N}, opts);
+    ws = at::zeros({args.M, args.N}, opts);
     counters = at::zeros({static_cast<int64_t>(args.num_m_units) * Cfg::kCM * args.num_n_tiles},
                          opts);
     args.ws = ws.data_ptr<int32_t>();

@@ -50,13 +50,11 @@
 // row scales / zero points per thread into registers, the tile's kBN column scales, column sums
 // and biases one column per consumer thread, published through a double-buffered shared-memory
 // block and one named barrier (id 1, the 256 consumer threads) just before the stores.
-// Split-K epilogue (p.splits > 1): each consumer thread stores the accumulators it would store
-// into its split's slice of the int32 workspace p.ws [splits, M, N] (plain stores to L2; an
-// earlier form added them into one zeroed [M, N] with atomics, and the REDs cost more than the
-// split gained), fences, and the 256 consumer threads count the split in on the tile's counter;
-// only the CTA whose split arrives last sums the slices into its accumulators (integer adds:
-// exact and order-free, so the result is bit-identical to the unsplit kernel) and runs the
-// normal epilogue, the others go on to their next unit.
+// Split-K epilogue (p.splits > 1): each consumer thread adds the accumulators it would store into
+// the zeroed int32 workspace p.ws [M, N] (integer atomics, fire-and-forget RED: exact and
+// order-free, so the result is bit-identical to the unsplit kernel), fences, and the 256 consumer
+// threads count the split in on the tile's counter; only the CTA whose split arrives last reloads
+// the complete sums from L2 and runs the normal epilogue, the others go on to their next unit.
 // The first of the two consumer barriers of that handshake also publishes the column operands.
 #pragma once
 
@@ -120,7 +118,7 @@ struct GemmArgs {
   // one may be shorter, none is empty). splits == 1: kb_per_split == num_kb, ws / counters unused.
   int splits;
   int kb_per_split;
-  int32_t* ws;       // [splits, M, N] int32, one slice per split (splits > 1 only)
+  int32_t* ws;       // [M, N] int32, zeroed (splits > 1 only)
   int* counters;     // one int per (M tile, N tile), index mt * num_n_tiles + nt, zeroed (idem)
   void* out;         // [M, N] row-major, OutT
   // Epilogue operands. Every pointer is valid (an absent operand points at a present one with
@@ -376,8 +374,8 @@ __device__ __forceinline__ void unit_coords(int u, const GemmArgs& p, int& mu, i
 // the slowest (u / tile_units), so the tile units of one split are consecutive. Producer and
 // consumers call this with the same u and get the same answer. p.splits == 1 skips the division.
 __device__ __forceinline__ void unit_work(int u, const GemmArgs& p, int tile_units, int& mu,
-                                          int& nt, int& kb_begin, int& kb_end, int& split) {
-  split = 0;
+                                          int& nt, int& kb_begin, int& kb_end) {
+  int split = 0;
   if (p.splits > 1) {
     split = u / tile_units;
     u -= split * tile_units;
@@ -488,26 +486,35 @@ __device__ __forceinline__ void consumer_bar_sync() {
 }
 
 // ------------------------------------------------------------------ split-K --
-// Stores this thread's accumulators into its split's slice of the workspace: exactly the
-// elements epilogue() would store (rows r0, r0 + 8; columns n_base + 8 j + 2 (lane % 4) + {0, 1};
-// masked against M and N), st.cg (kept in L2 for the CTA that finishes the tile).
+// p[0] += v (relaxed, gpu scope) when `on`; no value comes back, so it is a fire-and-forget
+// REDG. (atomicAdd with its result unused compiled to ATOMG here, and with a branch per element.)
+__device__ __forceinline__ void red_add_if(int32_t* p, int v, bool on) {
+  asm volatile(
+      "{\n.reg .pred q;\nsetp.ne.b32 q, %2, 0;\n"
+      "@q red.relaxed.gpu.global.add.s32 [%0], %1;\n}\n" ::"l"(p),
+      "r"(v), "r"(static_cast<int>(on))
+      : "memory");
+}
+
+// Adds this thread's accumulators into the workspace: exactly the elements epilogue() would
+// store (rows r0, r0 + 8; columns n_base + 8 j + 2 (lane % 4) + {0, 1}; masked against M and
+// N) with integer adds, each a fire-and-forget RED to L2.
 template <int kBN>
-__device__ __forceinline__ void splitk_store(const int (&acc)[kBN / 2], const GemmArgs& p,
-                                             int split, int r0, int n_base, int lane) {
+__device__ __forceinline__ void splitk_add(const int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+                                           int n_base, int lane) {
   const int r1 = r0 + 8;
   const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
   const int cl = 2 * (lane & 3);
-  int32_t* const slice = p.ws + static_cast<int64_t>(split) * p.M * p.N;
-  int32_t* const ws0 = slice + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
-  int32_t* const ws1 = slice + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
+  int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
+  int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
   for (int j = 0; j < kBN / 8; ++j) {
     const int c = n_base + cl + 8 * j;
     const bool c0 = c < p.N, c1 = c + 1 < p.N;
-    if (ok0 && c0) __stcg(ws0 + 8 * j, acc[4 * j + 0]);
-    if (ok0 && c1) __stcg(ws0 + 8 * j + 1, acc[4 * j + 1]);
-    if (ok1 && c0) __stcg(ws1 + 8 * j, acc[4 * j + 2]);
-    if (ok1 && c1) __stcg(ws1 + 8 * j + 1, acc[4 * j + 3]);
+    red_add_if(ws0 + 8 * j, acc[4 * j + 0], ok0 && c0);
+    red_add_if(ws0 + 8 * j + 1, acc[4 * j + 1], ok0 && c1);
+    red_add_if(ws1 + 8 * j, acc[4 * j + 2], ok1 && c0);
+    red_add_if(ws1 + 8 * j + 1, acc[4 * j + 3], ok1 && c1);
   }
 }
 
@@ -531,35 +538,24 @@ __device__ __forceinline__ bool splitk_consumers_last(int* counter, int splits, 
   return last;
 }
 
-// The last split rebuilds its accumulators as the sum of every split's slice, its own included
-// (ld.cg: from L2, never a stale L1 line); elements outside M x N, which the epilogue does not
-// store, are 0. Integer adds: the order does not matter. (Adding the other slices to the live
-// accumulators instead kept all of them live across the loop and made ptxas spill.)
+// The last split reloads the complete sums of its elements (ld.cg: from L2, never a stale L1
+// line); elements outside M x N, which the epilogue does not store, are 0.
 template <int kBN>
-__device__ __forceinline__ void splitk_sum(int (&acc)[kBN / 2], const GemmArgs& p, int r0,
-                                           int n_base, int lane) {
+__device__ __forceinline__ void splitk_reload(int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+                                              int n_base, int lane) {
   const int r1 = r0 + 8;
   const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
   const int cl = 2 * (lane & 3);
-  const int64_t slice = static_cast<int64_t>(p.M) * p.N;
   const int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
   const int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
   for (int j = 0; j < kBN / 8; ++j) {
     const int c = n_base + cl + 8 * j;
     const bool c0 = c < p.N, c1 = c + 1 < p.N;
-    int v0 = 0, v1 = 0, v2 = 0, v3 = 0;
-    for (int s = 0; s < p.splits; ++s) {
-      const int64_t o = s * slice + 8 * j;
-      if (ok0 && c0) v0 += __ldcg(ws0 + o);
-      if (ok0 && c1) v1 += __ldcg(ws0 + o + 1);
-      if (ok1 && c0) v2 += __ldcg(ws1 + o);
-      if (ok1 && c1) v3 += __ldcg(ws1 + o + 1);
-    }
-    acc[4 * j + 0] = v0;
-    acc[4 * j + 1] = v1;
-    acc[4 * j + 2] = v2;
-    acc[4 * j + 3] = v3;
+    acc[4 * j + 0] = ok0 && c0 ? __ldcg(ws0 + 8 * j) : 0;
+    acc[4 * j + 1] = ok0 && c1 ? __ldcg(ws0 + 8 * j + 1) : 0;
+    acc[4 * j + 2] = ok1 && c0 ? __ldcg(ws1 + 8 * j) : 0;
+    acc[4 * j + 3] = ok1 && c1 ? __ldcg(ws1 + 8 * j + 1) : 0;
   }
 }
 
@@ -609,8 +605,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       for (int u = cluster; u < p.num_units; u += nclusters) {
-        int mu, nt, kb_begin, kb_end, split;
-        unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end, split);
+        int mu, nt, kb_begin, kb_end;
+        unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
         const int mt = mu * kCM + static_cast<int>(rank);
         // A box of a padding M tile (past the last one, only when kCM == 2 and the tile count
         // is odd) or a W half past N would be wholly out of bounds; it is pointed at row 0
@@ -671,8 +667,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     uint32_t phase = 0;
     int iter = 0;
     for (int u = cluster; u < p.num_units; u += nclusters, ++iter) {
-      int mu, nt, kb_begin, kb_end, split;
-      unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end, split);
+      int mu, nt, kb_begin, kb_end;
+      unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
       const int mt = mu * kCM + static_cast<int>(rank);
       const int n_base = nt * Cfg::kBN;
       const int r0 = mt * Cfg::kBM + cw * 64 + warp * 16 + (lane >> 2);
@@ -741,13 +737,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         cp.bias[ct] = col_b;
       }
       if (p.splits > 1) {
-        // Split-K: store the partial; the split that arrives last finishes the tile. The first
+        // Split-K: add the partial; the split that arrives last finishes the tile. The first
         // barrier inside splitk_consumers_last publishes the column operands written above.
-        splitk_store<Cfg::kBN>(acc, p, split, r0, n_base, lane);
+        splitk_add<Cfg::kBN>(acc, p, r0, n_base, lane);
         if (!splitk_consumers_last(p.counters + tile_id, p.splits, s_last, ct == 0)) {
           continue;  // not the last split: next unit (never return: persistent, cluster_sync)
         }
-        splitk_sum<Cfg::kBN>(acc, p, r0, n_base, lane);
+        splitk_reload<Cfg::kBN>(acc, p, r0, n_base, lane);
       } else {
         consumer_bar_sync();
       }
