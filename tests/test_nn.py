@@ -43,7 +43,7 @@ def _weight_error_bound(q: QuantLinear, w: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
-@pytest.mark.parametrize("M", [1, 5, 16, 40])
+@pytest.mark.parametrize("M", [1, 5, 16, 40, 80])  # CUDA: 40 the GEMV past one M tile, 80 dequantize + cuBLAS
 def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
     lin = _linear(device=device)
     q = QuantLinear.from_float(lin, fmt, block_size=32)
@@ -158,7 +158,7 @@ def _bf16_rounding(v: torch.Tensor) -> torch.Tensor:
 # K = 20: an odd number of groups of 4, so the last meta byte is half padding.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("K", [96, 20])
-@pytest.mark.parametrize("M", [1, 5, 16, 40])
+@pytest.mark.parametrize("M", [1, 5, 16, 40, 80])
 def test_sparse24_accuracy_within_derived_bound(device, K, M):
     lin = _linear(k=K, device=device)
     q = QuantLinear.from_float(lin, "sparse24")
@@ -332,16 +332,17 @@ def test_dispatch_buckets():
     assert choose_path("nvfp4", 1, cpu) == "cpu"
     assert choose_path("int8", 1, cuda) == "int8_mma"
     assert choose_path("fp8_block", 16, cuda) == "gemv"
-    assert choose_path("nvfp4", 17, cuda) == "dequant_mm"
+    assert choose_path("nvfp4", 17, cuda) == "gemv" and choose_path("nvfp4", 64, cuda) == "gemv"
+    assert choose_path("nvfp4", 65, cuda) == "dequant_mm"
     assert choose_path("sparse24", 40, cpu) == "cpu" and choose_path("int8_sparse24", 40, cpu) == "cpu"
     assert choose_path("sparse24", 16, cuda) == "gemv"
-    assert choose_path("sparse24", 17, cuda) == "dequant_mm"
+    assert choose_path("sparse24", 64, cuda) == "gemv" and choose_path("sparse24", 65, cuda) == "dequant_mm"
     assert choose_path("int8_sparse24", 1, cuda) == "int8_mma" and choose_path("int8_sparse24", 4096, cuda) == "int8_mma"
     assert choose_path("fp8_block", 17, cpu, "w8a8") == "w8a8_emulated"
     assert choose_path("fp8_block", 16, cpu, "w8a8") == "cpu"
     assert choose_path("fp8_block", 16, cuda, "w8a8") == "gemv"
-    assert choose_path("fp8_block", 17, cuda) == "dequant_mm"
-    assert choose_path("nvfp4", 17, cuda, "w8a8") == "dequant_mm"  # w8a8 is an fp8_block option
+    assert choose_path("fp8_block", 64, cuda) == "gemv" and choose_path("fp8_block", 65, cuda) == "dequant_mm"
+    assert choose_path("nvfp4", 65, cuda, "w8a8") == "dequant_mm"  # w8a8 is an fp8_block option
     with pytest.raises(ValueError):
         choose_path("fp8_block", 17, cpu, "int4")
     with pytest.raises(ValueError):

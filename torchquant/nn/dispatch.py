@@ -10,10 +10,25 @@ from __future__ import annotations
 import torch
 
 # Decode GEMV kernels stream the weight once for up to 16 activation rows (one
-# mma n-tile pair); past that the weight is re-read per 16-row tile, and a
-# tensor-core GEMM over a dequantized weight wins once M is large enough to
-# be compute-bound. 16 matches the kernels' M tile.
+# mma n-tile pair, the kernels' M tile); past that they re-read the weight
+# once per 16-row tile. The fp8 w8a8 prefill takes over above this M.
 GEMV_MAX_M = 16
+
+# Above GEMV_MAX_M the alternative is to widen the whole weight to bf16 and
+# call cuBLAS: that writes and re-reads 2 bytes per weight element (plus the
+# quantized read), ~4.5 bytes against the GEMV's 0.56-1.13 bytes per 16-row
+# tile, until M is large enough for the GEMM to be compute-bound. Measured on
+# the H200 at M = 64 (benchmarks/results/h200/2026-12-01_0541, cold L2, us,
+# GEMV / dequantize + cuBLAS): fp8_block 4096x4096 26.4 / 26.5, 14336x4096
+# 77.7 / 88.7, 28672x8192 286.8 / 321.6, 128256x4096 613.8 / 721.4; nvfp4
+# 23.0 / 23.3, 60.9 / 78.8, 228.9 / 282.4, 455.0 / 632.0; the Llama-3-8B layer
+# fused as engines run it: sparse24 321.4 (GEMV) / 1001.6 (decompress24, which
+# also validates with a host sync). At M = 2048 dequantize + cuBLAS wins by 4x
+# (fp8 28672x8192: GEMV 9638, dequantize + cuBLAS 1680 us). The GEMV time grows
+# with ceil(M / 16) while the dequantize path's is flat at these M, so the
+# GEMV also wins below 64; between 65 and 2047 nothing has been measured, and
+# those M keep the dequantize path.
+LAYER_GEMV_MAX_M = 64
 
 
 # torch._scaled_mm's blockwise scaling (1 x 128 activation blocks with 1 x 128
@@ -49,10 +64,10 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # sparse24_int8_matmul likewise picks mma.sp (half the MACs of the
         # dense weight) or its CUDA-core path itself, for any M.
         return "int8_mma"
-    if m <= GEMV_MAX_M:
+    if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
         # reads 1.03 (fp8), 0.56 (nvfp4) or 1.125 (2:4 values + meta) bytes
-        # per dense weight element instead of bf16's 2.
+        # per dense weight element and 16-row tile instead of bf16's 2.
         return "gemv"
     # Prefill: compute-bound; widen (or decompress, for 2:4) the weight to the
     # activation dtype once per call and use cuBLAS tensor cores (bf16/fp16

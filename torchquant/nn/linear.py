@@ -9,18 +9,18 @@ trace it without graph breaks.
   int8       dynamic per-token activation quantization (symmetric, or
              asymmetric with a zero point) + int8_matmul with the fused
              epilogue: two launches.
-  fp8_block  fp8_block_gemv for decode; for prefill (M > 16) either
-             dequantize + cuBLAS (prefill="dequant", the default: W8A16
-             numerics at every M) or, with prefill="w8a8", the activation
+  fp8_block  fp8_block_gemv for decode; for prefill either dequantize +
+             cuBLAS (prefill="dequant", the default, M > 64: W8A16 numerics
+             at every M) or, with prefill="w8a8" (M > 16), the activation
              quantized to e4m3 in 1 x 128 blocks (quantize_fp8_act) and an
              FP8 tensor-core GEMM (torch._scaled_mm with blockwise scales, on
              Hopper; emulated in fp32 elsewhere). w8a8 is faster (H200, M =
              2048, 28672x8192: see benchmarks/results) but adds the activation
              rounding error (e4m3: up to 2^-4 relative per element).
-  nvfp4      nvfp4_gemv for decode; dequantize + cuBLAS for prefill.
+  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
-             for decode; decompress24 + cuBLAS for prefill.
+             for M <= 64; decompress24 + cuBLAS above.
   int8_sparse24
              W8A8 as int8, the weight pruned 2:4, then quantized per channel
              and compressed: quantize_int8 + sparse24_int8_matmul, two launches.
