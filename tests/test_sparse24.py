@@ -91,7 +91,7 @@ def test_cpu_compress_round_trip_with_ties(dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
-@pytest.mark.parametrize("M", [1, 2, 3, 5, 8, 16, 17])
+@pytest.mark.parametrize("M", [1, 2, 3, 5, 8, 16, 17, 33])
 @pytest.mark.parametrize("N,K", [(1, 4), (7, 12), (33, 64), (19, 1028)])
 def test_cpu_gemv_vs_float64(dtype, M, N, K):
     values, meta, w = _sparse_weight(N, K, dtype, seed=M * 131 + N + K)
@@ -99,6 +99,27 @@ def test_cpu_gemv_vs_float64(dtype, M, N, K):
     bias = torch.randn(N, generator=_gen(N)).to(dtype)
     _check_gemv(ops.sparse24_gemv(x, values, meta, bias, "auto"), x, w, bias)
     _check_gemv(ops.sparse24_gemv(x, values, meta, None, "cpu"), x, w, None)
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_cpu_gemv_nonfinite_x_at_pruned_positions_is_never_read(bad):
+    """The CPU kernel expands the weight to dense with zeros where pruned, and
+    0 * Inf is NaN; an x holding Inf or NaN therefore takes the gather kernel,
+    in which (as in the CUDA kernels) a pruned position never meets x."""
+    N, K = 1, 1028
+    values, meta, w = _sparse_weight(N, K, torch.bfloat16, seed=5)
+    x = torch.randn(2, K, generator=_gen(3)).to(torch.bfloat16)
+    pruned = (w[0] == 0).nonzero().flatten()
+    x_bad = x.clone()
+    x_bad[:, pruned] = bad
+    x_zero = x.clone()
+    x_zero[:, pruned] = 0
+    _check_gemv(ops.sparse24_gemv(x_bad, values, meta, None, "cpu"), x_zero, w, None)
+    # a nonfinite x at a kept position does reach the output
+    kept = int((w[0] != 0).nonzero()[0])
+    x_bad[1, kept] = bad
+    y = ops.sparse24_gemv(x_bad, values, meta, None, "cpu")
+    assert bool(torch.isfinite(y[0]).all()) and not bool(torch.isfinite(y[1]).all())
 
 
 def test_cpu_gemv_reads_the_positions():

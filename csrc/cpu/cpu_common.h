@@ -227,5 +227,13 @@ inline Int8Epilogue make_int8_epilogue(const at::Tensor& a_scale,
   return ep;
 }
 
+// The int8 GEMM of int8_matmul (csrc/cpu/int8_cpu.cpp) with its epilogue:
+// out[M, N] (fp32 / fp16 / bf16, preallocated) from a_q [M, K] int8 and a
+// weight given as int8 [N, K] (meta == null) or as the kept values [N, K/2]
+// of a 2:4 weight with its meta [N, ceil(K/8)] (sparse24_int8_matmul). The
+// integer sums are exact, so both forms give bit-identical results.
+void int8_gemm_into(const at::Tensor& a_q, const int8_t* w, const uint8_t* meta,
+                    const Int8Epilogue& ep, int64_t N, at::Tensor& out);
+
 }  // namespace cpu
 }  // namespace torchquant

@@ -79,11 +79,55 @@ inline __attribute__((always_inline)) void dot_i16_1x4(const int16_t* __restrict
   acc[3] += s3;
 }
 
+// 0 / 1 selectors of a 2:4 meta nibble: m[nib][0][j] = (pos0 == j), m[nib][1][j] =
+// (pos1 == j) (a table lookup rather than a branch on the random positions).
+struct Sel24i {
+  alignas(8) int16_t m[16][2][4];
+  constexpr Sel24i() : m() {
+    for (int nib = 0; nib < 16; ++nib)
+      for (int j = 0; j < 4; ++j) {
+        m[nib][0][j] = (nib & 3) == j;
+        m[nib][1][j] = (nib >> 2) == j;
+      }
+  }
+};
+constexpr Sel24i kSel24i{};
+
+// Widens W row n's elements [k0, k0 + kc) into dst. Dense (meta == null): w is
+// the int8 weight [N, K]. 2:4 (meta != null): w holds the kept values [N, K/2]
+// and meta the positions [N, ceil(K/8)] (compress24's layout: group g's nibble
+// pos0 | pos1 << 2, the low nibble for even g); the group is expanded to its
+// four dense elements, zeros where pruned, so the dense loop runs unchanged.
+// k0 is a multiple of kKC (so of 8: a group pair starts a meta byte) and kc a
+// multiple of 4 for 2:4 weights (K % 4 == 0).
+inline __attribute__((always_inline)) void widen_row(const int8_t* __restrict w,
+                                                     const uint8_t* __restrict meta, int64_t n,
+                                                     int64_t K, int64_t k0, int64_t kc,
+                                                     int16_t* __restrict dst) {
+  if (meta == nullptr) {
+    const int8_t* __restrict src = w + n * K + k0;
+    for (int64_t k = 0; k < kc; ++k) dst[k] = src[k];
+    return;
+  }
+  const int8_t* __restrict v = w + n * (K / 2) + k0 / 2;
+  const uint8_t* __restrict mrow = meta + n * ceil_div(K, 8) + k0 / 8;
+  for (int64_t g = 0; g < kc / 4; ++g) {
+    const int nib = (mrow[g >> 1] >> (4 * (g & 1))) & 0xF;
+    const int16_t v0 = v[2 * g], v1 = v[2 * g + 1];
+    const int16_t* __restrict s0 = kSel24i.m[nib][0];
+    const int16_t* __restrict s1 = kSel24i.m[nib][1];
+    // v * 1 or v * 0, summed: exact, and a nibble with pos0 == pos1 (outside the
+    // contract) adds both values, as the gather form did.
+    for (int j = 0; j < 4; ++j) dst[4 * g + j] = static_cast<int16_t>(v0 * s0[j] + v1 * s1[j]);
+  }
+}
+
 // Integer accumulators of one tile: acc[i * kNB + j] = sum_k a16[m0+i, k] * w[n0+j, k]
-// for i < mb, j < nb. a16 is A widened to int16 [M, K]; w the int8 weight [N, K].
+// for i < mb, j < nb. a16 is A widened to int16 [M, K]; w the int8 weight [N, K], or
+// the kept values of a 2:4 weight with its meta (widen_row).
 TQ_CPU_CLONES void int8_tile(const int16_t* __restrict a16, const int8_t* __restrict w,
-                             int64_t K, int64_t m0, int64_t mb, int64_t n0, int64_t nb,
-                             int32_t* __restrict acc) {
+                             const uint8_t* __restrict meta, int64_t K, int64_t m0, int64_t mb,
+                             int64_t n0, int64_t nb, int32_t* __restrict acc) {
   alignas(64) int16_t wbuf[kNR * kKC];
   std::fill(acc, acc + kMB * kNB, 0);
   for (int64_t k0 = 0; k0 < K; k0 += kKC) {
@@ -93,8 +137,7 @@ TQ_CPU_CLONES void int8_tile(const int16_t* __restrict a16, const int8_t* __rest
       for (int64_t r = 0; r < kNR; ++r) {
         int16_t* __restrict dst = wbuf + r * kKC;
         if (j0 + r < nb) {
-          const int8_t* __restrict src = w + (n0 + j0 + r) * K + k0;
-          for (int64_t k = 0; k < kc; ++k) dst[k] = src[k];
+          widen_row(w, meta, n0 + j0 + r, K, k0, kc, dst);
         } else {
           std::fill(dst, dst + kc, int16_t(0));
         }
@@ -106,15 +149,15 @@ TQ_CPU_CLONES void int8_tile(const int16_t* __restrict a16, const int8_t* __rest
 }
 
 template <typename T>
-void int8_matmul_impl(const int16_t* a16, const int8_t* w, const Int8Epilogue& ep, int64_t M,
-                      int64_t N, int64_t K, T* out) {
+void int8_matmul_impl(const int16_t* a16, const int8_t* w, const uint8_t* meta,
+                      const Int8Epilogue& ep, int64_t M, int64_t N, int64_t K, T* out) {
   const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
   parallel_tiles(mt * nt, [&](TileCounter& tiles) {
     std::vector<int32_t> acc(kMB * kNB);
     for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
       const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
       const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
-      int8_tile(a16, w, K, m0, mb, n0, nb, acc.data());
+      int8_tile(a16, w, meta, K, m0, mb, n0, nb, acc.data());
       for (int64_t i = 0; i < mb; ++i) {
         const int64_t m = m0 + i;
         const float as = ep.a_scale[m * ep.a_scale_step];
@@ -135,6 +178,22 @@ void int8_matmul_impl(const int16_t* a16, const int8_t* w, const Int8Epilogue& e
   });
 }
 
+}  // namespace
+
+void int8_gemm_into(const at::Tensor& a_q, const int8_t* w, const uint8_t* meta,
+                    const Int8Epilogue& ep, int64_t N, at::Tensor& out) {
+  const int64_t M = a_q.size(0), K = a_q.size(1);
+  // Widening int8 -> int16 is exact; done once so the tiles only widen W.
+  const at::Tensor a16 = a_q.to(at::kShort).contiguous();
+  const int16_t* a16p = a16.data_ptr<int16_t>();
+  dispatch_float_out(out.scalar_type(), "int8_matmul", [&](auto tag) {
+    using T = decltype(tag);
+    int8_matmul_impl<T>(a16p, w, meta, ep, M, N, K, out.data_ptr<T>());
+  });
+}
+
+namespace {
+
 at::Tensor int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
                            const c10::optional<at::Tensor>& a_zero, const at::Tensor& w_q,
                            const at::Tensor& w_scale, const c10::optional<at::Tensor>& w_colsum,
@@ -146,17 +205,9 @@ at::Tensor int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
   const int64_t M = sh.M, N = sh.N, K = sh.K;
 
-  // Widening int8 -> int16 is exact; done once so the tiles only widen W.
-  const at::Tensor a16 = a_q.to(at::kShort).contiguous();
   const Int8Epilogue ep = make_int8_epilogue(a_scale, a_zero, w_scale, w_colsum, w_q, bias);
-
   at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
-  const int16_t* a16p = a16.data_ptr<int16_t>();
-  const int8_t* wp = w_q.data_ptr<int8_t>();
-  dispatch_float_out(sh.out_dtype, op, [&](auto tag) {
-    using T = decltype(tag);
-    int8_matmul_impl<T>(a16p, wp, ep, M, N, K, out.data_ptr<T>());
-  });
+  int8_gemm_into(a_q, w_q.data_ptr<int8_t>(), nullptr, ep, N, out);
   return out;
 }
 

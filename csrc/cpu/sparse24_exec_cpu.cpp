@@ -2,29 +2,41 @@
 // [N, K/2] + meta uint8 [N, ceil(K/8)], see csrc/cpu/sparse24_cpu.cpp):
 //
 // sparse24_gemv: y[m, n] = sum_k x[m, k] * w[n, k] + bias[n], x fp16/bf16,
-//   output in x's dtype. The weight is decompressed on the fly: group g of
-//   row n contributes values[n, 2g] * x[m, 4g + pos0] and
-//   values[n, 2g + 1] * x[m, 4g + pos1]. Each product of two fp16/bf16
-//   numbers is exact in fp32; the sum is accumulated in fp32 in increasing
-//   group order (pos0 term, then pos1 term), then bias is added in fp32 and
-//   the result rounded once to x's dtype. The CUDA kernels accumulate in
-//   another order; both are within reference.fp32_accum_bound of the float64
-//   result. Meta is trusted (produced by compress24): a nibble with
-//   pos0 >= pos1 is not rejected here (decompress24 is the validating op).
+//   output in x's dtype, w the 2:4 weight (group g of row n holds
+//   values[n, 2g] at k = 4g + pos0 and values[n, 2g + 1] at k = 4g + pos1).
+//   Each product of two fp16/bf16 numbers is exact in fp32; the sums are fp32:
+//   K runs in chunks of kKC elements; within a chunk 16 lane sums, lane i
+//   taking k = i, i + 16, ... in increasing k (pruned positions add an exact
+//   zero), folded pairwise (fold16 in cpu_common.h); the chunk sums are added
+//   in increasing chunk order, then bias in fp32, then one rounding to x's
+//   dtype. Structure: tiles of kMB rows of x by kNB rows of W, claimed by the
+//   threads from a shared counter; a chunk of the tile's weight rows is
+//   expanded to dense fp32 (zeros where pruned) once and reused by every x row
+//   of the tile, four weight rows at a time (as the fp8 GEMV, fp8_cpu.cpp).
+//   x * 0 is NaN for a nonfinite x, so an x holding Inf or NaN takes the
+//   gather kernel instead (one fp32 sum per output over the kept products, in
+//   increasing group order), where a pruned position never meets x; both
+//   give the same NaN / Inf pattern as the CUDA kernels, and finite x never
+//   sees the difference beyond rounding. The CUDA kernels accumulate in other
+//   orders; all are within reference.fp32_accum_bound of the float64 result.
+//   Meta is trusted (produced by compress24): a nibble with pos0 >= pos1 is
+//   not rejected here (decompress24 is the validating op).
 //
 // sparse24_int8_matmul: int8_matmul (csrc/cpu/int8_cpu.cpp) with the weight
-//   as compressed 2:4 int8: acc[m, n] = sum over kept values v at position k
-//   of a_q[m, k] * v, exact in int32 (K <= 65536), then int8_matmul's
-//   epilogue in the same order: c = acc - a_zero[m] * w_colsum[n] (int64),
-//   s = a_scale[m] * w_scale[n], y = float(c) * s, y = y + float(bias[n]),
-//   each a separately rounded fp32 operation, out = out_dtype(y). w_colsum
-//   defaults to the row sums of the kept values. Bit-identical to
-//   int8_matmul over decompress24(w_values, w_meta), and to the CUDA op.
-//
-// Rows of the weight run in parallel (at::parallel_for over N); x is widened
-// to fp32 once.
+//   as compressed 2:4 int8; the same tiled integer GEMM (int8_gemm_into), each
+//   chunk of four weight rows expanded from values + meta to dense int16 with
+//   zeros where pruned. acc[m, n] = sum of a_q[m, k] * v over the kept values,
+//   exact in int32 (K <= 65536), then int8_matmul's epilogue in the same
+//   order: c = acc - a_zero[m] * w_colsum[n] (int64), s = a_scale[m] *
+//   w_scale[n], y = float(c) * s, y = y + float(bias[n]), each a separately
+//   rounded fp32 operation, out = out_dtype(y). w_colsum defaults to the row
+//   sums of the kept values. Bit-identical to int8_matmul over
+//   decompress24(w_values, w_meta), and to the CUDA op.
 #include <torch/library.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "common/checks.h"
@@ -52,9 +64,86 @@ void decode_row24(const V* vrow, const uint8_t* mrow, int64_t G, W* w0, W* w1, i
   }
 }
 
+constexpr int64_t kMB = 32;   // x rows per tile
+constexpr int64_t kNB = 16;   // W rows per tile (a multiple of 4)
+constexpr int64_t kKC = 512;  // K chunk (a multiple of 16 and of 8: whole meta bytes)
+
+// Lane masks of a meta nibble: kSel24[nib][0][j] is all ones where pos0 == j,
+// kSel24[nib][1][j] where pos1 == j. A select by bitwise AND, so no branch on
+// the (random) positions and no arithmetic on the values (an Inf weight stays
+// in its own element instead of making NaN of the pruned ones).
+struct Sel24 {
+  alignas(16) uint32_t m[16][2][4];
+  constexpr Sel24() : m() {
+    for (int nib = 0; nib < 16; ++nib)
+      for (int j = 0; j < 4; ++j) {
+        m[nib][0][j] = (nib & 3) == j ? 0xFFFFFFFFu : 0u;
+        m[nib][1][j] = (nib >> 2) == j ? 0xFFFFFFFFu : 0u;
+      }
+  }
+};
+constexpr Sel24 kSel24{};
+
+inline uint32_t f32_bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// Expands W row n's elements [k0, k0 + kc) of a 2:4 weight to dense fp32, bit
+// patterns (zeros where pruned; a nibble with pos0 == pos1, outside the
+// contract, ORs the two values). k0 is a multiple of 8 and kc of 4.
+template <typename V>
+inline __attribute__((always_inline)) void expand_row24(const V* __restrict values,
+                                                        const uint8_t* __restrict meta, int64_t n,
+                                                        int64_t K, int64_t k0, int64_t kc,
+                                                        uint32_t* __restrict dst) {
+  const V* __restrict v = values + n * (K / 2) + k0 / 2;
+  const uint8_t* __restrict mrow = meta + n * ceil_div(K, 8) + k0 / 8;
+  for (int64_t g = 0; g < kc / 4; ++g) {
+    const int nib = (mrow[g >> 1] >> (4 * (g & 1))) & 0xF;
+    const uint32_t b0 = f32_bits(static_cast<float>(v[2 * g]));
+    const uint32_t b1 = f32_bits(static_cast<float>(v[2 * g + 1]));
+    const uint32_t* __restrict s0 = kSel24.m[nib][0];
+    const uint32_t* __restrict s1 = kSel24.m[nib][1];
+    for (int j = 0; j < 4; ++j) dst[4 * g + j] = (b0 & s0[j]) | (b1 & s1[j]);
+  }
+}
+
+// acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] for i < mb, j < nb, in the order
+// of the header. x rows are ldx >= K floats apart, zero from K up to a multiple of 16;
+// wbuf holds kNB * kKC floats.
+template <typename V>
+TQ_CPU_CLONES void sparse24_tile(const float* __restrict xf, int64_t ldx,
+                                 const V* __restrict values, const uint8_t* __restrict meta,
+                                 int64_t K, int64_t m0, int64_t mb, int64_t n0, int64_t nb,
+                                 float* __restrict acc, float* __restrict wbuf) {
+  std::fill(acc, acc + kMB * kNB, 0.0f);
+  for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+    const int64_t kc = std::min(kKC, K - k0);
+    const int64_t kc16 = ceil_div(kc, 16) * 16;  // padded with zero weights (and zero x)
+    for (int64_t j = 0; j < kNB; ++j) {
+      float* __restrict dst = wbuf + j * kKC;
+      if (j < nb) expand_row24(values, meta, n0 + j, K, k0, kc, reinterpret_cast<uint32_t*>(dst));
+      std::fill(dst + (j < nb ? kc : 0), dst + kc16, 0.0f);
+    }
+    for (int64_t i = 0; i < mb; ++i) {
+      const float* xr = xf + (m0 + i) * ldx + k0;
+      for (int64_t j0 = 0; j0 < nb; j0 += 4) {
+        float p[4];
+        dot16_1x4(xr, wbuf + j0 * kKC, kKC, kc16, p);
+        for (int64_t r = 0; r < 4 && j0 + r < nb; ++r)
+          acc[i * kNB + j0 + r] = acc[i * kNB + j0 + r] + p[r];
+      }
+    }
+  }
+}
+
+// The gather kernel (x holding Inf or NaN): one fp32 sum per output over the
+// kept products, in increasing group order (pos0 term, then pos1 term).
 template <typename T>
-void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, const float* bias,
-                        int64_t M, int64_t N, int64_t K, T* y) {
+void sparse24_gemv_gather(const float* x, const T* values, const uint8_t* meta, const float* bias,
+                          int64_t M, int64_t N, int64_t K, T* y) {
   const int64_t G = K / 4, MB = ceil_div(K, 8);
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, K * M / 16));
   at::parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
@@ -72,6 +161,39 @@ void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, co
           acc = acc + w1[g] * xr[k1[g]];
         }
         y[m * N + n] = from_float<T>(acc + bn);
+      }
+    }
+  });
+}
+
+template <typename T>
+void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, const float* bias,
+                        int64_t M, int64_t N, int64_t K, T* y) {
+  bool finite = true;
+  for (int64_t i = 0; i < M * K; ++i) finite = finite && std::isfinite(x[i]);
+  if (!finite) return sparse24_gemv_gather<T>(x, values, meta, bias, M, N, K, y);
+  // Rows of x padded with zeros to a multiple of 16 (the last chunk's lanes).
+  const int64_t ldx = ceil_div(K, 16) * 16;
+  std::vector<float> xpad;
+  const float* xp = x;
+  if (ldx != K) {
+    xpad.assign(M * ldx, 0.0f);
+    for (int64_t m = 0; m < M; ++m) std::copy(x + m * K, x + (m + 1) * K, xpad.data() + m * ldx);
+    xp = xpad.data();
+  }
+  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
+  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
+    std::vector<float> acc(kMB * kNB), wbuf(kNB * kKC);
+    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
+      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
+      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
+      sparse24_tile<T>(xp, ldx, values, meta, K, m0, mb, n0, nb, acc.data(), wbuf.data());
+      for (int64_t i = 0; i < mb; ++i) {
+        for (int64_t j = 0; j < nb; ++j) {
+          float v = acc[i * kNB + j];
+          if (bias != nullptr) v = v + bias[n0 + j];
+          y[(m0 + i) * N + n0 + j] = from_float<T>(v);
+        }
       }
     }
   });
@@ -100,32 +222,6 @@ at::Tensor sparse24_gemv_cpu(const at::Tensor& x, const at::Tensor& values, cons
 }
 
 // --------------------------------------------------- int8 x 2:4 int8 ----
-template <typename T>
-void sparse24_int8_impl(const int8_t* a, const int8_t* values, const uint8_t* meta,
-                        const Int8Epilogue& ep, int64_t M, int64_t N, int64_t K, T* out) {
-  const int64_t G = K / 4, MB = ceil_div(K, 8);
-  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, K * M / 16));
-  at::parallel_for(0, N, grain, [&](int64_t b, int64_t e) {
-    std::vector<int32_t> w0(G), w1(G);
-    std::vector<int64_t> k0(G), k1(G);
-    for (int64_t n = b; n < e; ++n) {
-      decode_row24(values + n * (K / 2), meta + n * MB, G, w0.data(), w1.data(), k0.data(), k1.data());
-      const float ws = ep.w_scale[n * ep.w_scale_step];
-      for (int64_t m = 0; m < M; ++m) {
-        const int8_t* ar = a + m * K;
-        int32_t acc = 0;
-        for (int64_t g = 0; g < G; ++g) acc += w0[g] * ar[k0[g]] + w1[g] * ar[k1[g]];
-        int64_t c = acc;
-        if (ep.a_zero) c -= static_cast<int64_t>(ep.a_zero[m * ep.a_zero_step]) * ep.colsum[n];
-        const float s = ep.a_scale[m * ep.a_scale_step] * ws;
-        float y = static_cast<float>(c) * s;
-        if (ep.bias) y = y + ep.bias[n];
-        out[m * N + n] = from_float<T>(y);
-      }
-    }
-  });
-}
-
 at::Tensor sparse24_int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
                                     const c10::optional<at::Tensor>& a_zero,
                                     const at::Tensor& w_values, const at::Tensor& w_meta,
@@ -141,11 +237,7 @@ at::Tensor sparse24_int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_s
   const Int8Epilogue ep =
       make_int8_epilogue(a_scale, a_zero, w_scale, w_colsum, w_values, bias);
   at::Tensor out = at::empty({sh.M, sh.N}, a_q.options().dtype(sh.out_dtype));
-  dispatch_float_out(sh.out_dtype, op, [&](auto tag) {
-    using T = decltype(tag);
-    sparse24_int8_impl<T>(a_q.data_ptr<int8_t>(), w_values.data_ptr<int8_t>(),
-                          w_meta.data_ptr<uint8_t>(), ep, sh.M, sh.N, sh.K, out.data_ptr<T>());
-  });
+  int8_gemm_into(a_q, w_values.data_ptr<int8_t>(), w_meta.data_ptr<uint8_t>(), ep, sh.N, out);
   return out;
 }
 
