@@ -43,7 +43,8 @@ def _weight_error_bound(q: QuantLinear, w: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
-@pytest.mark.parametrize("M", [1, 5, 16, 40, 80])  # CUDA: 40 the GEMV past one M tile, 80 dequantize + cuBLAS
+# CUDA: 40 the GEMV past one M tile, 80 dequantize + cuBLAS; CPU: 160 dequantize + fp32 GEMM
+@pytest.mark.parametrize("M", [1, 5, 16, 40, 80, 160])
 def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
     lin = _linear(device=device)
     q = QuantLinear.from_float(lin, fmt, block_size=32)
@@ -158,7 +159,7 @@ def _bf16_rounding(v: torch.Tensor) -> torch.Tensor:
 # K = 20: an odd number of groups of 4, so the last meta byte is half padding.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("K", [96, 20])
-@pytest.mark.parametrize("M", [1, 5, 16, 40, 80])
+@pytest.mark.parametrize("M", [1, 5, 16, 40, 80, 160])
 def test_sparse24_accuracy_within_derived_bound(device, K, M):
     lin = _linear(k=K, device=device)
     q = QuantLinear.from_float(lin, "sparse24")
@@ -335,6 +336,10 @@ def test_dispatch_buckets():
     assert choose_path("nvfp4", 17, cuda) == "gemv" and choose_path("nvfp4", 64, cuda) == "gemv"
     assert choose_path("nvfp4", 65, cuda) == "dequant_mm"
     assert choose_path("sparse24", 40, cpu) == "cpu" and choose_path("int8_sparse24", 40, cpu) == "cpu"
+    for fmt in ("fp8_block", "nvfp4", "sparse24"):
+        assert choose_path(fmt, 127, cpu) == "cpu" and choose_path(fmt, 128, cpu) == "dequant_mm"
+    assert choose_path("int8", 4096, cpu) == "cpu" and choose_path("int8_sparse24", 4096, cpu) == "cpu"
+    assert choose_path("fp8_block", 4096, cpu, "w8a8") == "w8a8_emulated"
     assert choose_path("sparse24", 16, cuda) == "gemv"
     assert choose_path("sparse24", 64, cuda) == "gemv" and choose_path("sparse24", 65, cuda) == "dequant_mm"
     assert choose_path("int8_sparse24", 1, cuda) == "int8_mma" and choose_path("int8_sparse24", 4096, cuda) == "int8_mma"

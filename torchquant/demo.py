@@ -485,8 +485,12 @@ def format_table(rows: List[Dict], batch: int, n_tokens: int, device: str) -> st
     for r in rows:
         lines.append(f"  {r['label']:<{lw}} {r['note']}")
     if device == "cpu":
-        lines.append("CPU timings compare torch's fp32 GEMM (oneDNN / MKL) with torchquant's portable C++ CPU kernels;\n"
-                     "the formats' speed case is the GPU (`--device cuda`).")
+        from torchquant.nn.dispatch import CPU_DEQUANT_MIN_M
+
+        which = "widened to fp32 for torch's GEMM" if n_tokens >= CPU_DEQUANT_MIN_M else "torchquant's C++ kernels"
+        lines.append("CPU: int8 / int8_sparse24 run torchquant's C++ integer kernels; fp8_block / nvfp4 / sparse24 run\n"
+                     f"the C++ kernels below {CPU_DEQUANT_MIN_M} token positions and from {CPU_DEQUANT_MIN_M} on widen the weight\n"
+                     f"to fp32 for torch's GEMM (here: {which}); the formats' speed case is the GPU (`--device cuda`).")
     return "\n".join(lines)
 
 

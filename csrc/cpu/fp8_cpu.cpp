@@ -209,9 +209,10 @@ void dequantize_fp8_impl(const uint8_t* q, const float* scale, int64_t N, int64_
   const int64_t nb = ceil_div(K, bs);
   at::parallel_for(0, N, std::max<int64_t>(1, 16384 / K), [&](int64_t b, int64_t e) {
     for (int64_t n = b; n < e; ++n) {
-      for (int64_t k = 0; k < K; ++k) {
-        const float v = table[q[n * K + k]] * scale[n * nb + k / bs];
-        out[n * K + k] = from_float<T>(v);
+      for (int64_t blk = 0; blk < nb; ++blk) {  // the scale hoisted: no division per element
+        const float s = scale[n * nb + blk];
+        const int64_t k1 = std::min(K, (blk + 1) * bs);
+        for (int64_t k = blk * bs; k < k1; ++k) out[n * K + k] = from_float<T>(table[q[n * K + k]] * s);
       }
     }
   });

@@ -30,6 +30,18 @@ GEMV_MAX_M = 16
 # those M keep the dequantize path.
 LAYER_GEMV_MAX_M = 64
 
+# On the CPU the C++ GEMV kernels run ~2.5-3x slower than torch's fp32 GEMM
+# (oneDNN / MKL) per multiply-add once M is large, and widening the weight to
+# fp32 costs a fixed ~2-4 ns per weight element (a fresh buffer). Measured on a
+# 2-core x86-64 machine (torch 2.14 CPU build, ms, QuantLinear forward vs the
+# fp32 dequantize + F.linear; rows fp8_block / nvfp4 / sparse24):
+#   384x384    M = 64: 0.67/0.52, 0.49/0.30, 0.58/0.33   M = 128: 1.36/0.70, 1.23/0.50, 1.22/0.48
+#   1536x384   M = 64: 2.95/2.02, 2.30/1.19, 2.36/1.11   M = 128: 4.93/2.86, 3.57/1.86, 4.78/1.88
+#   4096x4096  M = 64: 69.0/93.6, 53.5/68.4, 53.4/92.0   M = 128: 137.9/111.8, 103.0/87.7, 104.3/109.0
+#              M = 256: 312/186, 230/139, 221/170
+# so M >= 128 takes the dequantize path (small layers already win from ~M = 32).
+CPU_DEQUANT_MIN_M = 128
+
 
 # torch._scaled_mm's blockwise scaling (1 x 128 activation blocks with 1 x 128
 # weight blocks, cuBLAS >= 12.9) runs on Hopper only.
@@ -37,7 +49,8 @@ W8A8_CAPABILITY_MAJOR = 9
 
 
 def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant") -> str:
-    """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "w8a8_mm", "w8a8_emulated".
+    """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "w8a8_mm", "w8a8_emulated"
+    ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM).
 
     prefill="w8a8" (fp8_block only, chosen when the layer is built) quantizes
     the activation to e4m3 in 1 x 128 blocks for M > GEMV_MAX_M and runs an
@@ -50,8 +63,14 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
     w8a8 = fmt == "fp8_block" and prefill == "w8a8" and m > GEMV_MAX_M
     if device.type != "cuda":
         # CPU: every op has a C++ kernel that handles any M (sparse24_gemv and
-        # sparse24_int8_matmul included), so nothing is dequantized.
-        return "w8a8_emulated" if w8a8 else "cpu"
+        # sparse24_int8_matmul included). From CPU_DEQUANT_MIN_M rows on, the
+        # fp8_block / nvfp4 / sparse24 weight is widened to fp32 for torch's
+        # GEMM instead (int8 keeps its exact integer kernel, as fast as fp32).
+        if w8a8:
+            return "w8a8_emulated"
+        if fmt in ("fp8_block", "nvfp4", "sparse24") and m >= CPU_DEQUANT_MIN_M:
+            return "dequant_mm"
+        return "cpu"
     if w8a8:
         # Measured on the H200 (benchmarks/micro/prefill_fp8_paths.py, M = 2048,
         # 28672x8192): _scaled_mm 913 us + activation quantization vs bf16

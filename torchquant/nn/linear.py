@@ -240,7 +240,9 @@ class QuantLinear(nn.Module):
             vdt = self.weight_values.dtype
             xa = x2 if x2.dtype == vdt else x2.to(vdt)
             bias = None if self.bias is None else self.bias.to(vdt)
-            if path == "dequant_mm":
+            if path == "dequant_mm" and x2.device.type == "cpu":
+                y = self._cpu_dequant_mm(x2)
+            elif path == "dequant_mm":
                 # NB: decompress24 validates meta on the device and reads the
                 # verdict back (a host sync, see csrc/sparse/sparse24.cu), so
                 # this prefill path cannot be captured in a CUDA graph.
@@ -251,7 +253,9 @@ class QuantLinear(nn.Module):
         else:
             xa = x2 if x2.dtype in (torch.float16, torch.bfloat16) else x2.to(self.dtype)
             bias = None if self.bias is None else self.bias.to(xa.dtype)
-            if path == "dequant_mm":
+            if path == "dequant_mm" and x2.device.type == "cpu":
+                y = self._cpu_dequant_mm(x2)
+            elif path == "dequant_mm":
                 y = torch.nn.functional.linear(xa, self.dequantized_weight(xa.dtype), bias)
             elif path in ("w8a8_mm", "w8a8_emulated"):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
@@ -261,6 +265,13 @@ class QuantLinear(nn.Module):
                 y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, "auto")
             y = y.to(out_dtype)
         return y.reshape(*lead, self.out_features)
+
+    def _cpu_dequant_mm(self, x2: Tensor) -> Tensor:
+        """CPU, large M (dispatch.CPU_DEQUANT_MIN_M): the weight widened to fp32
+        (each element one fp32 rounding of its dequantized value at most; exact
+        for sparse24) and torch's fp32 GEMM, x and bias widened exactly."""
+        bias = None if self.bias is None else self.bias.float()
+        return torch.nn.functional.linear(x2.float(), self.dequantized_weight(torch.float32), bias)
 
     def _w8a8(self, xa: Tensor, bias: Optional[Tensor], fast: bool) -> Tensor:
         """prefill='w8a8': x -> e4m3 in 1 x 128 blocks (quantize_fp8_act), then
