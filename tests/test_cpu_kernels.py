@@ -375,6 +375,41 @@ def unpack_codes(packed):
     return torch.stack((packed & 0xF, packed >> 4), -1).reshape(packed.shape[0], -1)
 
 
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
+def test_e4m3_decode_all_256_codes_bit_exact(out_dtype):
+    """The CPU kernels decode e4m3 through a 256-entry table (cpu_common.h):
+    every code, NaNs and subnormals included, must give torch's value to the
+    bit (scale 1: the multiply is exact); the GEMV shares the decode."""
+    codes = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).reshape(2, 128)
+    got = ops.dequantize_fp8_block(codes, torch.ones(2, 1), 128, out_dtype)
+    want = codes.to(torch.float32).to(out_dtype)
+    view = torch.int32 if out_dtype == torch.float32 else torch.int16
+    nan = want.isnan()
+    assert int(nan.sum()) == 2 and torch.equal(got.isnan(), nan)  # codes 0x7F, 0xFF
+    if out_dtype == torch.float32:  # NaN bits too (bf16 NaN rounding is c10's, not the decode's)
+        nan = torch.zeros_like(nan)
+    assert torch.equal(got.view(view)[~nan], want.view(view)[~nan])
+    # the GEMV over an identity-like x reads each finite code back
+    finite = torch.arange(256).reshape(2, 128) % 128 != 127
+    w = torch.where(finite, codes.float(), torch.zeros(())).to(torch.float8_e4m3fn)
+    x = torch.zeros(128, 128, dtype=torch.float32)
+    x[torch.arange(128), torch.arange(128)] = 1.0
+    y = ops.fp8_block_gemv(x.to(torch.bfloat16), w, torch.ones(2, 1), 128, None, "auto")
+    assert torch.equal(y.float(), w.float().t().to(torch.bfloat16).float())
+
+
+def test_e2m1_decode_all_256_bytes_bit_exact():
+    """Both nibbles of every byte through dequantize_nvfp4 (block scale e4m3 1.0,
+    global 1.0): the E2M1 table values to the bit, -0.0 for code 8 included."""
+    packed = torch.arange(256, dtype=torch.uint8).reshape(1, 256)
+    scale = torch.full((1, 32), 1.0).to(torch.float8_e4m3fn)
+    got = ops.dequantize_nvfp4(packed, scale, torch.ones(()), torch.float32)
+    table = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+    b = torch.arange(256)
+    want = torch.stack((table[b & 0xF], table[b >> 4]), -1).reshape(1, 512)
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+
+
 def test_nvfp4_e2m1_ties_and_packing():
     ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]
     tie_codes = [0, 2, 2, 4, 4, 6, 6]  # ties to the even code
