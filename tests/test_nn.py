@@ -378,7 +378,9 @@ def test_compile_fullgraph_no_graph_break(fmt):
     assert torch.equal(compiled(x), q(x))
 
 
-GRAPH_CASES = [(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8a8"}, 64)]
+GRAPH_CASES = ([(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8a8"}, 64)]
+               # the GEMVs past one 16-row tile (dispatch.LAYER_GEMV_MAX_M): capturable, no host sync
+               + [(f, {}, 64) for f in ("fp8_block", "nvfp4", "sparse24")])
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
@@ -386,7 +388,8 @@ GRAPH_CASES = [(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8
                          ids=[f"{f}-{'-'.join(kw.values()) or 'default'}-M{m}" for f, kw, m in GRAPH_CASES])
 def test_cuda_graph_capture_and_inductor(fmt, kw, M):
     """CUDA graph capture and torch.compile(fullgraph) give the eager bits (M = 8:
-    the decode paths; M = 64 with prefill='w8a8': quantize_fp8_act + _scaled_mm)."""
+    the decode paths; M = 64: the GEMVs in four 16-row tiles, or with
+    prefill='w8a8' quantize_fp8_act + _scaled_mm)."""
     torch._dynamo.reset()  # fresh recompile budget: every test compiles a new module's forward
     q = QuantLinear.from_float(_linear(k=256, n=128).cuda(), fmt, **kw)
     x = torch.randn(M, 256, device="cuda", dtype=torch.bfloat16)
