@@ -181,6 +181,19 @@ def test_auto_split_bit_exact(M, N, K):
     _run_and_compare(args, torch.float16)
 
 
+def _capture(args, out_dtype):
+    """One eager call (it also warms up the per-device setup), then the op captured
+    into a CUDA graph on a side stream: (eager result, graph, the graph's output)."""
+    eager = ops._int8_gemm_sm90a(*args, out_dtype)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        with torch.cuda.graph(graph):
+            captured = ops._int8_gemm_sm90a(*args, out_dtype)
+    return eager, graph, captured
+
+
 def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
     # The workspace and counters are allocated and zeroed inside the op; under capture the
     # memsets are part of the graph, so every replay must start from zero. Two replays with new
@@ -192,13 +205,7 @@ def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
         return _make(M, N, K, seed=seed, zero="row", bias=torch.float16)
 
     args = [_to(t, "cuda") for t in make(40)]
-    ops._int8_gemm_sm90a(*args, torch.float16)  # warms up the per-device setup
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        with torch.cuda.graph(graph):
-            captured = ops._int8_gemm_sm90a(*args, torch.float16)
+    _, graph, captured = _capture(args, torch.float16)
     for seed in (41, 42):
         new = make(seed)
         for dst, src in zip(args, new):
@@ -260,13 +267,7 @@ def test_validation_matches_int8_matmul():
 def test_cuda_graph_capture():
     # No host synchronization inside the op: it records into a CUDA graph and replays exactly.
     args = [_to(t, "cuda") for t in _make(300, 1000, 512, seed=9, zero="row", bias=torch.float16)]
-    eager = ops._int8_gemm_sm90a(*args, torch.bfloat16)  # also warms up the per-device setup
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        with torch.cuda.graph(graph):
-            captured = ops._int8_gemm_sm90a(*args, torch.bfloat16)
+    eager, graph, captured = _capture(args, torch.bfloat16)
     captured.fill_(float("nan"))
     graph.replay()
     torch.cuda.synchronize()

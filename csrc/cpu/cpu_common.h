@@ -184,6 +184,23 @@ inline __attribute__((always_inline)) void dot16_1x4(const float* __restrict x,
   out[3] = fold16(l3);
 }
 
+// acc[i * ldacc + j] += sum_{k < len} x[i * ldx + k] * w[j * ldw + k] for i < mb, j < nb:
+// the tile loop of the GEMVs that decode a chunk of weight rows into an fp32
+// buffer (w, rows ldw apart, nb rounded up to 4 of them present) and reuse it for
+// every x row of the tile, four weight rows at a time (dot16_1x4's order).
+inline __attribute__((always_inline)) void accumulate_rows_1x4(
+    const float* __restrict x, int64_t ldx, const float* __restrict w, int64_t ldw, int64_t len,
+    int64_t mb, int64_t nb, float* __restrict acc, int64_t ldacc) {
+  for (int64_t i = 0; i < mb; ++i) {
+    for (int64_t j0 = 0; j0 < nb; j0 += 4) {
+      float p[4];
+      dot16_1x4(x + i * ldx, w + j0 * ldw, ldw, len, p);
+      for (int64_t r = 0; r < 4 && j0 + r < nb; ++r)
+        acc[i * ldacc + j0 + r] = acc[i * ldacc + j0 + r] + p[r];
+    }
+  }
+}
+
 // The fused int8 epilogue's operands as raw pointers, shared by int8_matmul
 // and sparse24_int8_matmul (csrc/cpu): y = float(acc - a_zero[m] * colsum[n])
 // * (a_scale[m] * w_scale[n]) + bias[n]. Steps are 0 where one element

@@ -86,15 +86,7 @@ TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __
         std::fill(dst, dst + kc, 0.0f);
       }
     }
-    for (int64_t i = 0; i < mb; ++i) {
-      const float* xr = xf + (m0 + i) * K + k0;
-      for (int64_t j0 = 0; j0 < nb; j0 += 4) {
-        float p[4];
-        dot16_1x4(xr, wbuf + j0 * kKC, kKC, kc, p);
-        for (int64_t r = 0; r < 4 && j0 + r < nb; ++r)
-          acc[i * kNB + j0 + r] = acc[i * kNB + j0 + r] + p[r];
-      }
-    }
+    accumulate_rows_1x4(xf + m0 * K + k0, K, wbuf, kKC, kc, mb, nb, acc, kNB);
   }
 }
 

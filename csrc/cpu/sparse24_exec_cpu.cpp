@@ -127,15 +127,7 @@ TQ_CPU_CLONES void sparse24_tile(const float* __restrict xf, int64_t ldx,
       if (j < nb) expand_row24(values, meta, n0 + j, K, k0, kc, reinterpret_cast<uint32_t*>(dst));
       std::fill(dst + (j < nb ? kc : 0), dst + kc16, 0.0f);
     }
-    for (int64_t i = 0; i < mb; ++i) {
-      const float* xr = xf + (m0 + i) * ldx + k0;
-      for (int64_t j0 = 0; j0 < nb; j0 += 4) {
-        float p[4];
-        dot16_1x4(xr, wbuf + j0 * kKC, kKC, kc16, p);
-        for (int64_t r = 0; r < 4 && j0 + r < nb; ++r)
-          acc[i * kNB + j0 + r] = acc[i * kNB + j0 + r] + p[r];
-      }
-    }
+    accumulate_rows_1x4(xf + m0 * ldx + k0, ldx, wbuf, kKC, kc16, mb, nb, acc, kNB);
   }
 }
 
