@@ -23,7 +23,7 @@
 // Tiles: kMB rows of A x kNB rows of W; threads claim tiles from a shared
 // counter (parallel_tiles in cpu_common.h), tiles of one A block first.
 // Inside a tile, K runs in chunks of kKC: four W rows of the chunk are widened
-// into a 4 KB L1 buffer and every A row of the tile is dotted against them
+// (or, for sparse24_int8_matmul, expanded from the 2:4 form) into a 4 KB L1 buffer and every A row of the tile is dotted against them
 // (1 x 4 register block: each A load feeds four multiply-adds).
 // At M = 16, N = K = 4096 all of A (128 KB as int16) stays in L2 and W streams
 // from memory once.
@@ -203,8 +203,7 @@ at::Tensor int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_scale,
   const Int8MatmulShape sh =
       validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
-  const int64_t M = sh.M, N = sh.N, K = sh.K;
-
+  const int64_t M = sh.M, N = sh.N;
   const Int8Epilogue ep = make_int8_epilogue(a_scale, a_zero, w_scale, w_colsum, w_q, bias);
   at::Tensor out = at::empty({M, N}, a_q.options().dtype(sh.out_dtype));
   int8_gemm_into(a_q, w_q.data_ptr<int8_t>(), nullptr, ep, N, out);

@@ -39,7 +39,8 @@ LAYER_GEMV_MAX_M = 64
 #   1536x384   M = 64: 2.95/2.02, 2.30/1.19, 2.36/1.11   M = 128: 4.93/2.86, 3.57/1.86, 4.78/1.88
 #   4096x4096  M = 64: 69.0/93.6, 53.5/68.4, 53.4/92.0   M = 128: 137.9/111.8, 103.0/87.7, 104.3/109.0
 #              M = 256: 312/186, 230/139, 221/170
-# so M >= 128 takes the dequantize path (small layers already win from ~M = 32).
+# so M >= 128 takes the dequantize path (nvfp4 / sparse24 on small layers win from ~M = 32,
+# fp8_block from ~M = 64, and 4096x4096 only from ~M = 128).
 CPU_DEQUANT_MIN_M = 128
 
 
