@@ -328,6 +328,19 @@ def test_checkpoint_interop_into_quantlinear():
     assert torch.equal(q3.weight_q.view(torch.uint8), w_q.view(torch.uint8))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+def test_empty_batch_gives_empty_output(device, fmt):
+    """As nn.Linear: zero rows in, zero rows out, in the input's dtype (an MoE expert
+    that received no token), not the ops' empty-operand error."""
+    kw = {"dtype": torch.bfloat16} if fmt == "sparse24" else {}
+    q = QuantLinear.from_float(_linear(device=device), fmt, **kw)
+    for shape in [(0, 96), (2, 0, 96)]:
+        x = torch.randn(*shape, device=device, dtype=torch.bfloat16)
+        y = q(x)
+        assert y.shape == (*shape[:-1], 40) and y.dtype == torch.bfloat16 and y.device == x.device
+
+
 def test_dispatch_buckets():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert choose_path("nvfp4", 1, cpu) == "cpu"

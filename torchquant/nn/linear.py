@@ -220,6 +220,10 @@ class QuantLinear(nn.Module):
         if not x2.is_contiguous():
             x2 = x2.contiguous()
         out_dtype = x.dtype if x.dtype in (torch.float16, torch.bfloat16, torch.float32) else self.dtype
+        if x2.shape[0] == 0:
+            # An empty batch (an MoE expert no token was routed to, say) gives an empty
+            # output, as nn.Linear does; the ops themselves reject empty operands.
+            return x.new_empty((*lead, self.out_features), dtype=out_dtype)
         path = choose_path(self.format, x2.shape[0], x2.device, self.prefill)
         if self.format == "int8":
             a_q, a_s, a_z = _ops.quantize_int8(x2, True, self.act_symmetric)
