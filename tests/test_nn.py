@@ -341,6 +341,15 @@ def test_empty_batch_gives_empty_output(device, fmt):
         assert y.shape == (*shape[:-1], 40) and y.dtype == torch.bfloat16 and y.device == x.device
 
 
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int8])
+def test_unsupported_input_dtype_raises(fmt, dtype):
+    kw = {"dtype": torch.bfloat16} if fmt == "sparse24" else {}
+    q = QuantLinear.from_float(_linear(), fmt, **kw)
+    with pytest.raises(TypeError, match="x must be float32, float16 or bfloat16"):
+        q(torch.ones(3, 96, dtype=dtype))
+
+
 def test_dispatch_buckets():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert choose_path("nvfp4", 1, cpu) == "cpu"

@@ -219,7 +219,11 @@ class QuantLinear(nn.Module):
         x2 = x.reshape(-1, self.in_features)
         if not x2.is_contiguous():
             x2 = x2.contiguous()
-        out_dtype = x.dtype if x.dtype in (torch.float16, torch.bfloat16, torch.float32) else self.dtype
+        if x.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+            # nn.Linear raises on a dtype its weight does not have; casting (say float64
+            # down to bf16) would hand back a silently different dtype and precision.
+            raise TypeError(f"QuantLinear: x must be float32, float16 or bfloat16, got {x.dtype}")
+        out_dtype = x.dtype
         if x2.shape[0] == 0:
             # An empty batch (an MoE expert no token was routed to, say) gives an empty
             # output, as nn.Linear does; the ops themselves reject empty operands.
