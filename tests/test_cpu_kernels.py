@@ -377,9 +377,10 @@ def unpack_codes(packed):
 
 @pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
 def test_e4m3_decode_all_256_codes_bit_exact(out_dtype):
-    """The CPU kernels decode e4m3 through a 256-entry table (cpu_common.h):
-    every code, NaNs and subnormals included, must give torch's value to the
-    bit (scale 1: the multiply is exact); the GEMV shares the decode."""
+    """The CPU kernels decode e4m3 with F16C or a 256-entry table (fp8_cpu.cpp
+    decode_e4m3_row): every code, NaNs and subnormals included, must give
+    torch's value to the bit (scale 1: the multiply is exact); the GEMV shares
+    the decode. test_decode_paths_agree_bit_for_bit covers the other form."""
     codes = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).reshape(2, 128)
     got = ops.dequantize_fp8_block(codes, torch.ones(2, 1), 128, out_dtype)
     want = codes.to(torch.float32).to(out_dtype)
@@ -396,6 +397,56 @@ def test_e4m3_decode_all_256_codes_bit_exact(out_dtype):
     x[torch.arange(128), torch.arange(128)] = 1.0
     y = ops.fp8_block_gemv(x.to(torch.bfloat16), w, torch.ones(2, 1), 128, None, "auto")
     assert torch.equal(y.float(), w.float().t().to(torch.bfloat16).float())
+
+
+_DECODE_CASES = r"""
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+ops = torch.ops.torchquant
+g = torch.Generator().manual_seed(7)
+out = {}
+codes = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).reshape(2, 128)
+out["fp8_deq_all"] = ops.dequantize_fp8_block(codes, torch.rand(2, 1, generator=g) + 0.5, 128, torch.float32)
+for K in (200, 208, 4096):  # 200: a tail of 8 codes after the 16-code groups (dequantize only)
+    w = torch.randn(37, K, generator=g)
+    q, s = ops.quantize_fp8_block(w, 64)
+    out[f"fp8_deq_{K}"] = ops.dequantize_fp8_block(q, s, 64, torch.float32)
+    if K % 16 == 0:
+        x = torch.randn(5, K, generator=g).to(torch.bfloat16)
+        out[f"fp8_gemv_{K}"] = ops.fp8_block_gemv(x, q, s, 64, None, "auto")
+for K in (48, 4096):  # 48: three 16-code blocks, the last one alone
+    w = torch.randn(37, K, generator=g)
+    p, sc, gs = ops.quantize_nvfp4(w)
+    x = torch.randn(5, K, generator=g).to(torch.bfloat16)
+    out[f"nvfp4_gemv_{K}"] = ops.nvfp4_gemv(x, p, sc, gs, None, "auto")
+torch.save(out, sys.argv[2])
+"""
+
+
+def test_decode_paths_agree_bit_for_bit(tmp_path):
+    """The e4m3 / e2m1 decodes have an AVX2 + F16C form and a table form
+    (cpu_common.h cpu_has_f16c_path); TORCHQUANT_CPU_NO_F16C=1 forces the table.
+    Both must give the same bits: dequantize over all 256 codes (NaN codes take
+    the table inside the F16C form), and the GEMVs over K with decode tails."""
+    import subprocess
+    import sys
+
+    lib = next(iter(glob.glob(os.path.join(ROOT, "torchquant", "_C*.so"))))
+    script = tmp_path / "decode_cases.py"
+    script.write_text(_DECODE_CASES)
+    results = {}
+    for name, env_extra in (("f16c", {}), ("table", {"TORCHQUANT_CPU_NO_F16C": "1"})):
+        env = dict(os.environ, **env_extra)
+        if not env_extra:
+            env.pop("TORCHQUANT_CPU_NO_F16C", None)
+        dst = tmp_path / f"{name}.pt"
+        subprocess.run([sys.executable, str(script), lib, str(dst)], check=True, env=env, timeout=300)
+        results[name] = torch.load(dst)
+    assert results["f16c"].keys() == results["table"].keys()
+    for key, a in results["f16c"].items():
+        b = results["table"][key]
+        view = torch.int32 if a.dtype == torch.float32 else torch.int16
+        assert torch.equal(a.view(view), b.view(view)), key
 
 
 def test_e2m1_decode_all_256_bytes_bit_exact():

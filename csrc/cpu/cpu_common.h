@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 // The build compiles with -O3 and no -march, i.e. for baseline x86-64 (SSE2).
@@ -45,8 +46,29 @@
 #define TQ_NO_FP_CONTRACT
 #endif
 
+// x86-64 with gcc / clang: the e4m3 and e2m1 decodes (fp8_cpu.cpp, nvfp4_cpu.cpp) have an
+// AVX2 + F16C form, taken when the CPU has both (cpu_has_f16c_path).
+#if defined(__GNUC__) && defined(__x86_64__)
+#define TQ_HAVE_F16C_PATH 1
+#endif
+
 namespace torchquant {
 namespace cpu {
+
+// TORCHQUANT_CPU_NO_F16C=1 (read once per process) keeps the table forms, so tests
+// cover both on a machine that has F16C.
+inline bool cpu_has_f16c_path() {
+#ifdef TQ_HAVE_F16C_PATH
+  static const bool ok = [] {
+    const char* off = std::getenv("TORCHQUANT_CPU_NO_F16C");
+    if (off != nullptr && off[0] == '1') return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

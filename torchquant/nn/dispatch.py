@@ -30,17 +30,16 @@ GEMV_MAX_M = 16
 # those M keep the dequantize path.
 LAYER_GEMV_MAX_M = 64
 
-# On the CPU the C++ GEMV kernels run ~2.5-3x slower than torch's fp32 GEMM
+# On the CPU the C++ GEMV kernels run ~2-3x slower than torch's fp32 GEMM
 # (oneDNN / MKL) per multiply-add once M is large, and widening the weight to
 # fp32 costs a fixed ~2-4 ns per weight element (a fresh buffer). Measured on a
-# 2-core x86-64 machine (torch 2.14 CPU build, ms, QuantLinear forward vs the
-# fp32 dequantize + F.linear; rows fp8_block / nvfp4 / sparse24):
-#   384x384    M = 64: 0.67/0.52, 0.49/0.30, 0.58/0.33   M = 128: 1.36/0.70, 1.23/0.50, 1.22/0.48
-#   1536x384   M = 64: 2.95/2.02, 2.30/1.19, 2.36/1.11   M = 128: 4.93/2.86, 3.57/1.86, 4.78/1.88
-#   4096x4096  M = 64: 69.0/93.6, 53.5/68.4, 53.4/92.0   M = 128: 137.9/111.8, 103.0/87.7, 104.3/109.0
-#              M = 256: 312/186, 230/139, 221/170
-# so M >= 128 takes the dequantize path (nvfp4 / sparse24 on small layers win from ~M = 32,
-# fp8_block from ~M = 64, and 4096x4096 only from ~M = 128).
+# 2-core x86-64 machine with AVX2 + F16C (torch 2.14 CPU build, ms, the op vs
+# its dequantize + F.linear in fp32; fp8_block (bs 128) / nvfp4 / sparse24):
+#   384x384    M = 64: 0.54/0.24, 0.50/0.28, 0.61/0.28    M = 128: 1.39/0.42, 0.99/0.46, 1.17/0.46
+#   1536x384   M = 64: 2.17/0.92, 1.44/1.08, 1.76/1.06    M = 128: 4.22/1.64, 2.89/1.82, 3.56/1.85
+#   4096x4096  M = 64: 75.3/63.5, 52.2/67.2, 62.5/87.3    M = 128: 151.0/84.0, 111.2/97.7, 123.5/108.5
+# so M >= 128 takes the dequantize path (small layers win from ~M = 32 already,
+# 4096x4096 only from M = 64 for fp8_block and M = 128 for the others).
 CPU_DEQUANT_MIN_M = 128
 
 
