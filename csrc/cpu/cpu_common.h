@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 // The build compiles with -O3 and no -march, i.e. for baseline x86-64 (SSE2).
 // The hot loops are written so gcc vectorizes them; TQ_CPU_CLONES additionally
@@ -105,6 +106,36 @@ void parallel_tiles(int64_t ntiles, const F& worker) {
     for (int64_t i = b; i < e; ++i) worker(counter);  // serial fallback: the first drains all
   });
 }
+
+// The tile loop of the fp32-accumulating GEMVs (fp8, nvfp4, sparse24): tiles of
+// mt_rows x rows by nt_rows weight rows from parallel_tiles, each worker with its
+// own accumulators (mt_rows * nt_rows) and decode buffer (wbuf_len floats);
+// tile(m0, mb, n0, nb, acc, wbuf) fills acc[i * nt_rows + j] for i < mb, j < nb,
+// then store(m, n, acc value) writes each output. The callers' epilogues run
+// inlined here, so this function keeps fp32 multiplies and adds separate too
+// (gcc decides contraction per function; see TQ_NO_FP_CONTRACT below).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+template <typename Tile, typename Store>
+void gemv_tiles(int64_t M, int64_t N, int64_t mt_rows, int64_t nt_rows, int64_t wbuf_len,
+                const Tile& tile, const Store& store) {
+  const int64_t mt = ceil_div(M, mt_rows), nt = ceil_div(N, nt_rows);
+  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
+    std::vector<float> acc(mt_rows * nt_rows), wbuf(wbuf_len);
+    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
+      const int64_t m0 = (t / nt) * mt_rows, n0 = (t % nt) * nt_rows;
+      const int64_t mb = std::min(mt_rows, M - m0), nb = std::min(nt_rows, N - n0);
+      tile(m0, mb, n0, nb, acc.data(), wbuf.data());
+      for (int64_t i = 0; i < mb; ++i)
+        for (int64_t j = 0; j < nb; ++j) store(m0 + i, n0 + j, acc[i * nt_rows + j]);
+    }
+  });
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 // ------------------------------------------------------------ e4m3, e2m1 --
 // Decode table for all 256 E4M3 (fn) bit patterns; 0x7F / 0xFF decode to NaN.

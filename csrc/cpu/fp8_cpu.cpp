@@ -142,22 +142,15 @@ TQ_CPU_CLONES void fp8_gemv_tile(const float* __restrict xf, const uint8_t* __re
 template <typename T>
 void fp8_gemv_impl(const float* xf, const uint8_t* wq, const float* wscale, const float* bias,
                    int64_t M, int64_t N, int64_t K, int64_t bs, T* out) {
-  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
-  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
-    std::vector<float> acc(kMB * kNB), wbuf(kNB * chunk_len(bs));
-    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
-      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
-      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
-      fp8_gemv_tile(xf, wq, wscale, K, bs, m0, mb, n0, nb, acc.data(), wbuf.data());
-      for (int64_t i = 0; i < mb; ++i) {
-        for (int64_t j = 0; j < nb; ++j) {
-          float y = acc[i * kNB + j];
-          if (bias) y = y + bias[n0 + j];
-          out[(m0 + i) * N + n0 + j] = from_float<T>(y);
-        }
-      }
-    }
-  });
+  gemv_tiles(
+      M, N, kMB, kNB, kNB * chunk_len(bs),
+      [&](int64_t m0, int64_t mb, int64_t n0, int64_t nb, float* acc, float* wbuf) {
+        fp8_gemv_tile(xf, wq, wscale, K, bs, m0, mb, n0, nb, acc, wbuf);
+      },
+      [&](int64_t m, int64_t n, float y) {
+        if (bias) y = y + bias[n];
+        out[m * N + n] = from_float<T>(y);
+      });
 }
 
 at::Tensor fp8_block_gemv_cpu(const at::Tensor& x, const at::Tensor& w_q,

@@ -55,6 +55,24 @@ constexpr int64_t kNB = 16;   // W rows per tile (a multiple of 4)
 constexpr int64_t kKC = 512;  // K chunk (a multiple of 16)
 constexpr int64_t kBlock = 16;
 
+// The table form: 16-code blocks [b0, b1) of the chunk at k0 (dst = the chunk's start),
+// each code's kE2M1 value times the block scale.
+inline __attribute__((always_inline)) void decode_nvfp4_blocks(const uint8_t* __restrict packed,
+                                                               const uint8_t* __restrict bscale,
+                                                               const float* __restrict e4m3,
+                                                               int64_t k0, int64_t b0, int64_t b1,
+                                                               float* __restrict dst) {
+  for (int64_t b = b0; b < b1; ++b) {
+    const float s = e4m3[bscale[k0 / kBlock + b]];
+    const uint8_t* __restrict p = packed + (k0 + b * kBlock) / 2;
+    float* __restrict d = dst + b * kBlock;
+    for (int i = 0; i < kBlock / 2; ++i) {
+      d[2 * i] = kE2M1[p[i] & 0xF] * s;
+      d[2 * i + 1] = kE2M1[p[i] >> 4] * s;
+    }
+  }
+}
+
 #ifdef TQ_HAVE_F16C_PATH
 // The AVX2 + F16C form of decode_nvfp4_row, 32 codes (two blocks) at a time: every e2m1
 // value is an fp16 whose low byte is 0, so a 16-entry byte table (pshufb) indexed by the
@@ -84,15 +102,7 @@ __attribute__((target("avx2,f16c"))) void decode_nvfp4_row_f16c(
     _mm256_storeu_ps(d + 16, _mm256_mul_ps(_mm256_cvtph_ps(_mm_unpacklo_epi8(zero, c1)), s1));
     _mm256_storeu_ps(d + 24, _mm256_mul_ps(_mm256_cvtph_ps(_mm_unpackhi_epi8(zero, c1)), s1));
   }
-  for (; b < kc / kBlock; ++b) {  // an odd last block
-    const float s = e4m3[bscale[k0 / kBlock + b]];
-    const uint8_t* __restrict p = packed + (k0 + b * kBlock) / 2;
-    float* __restrict d = dst + b * kBlock;
-    for (int i = 0; i < kBlock / 2; ++i) {
-      d[2 * i] = kE2M1[p[i] & 0xF] * s;
-      d[2 * i + 1] = kE2M1[p[i] >> 4] * s;
-    }
-  }
+  decode_nvfp4_blocks(packed, bscale, e4m3, k0, b, kc / kBlock, dst);  // an odd last block
 }
 #endif
 
@@ -106,15 +116,7 @@ inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __res
 #ifdef TQ_HAVE_F16C_PATH
   if (cpu_has_f16c_path()) return decode_nvfp4_row_f16c(packed, bscale, e4m3, k0, kc, dst);
 #endif
-  for (int64_t b = 0; b < kc / kBlock; ++b) {
-    const float s = e4m3[bscale[k0 / kBlock + b]];
-    const uint8_t* __restrict p = packed + (k0 + b * kBlock) / 2;
-    float* __restrict d = dst + b * kBlock;
-    for (int i = 0; i < kBlock / 2; ++i) {
-      d[2 * i] = kE2M1[p[i] & 0xF] * s;
-      d[2 * i + 1] = kE2M1[p[i] >> 4] * s;
-    }
-  }
+  decode_nvfp4_blocks(packed, bscale, e4m3, k0, 0, kc / kBlock, dst);
 }
 
 // acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] (block scale folded, no global).
@@ -142,22 +144,16 @@ TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __
 template <typename T>
 void nvfp4_gemv_impl(const float* xf, const uint8_t* wp, const uint8_t* ws, float global,
                      const float* bias, int64_t M, int64_t N, int64_t K, T* out) {
-  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
-  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
-    std::vector<float> acc(kMB * kNB), wbuf(kNB * kKC);
-    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
-      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
-      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
-      nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc.data(), wbuf.data());
-      for (int64_t i = 0; i < mb; ++i) {
-        for (int64_t j = 0; j < nb; ++j) {
-          float y = acc[i * kNB + j] * global;
-          if (bias) y = y + bias[n0 + j];
-          out[(m0 + i) * N + n0 + j] = from_float<T>(y);
-        }
-      }
-    }
-  });
+  gemv_tiles(
+      M, N, kMB, kNB, kNB * kKC,
+      [&](int64_t m0, int64_t mb, int64_t n0, int64_t nb, float* acc, float* wbuf) {
+        nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc, wbuf);
+      },
+      [&](int64_t m, int64_t n, float y) {
+        y = y * global;
+        if (bias) y = y + bias[n];
+        out[m * N + n] = from_float<T>(y);
+      });
 }
 
 float read_global_scale(const at::Tensor& g) {

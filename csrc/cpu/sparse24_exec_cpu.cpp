@@ -173,22 +173,15 @@ void sparse24_gemv_impl(const float* x, const T* values, const uint8_t* meta, co
     for (int64_t m = 0; m < M; ++m) std::copy(x + m * K, x + (m + 1) * K, xpad.data() + m * ldx);
     xp = xpad.data();
   }
-  const int64_t mt = ceil_div(M, kMB), nt = ceil_div(N, kNB);
-  parallel_tiles(mt * nt, [&](TileCounter& tiles) {
-    std::vector<float> acc(kMB * kNB), wbuf(kNB * kKC);
-    for (int64_t t = tiles.next(); t >= 0; t = tiles.next()) {
-      const int64_t m0 = (t / nt) * kMB, n0 = (t % nt) * kNB;
-      const int64_t mb = std::min(kMB, M - m0), nb = std::min(kNB, N - n0);
-      sparse24_tile<T>(xp, ldx, values, meta, K, m0, mb, n0, nb, acc.data(), wbuf.data());
-      for (int64_t i = 0; i < mb; ++i) {
-        for (int64_t j = 0; j < nb; ++j) {
-          float v = acc[i * kNB + j];
-          if (bias != nullptr) v = v + bias[n0 + j];
-          y[(m0 + i) * N + n0 + j] = from_float<T>(v);
-        }
-      }
-    }
-  });
+  gemv_tiles(
+      M, N, kMB, kNB, kNB * kKC,
+      [&](int64_t m0, int64_t mb, int64_t n0, int64_t nb, float* acc, float* wbuf) {
+        sparse24_tile<T>(xp, ldx, values, meta, K, m0, mb, n0, nb, acc, wbuf);
+      },
+      [&](int64_t m, int64_t n, float v) {
+        if (bias != nullptr) v = v + bias[n];
+        y[m * N + n] = from_float<T>(v);
+      });
 }
 
 at::Tensor sparse24_gemv_cpu(const at::Tensor& x, const at::Tensor& values, const at::Tensor& meta,
