@@ -229,7 +229,9 @@ class QuantLinear(nn.Module):
             # output, as nn.Linear does; the ops themselves reject empty operands.
             return x.new_empty((*lead, self.out_features), dtype=out_dtype)
         path = choose_path(self.format, x2.shape[0], x2.device, self.prefill)
-        if self.format == "int8":
+        if path == "dequant_mm" and x2.device.type == "cpu":
+            y = self._cpu_dequant_mm(x2).to(out_dtype)
+        elif self.format == "int8":
             a_q, a_s, a_z = _ops.quantize_int8(x2, True, self.act_symmetric)
             y = _ops.int8_matmul(
                 a_q, a_s, None if self.act_symmetric else a_z, self.weight_q, self.weight_scale,
@@ -248,9 +250,7 @@ class QuantLinear(nn.Module):
             vdt = self.weight_values.dtype
             xa = x2 if x2.dtype == vdt else x2.to(vdt)
             bias = None if self.bias is None else self.bias.to(vdt)
-            if path == "dequant_mm" and x2.device.type == "cpu":
-                y = self._cpu_dequant_mm(x2)
-            elif path == "dequant_mm":
+            if path == "dequant_mm":
                 # NB: decompress24 validates meta on the device and reads the
                 # verdict back (a host sync, see csrc/sparse/sparse24.cu), so
                 # this prefill path cannot be captured in a CUDA graph.
@@ -261,9 +261,7 @@ class QuantLinear(nn.Module):
         else:
             xa = x2 if x2.dtype in (torch.float16, torch.bfloat16) else x2.to(self.dtype)
             bias = None if self.bias is None else self.bias.to(xa.dtype)
-            if path == "dequant_mm" and x2.device.type == "cpu":
-                y = self._cpu_dequant_mm(x2)
-            elif path == "dequant_mm":
+            if path == "dequant_mm":
                 y = torch.nn.functional.linear(xa, self.dequantized_weight(xa.dtype), bias)
             elif path in ("w8a8_mm", "w8a8_emulated"):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
