@@ -213,22 +213,6 @@ def test_forced_gemv_large_m():
 
 
 @needs_sm80
-@pytest.mark.parametrize("rt", ["1", "2"])
-@pytest.mark.parametrize("N,K", [(1, 16), (33, 48), (37, 1040), (1000, 4096 + 16), (16 * 132 * 2 + 24, 64)])
-def test_gemv_row_tiles_exact(monkeypatch, rt, N, K):
-    """gemv with 16 or 32 weight rows per block (TORCHQUANT_INT8_GEMV_RT forces it; 2 applies to
-    aligned operands at M <= 16): every M = 1..16, N ragged against both tile heights, K tails
-    inside a 64-byte chunk, split-K over blocks (N = 37 / 1000 with long K), zero point and bias."""
-    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_RT", rt)
-    for M in range(1, 17):
-        a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, 31 * M + N + K, True, M % 2 == 0,
-                                                        "per_row" if M % 3 else "none", torch.bfloat16)
-        want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.float16)
-        assert_bitexact(run_cuda(a_q, sa, za, w_q, sw, None, bias, torch.float16, "gemv"), want,
-                        f"rt {rt} M {M}")
-
-
-@needs_sm80
 @pytest.mark.parametrize("kern", KERNELS)
 @pytest.mark.parametrize("offset", [1, 4, 8])
 def test_unaligned_pointers(kern, offset):

@@ -11,7 +11,6 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_GROUP_SYNC=1|-1  nvfp4 per-k-warp x staging on / off (unset = the rule)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
-  TORCHQUANT_INT8_GEMV_RT=1|2     int8 gemv weight rows per block: 16 or 32 (M <= 16, aligned)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
 

@@ -545,53 +545,35 @@ struct GemvParams {
 constexpr int kGemvWarps = 8;
 constexpr int kGemvThreads = 32 * kGemvWarps;
 
-template <int kMT8, int kRT = 1>
+template <int kMT8>
 struct GemvShape {
   // Chunks of loads each lane keeps in flight: 4 x (2 weight + kMT8 activation)
   // 16-byte loads for up to 16 tokens, 3 x 6 for 32 -- as many as fit 128
   // registers, the budget of 2 blocks (16 warps) per SM. A warp then has
   // kUnroll KiB of weight in flight: 48-96 KiB per SM with 2-3 blocks.
-  // kRT = 2 row tiles (32 weight rows per block) keeps the same 4 KiB of
-  // weight per warp in flight with half the unroll.
-  static constexpr int kUnroll = (kMT8 >= 4 ? 3 : 4) / kRT;
+  static constexpr int kUnroll = kMT8 >= 4 ? 3 : 4;
   static constexpr int kTokens = 8 * kMT8;
-  static constexpr int kRows = 16 * kRT;
 };
 
-// kRT row tiles of 16 weight rows per block (1 or 2). Two tiles halve the
-// activation traffic (every block reads all of x[m0 .. m0 + kTokens) over K:
-// 128 KiB at M = 16, K = 8192, from L2 once it has left L1) at the price of
-// half as many blocks.
-template <int kMT8, bool kAligned, typename OutT, int kRT = 1>
+template <int kMT8, bool kAligned, typename OutT>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
-  static_assert(kRT == 1 || kRT == 2, "kRT: 1 or 2 row tiles");
-  static_assert(kAligned || kRT == 1, "the unaligned fallback has one row tile");
-  constexpr int kUnroll = GemvShape<kMT8, kRT>::kUnroll;
-  constexpr int kTokens = GemvShape<kMT8, kRT>::kTokens;
-  constexpr int kRows = GemvShape<kMT8, kRT>::kRows;
-  __shared__ int32_t red[kGemvWarps][kTokens][kRows];
+  constexpr int kUnroll = GemvShape<kMT8>::kUnroll;
+  constexpr int kTokens = GemvShape<kMT8>::kTokens;
+  __shared__ int32_t red[kGemvWarps][kTokens][16];
   __shared__ int s_last;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  const int n0 = blockIdx.x * kRows;
+  const int n0 = blockIdx.x * 16;
   const int m0 = blockIdx.y * kTokens;
   const int c_begin = blockIdx.z * p.chunks_per_split;
   const int c_end = min(p.chunks, c_begin + p.chunks_per_split);
 
-  // Lane (g, t): weight rows n0+16r+g and n0+16r+g+8, activation rows m0+g+8j.
-  bool v_lo[kRT], v_hi[kRT];
-  const int8_t* w_lo[kRT];
-  const int8_t* w_hi[kRT];
-#pragma unroll
-  for (int r = 0; r < kRT; ++r) {
-    const int nl = n0 + 16 * r + g;
-    v_lo[r] = nl < p.N;
-    v_hi[r] = nl + 8 < p.N;
-    w_lo[r] = p.W + static_cast<int64_t>(v_lo[r] ? nl : 0) * p.K;
-    w_hi[r] = p.W + static_cast<int64_t>(v_hi[r] ? nl + 8 : 0) * p.K;
-  }
+  // Lane (g, t): weight rows n0+g and n0+g+8, activation rows m0+g+8j.
+  const bool v_lo = n0 + g < p.N, v_hi = n0 + g + 8 < p.N;
+  const int8_t* w_lo = p.W + static_cast<int64_t>(v_lo ? n0 + g : 0) * p.K;
+  const int8_t* w_hi = p.W + static_cast<int64_t>(v_hi ? n0 + g + 8 : 0) * p.K;
   const int8_t* xrow[kMT8];
   bool vx[kMT8];
 #pragma unroll
@@ -601,16 +583,14 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     xrow[j] = p.X + static_cast<int64_t>(vx[j] ? m : 0) * p.K;
   }
 
-  int32_t acc[kRT][kMT8][4];
+  int32_t acc[kMT8][4];
 #pragma unroll
-  for (int r = 0; r < kRT; ++r)
+  for (int j = 0; j < kMT8; ++j)
 #pragma unroll
-    for (int j = 0; j < kMT8; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[r][j][q] = 0;
+    for (int r = 0; r < 4; ++r) acc[j][r] = 0;
 
   for (int c = c_begin + warp; c < c_end; c += kGemvWarps * kUnroll) {
-    uint4 wl[kUnroll][kRT], wh[kUnroll][kRT], xv[kUnroll][kMT8];
+    uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][kMT8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int cc = c + u * kGemvWarps;
@@ -618,16 +598,13 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
       const bool in = cc < c_end;
       if constexpr (kAligned) {
         const bool kin = in && k < p.K;  // K % 16 == 0: a chunk is all in or all out
-#pragma unroll
-        for (int r = 0; r < kRT; ++r) {
-          wl[u][r] = ldg16_stream(w_lo[r] + (kin ? k : 0), kin && v_lo[r]);
-          wh[u][r] = ldg16_stream(w_hi[r] + (kin ? k : 0), kin && v_hi[r]);
-        }
+        wl[u] = ldg16_stream(w_lo + (kin ? k : 0), kin && v_lo);
+        wh[u] = ldg16_stream(w_hi + (kin ? k : 0), kin && v_hi);
 #pragma unroll
         for (int j = 0; j < kMT8; ++j) xv[u][j] = ldg16_cached(xrow[j] + (kin ? k : 0), kin && vx[j]);
       } else {
-        wl[u][0] = ld16_unaligned(w_lo[0], k, p.K, in && v_lo[0]);
-        wh[u][0] = ld16_unaligned(w_hi[0], k, p.K, in && v_hi[0]);
+        wl[u] = ld16_unaligned(w_lo, k, p.K, in && v_lo);
+        wh[u] = ld16_unaligned(w_hi, k, p.K, in && v_hi);
 #pragma unroll
         for (int j = 0; j < kMT8; ++j) xv[u][j] = ld16_unaligned(xrow[j], k, p.K, in && vx[j]);
       }
@@ -637,32 +614,25 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-      for (int r = 0; r < kRT; ++r)
-#pragma unroll
-        for (int j = 0; j < kMT8; ++j) {
-          mma_s8_16832(acc[r][j], wl[u][r].x, wh[u][r].x, wl[u][r].y, wh[u][r].y, xv[u][j].x,
-                       xv[u][j].y);
-          mma_s8_16832(acc[r][j], wl[u][r].z, wh[u][r].z, wl[u][r].w, wh[u][r].w, xv[u][j].z,
-                       xv[u][j].w);
-        }
+      for (int j = 0; j < kMT8; ++j) {
+        mma_s8_16832(acc[j], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][j].x, xv[u][j].y);
+        mma_s8_16832(acc[j], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][j].z, xv[u][j].w);
+      }
   }
 
-  // C fragment: acc[r][j][q] is channel n0 + 16r + g + 8*(q >> 1), token m0 + 8j + 2t + (q & 1).
+  // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).
 #pragma unroll
-  for (int r = 0; r < kRT; ++r)
+  for (int j = 0; j < kMT8; ++j)
 #pragma unroll
-    for (int j = 0; j < kMT8; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        red[warp][8 * j + 2 * t + (q & 1)][16 * r + g + 8 * (q >> 1)] = acc[r][j][q];
+    for (int r = 0; r < 4; ++r) red[warp][8 * j + 2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[j][r];
   __syncthreads();
 
   OutT* out = static_cast<OutT*>(p.out);
-  // Thread -> (token, channel) with the channel fastest: kRows consecutive outputs per row.
-  constexpr int kOut = kTokens * kRows;
+  // Thread -> (token, channel) with the channel fastest: 16 consecutive outputs per row.
+  constexpr int kOut = kTokens * 16;
   if (p.splits == 1) {
     for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-      const int ml = idx / kRows, nl = idx % kRows;
+      const int ml = idx >> 4, nl = idx & 15;
       const int m = m0 + ml, n = n0 + nl;
       if (m < p.M && n < p.N) {
         int32_t s = 0;
@@ -674,7 +644,7 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     return;
   }
   for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-    const int ml = idx / kRows, nl = idx % kRows;
+    const int ml = idx >> 4, nl = idx & 15;
     const int m = m0 + ml, n = n0 + nl;
     if (m < p.M && n < p.N) {
       int32_t s = 0;
@@ -686,7 +656,7 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
   if (!splitk_arrive_is_last(p.counters + blockIdx.y * gridDim.x + blockIdx.x, p.splits, &s_last))
     return;
   for (int idx = tid; idx < kOut; idx += kGemvThreads) {
-    const int ml = idx / kRows, nl = idx % kRows;
+    const int ml = idx >> 4, nl = idx & 15;
     const int m = m0 + ml, n = n0 + nl;
     if (m < p.M && n < p.N) {
       const int64_t o = static_cast<int64_t>(m) * p.N + n;

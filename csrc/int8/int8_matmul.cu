@@ -60,7 +60,6 @@ struct Int8Plan {
   Int8Kernel kernel;
   int gemv_mt8;  // gemv: token tiles of 8 per block (1, 2 or 4)
   int splits;    // split-K factor (1 = none)
-  int gemv_rt = 1;  // gemv: row tiles of 16 weight rows per block (1 or 2)
 };
 
 // =============================================================== dispatch ====
@@ -112,20 +111,12 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
 
   if (gemv) {
     Int8Plan p{Int8Kernel::kGemv, M <= 8 ? 1 : (M <= 16 ? 2 : 4), 1};
-    // Row tiles: 32 weight rows per block (gemv_rt = 2) halve the activation
-    // bytes every block re-reads (x leaves L1 at M = 16: 128 KiB per block
-    // at K = 8192), but halve the blocks. TORCHQUANT_INT8_GEMV_RT=1 / 2
-    // forces it (read per call; tests and env_ab.py); 2 needs the aligned
-    // loaders and M <= 16.
-    const int rt_env = env_int("TORCHQUANT_INT8_GEMV_RT");
-    const bool rt2_ok = aligned && p.gemv_mt8 <= 2;
-    if (rt_env == 2 && rt2_ok) p.gemv_rt = 2;
-    // Blocks are 16 * gemv_rt weight rows x up to 32 tokens with K split over
-    // 8 warps. Split K over blocks too only when there are fewer blocks than
-    // SMs (N < 16 * SMs): below that, part of the chip (and of the HBM
+    // Blocks are 16 weight rows x up to 32 tokens with K split over 8 warps.
+    // Split K over blocks too only when there are fewer blocks than SMs
+    // (N < 16 * SMs): below that, part of the chip (and of the HBM
     // bandwidth it can pull) would sit idle. Each split keeps >= 16 chunks
     // (1 KiB of every weight row) so the atomics stay a small extra.
-    const int64_t blocks = cdiv(N, 16 * p.gemv_rt) * cdiv(M, 8 * p.gemv_mt8);
+    const int64_t blocks = cdiv(N, 16) * cdiv(M, 8 * p.gemv_mt8);
     const int64_t chunks = ktiles;
     if (blocks < sms && chunks >= 32) {
       p.splits = static_cast<int>(std::min<int64_t>({cdiv(2 * sms, blocks), chunks / 16, 16}));
@@ -205,11 +196,10 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
   // reserved for this stream until the kernel has run.
 }
 
-template <int kMT8, int kRT, typename OutT>
+template <int kMT8, typename OutT>
 void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const at::Tensor& like) {
-  constexpr int kTokens = GemvShape<kMT8, kRT>::kTokens;
-  constexpr int kRows = GemvShape<kMT8, kRT>::kRows;
-  const int64_t gx = cdiv(p.N, kRows), gy = cdiv(p.M, kTokens);
+  constexpr int kTokens = GemvShape<kMT8>::kTokens;
+  const int64_t gx = cdiv(p.N, 16), gy = cdiv(p.M, kTokens);
   TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
               " rows, got M = ", p.M, "; use kernel 'mma' or 'auto'");
   p.chunks = static_cast<int>(cdiv(p.K, 64));
@@ -225,15 +215,10 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
     p.counters = counters.data_ptr<int>();
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
-  if constexpr (kRT == 1) {
-    if (aligned) {
-      int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
-    } else {
-      int8_gemv_kernel<kMT8, false, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
-    }
+  if (aligned) {
+    int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
   } else {
-    TORCH_CHECK(aligned, "int8_matmul: internal error: gemv row tiles need aligned operands");
-    int8_gemv_kernel<kMT8, true, OutT, kRT><<<grid, kGemvThreads, 0, stream>>>(p);
+    int8_gemv_kernel<kMT8, false, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -309,21 +294,15 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
     p.epi = epi;
     dispatch_float_cuda(sh.out_dtype, op, [&](auto tag) {
       using OutT = decltype(tag);
-      switch (plan.gemv_mt8 * 10 + plan.gemv_rt) {
-        case 11:
-          run_gemv<1, 1, OutT>(p, aligned, plan.splits, stream, a_q);
+      switch (plan.gemv_mt8) {
+        case 1:
+          run_gemv<1, OutT>(p, aligned, plan.splits, stream, a_q);
           break;
-        case 12:
-          run_gemv<1, 2, OutT>(p, aligned, plan.splits, stream, a_q);
-          break;
-        case 21:
-          run_gemv<2, 1, OutT>(p, aligned, plan.splits, stream, a_q);
-          break;
-        case 22:
-          run_gemv<2, 2, OutT>(p, aligned, plan.splits, stream, a_q);
+        case 2:
+          run_gemv<2, OutT>(p, aligned, plan.splits, stream, a_q);
           break;
         default:
-          run_gemv<4, 1, OutT>(p, aligned, plan.splits, stream, a_q);
+          run_gemv<4, OutT>(p, aligned, plan.splits, stream, a_q);
           break;
       }
     });
