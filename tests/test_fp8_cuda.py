@@ -1,6 +1,6 @@
 """CUDA tests for fp8_block_gemv, quantize_fp8_block and dequantize_fp8_block.
 
-Every forced kernel path ("fma", "mma") is run over fp16/bf16, bias/no bias,
+Every forced kernel path ("fma", "mma", "tile") is run over fp16/bf16, bias/no bias,
 M = 1..16, 17 and 33, odd N, K tails and every block-size class (multiples of
 64, of 32 but not 64, of 16 only). Outputs are gated by the derived bound
 torchquant.reference.fp32_accum_bound against the float64 reference over the
@@ -28,7 +28,8 @@ if HAS_CUDA:
 OPS = torch.ops.torchquant if HAS_CUDA else None
 DTYPES = [torch.float16, torch.bfloat16]
 HAS_MMA = cuda_capability() >= (8, 0)
-PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+"))]
+PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")),
+         pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+"))]
 M_SWEEP = list(range(1, 17)) + [17, 33]
 
 
@@ -142,6 +143,32 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
         check_against_reference(y, x, w_q, w_scale, bs, bias, f"{knob} ks={ksplit} {dtype} bs={bs} M={m}")
 
 
+# ------------------------------------------- tile GEMM: M tiles and K splits --
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", [48, 64, 128, 256])
+@pytest.mark.parametrize("splits", ["", "1", "3"])
+def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
+    """The tiled GEMM (path "tile", auto for M > 16): several 64-row M tiles with a
+    ragged last one, rows past N in the last 64-column tile, a K tail inside the
+    last 128-wide k tile and a ragged last scale block, with the automatic K split
+    (N = 257 gives 5 column tiles, so it splits) and forced ones
+    (TORCHQUANT_TILE_SPLITS), against the float64 bound; auto matches forced."""
+    if not HAS_MMA:
+        pytest.skip("the tile path needs sm_80+")
+    if splits:
+        monkeypatch.setenv("TORCHQUANT_TILE_SPLITS", splits)
+    gen = torch.Generator().manual_seed(bs + 7)
+    n, k = 257, 2048 + 48
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+    for m in (17, 63, 64, 65, 130, 300):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        for b in (None, bias):
+            y = run_gemv(x, w_q, w_scale, bs, b, "tile")
+            check_against_reference(y, x, w_q, w_scale, bs, b, f"tile splits={splits} {dtype} bs={bs} M={m}")
+            assert torch.equal(run_gemv(x, w_q, w_scale, bs, b, "auto"), y)
+
+
 # ---------------------------------------- GEMV: shapes x block sizes x tails --
 SHAPES = [(1, 16), (15, 48), (17, 144), (16, 64), (33, 4096), (257, 4096 + 16), (40, 208)]
 BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]
@@ -197,7 +224,7 @@ def test_gemv_large_and_mma_vs_fma(dtype):
     for m in (1, 4, 16):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         errs = {}
-        for kernel in ["fma"] + (["mma"] if HAS_MMA else []):
+        for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []):
             y = run_gemv(x, w_q, w_scale, bs, None, kernel)
             errs[kernel] = check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} M={m}")
         y_auto = run_gemv(x, w_q, w_scale, bs, None, "auto")
@@ -206,6 +233,7 @@ def test_gemv_large_and_mma_vs_fma(dtype):
             # Both accumulate in fp32 from exact products; the tensor-core order
             # must not be meaningfully worse than the scalar one.
             assert errs["mma"] <= 2 * errs["fma"], (dtype, m, errs)
+            assert errs["tile"] <= 2 * errs["fma"], (dtype, m, errs)
 
 
 # ------------------------------------------------- GEMV: misc properties --
@@ -253,7 +281,7 @@ def test_gemv_deterministic():
     m, n, k, bs = 8, 512, 8192, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     x = torch.randn(m, k, generator=gen).bfloat16().cuda()
-    for kernel in ["fma"] + (["mma"] if HAS_MMA else []):
+    for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []):
         a = run_gemv(x, w_q, w_scale, bs, None, kernel)
         b = run_gemv(x, w_q, w_scale, bs, None, kernel)
         assert torch.equal(a, b), kernel

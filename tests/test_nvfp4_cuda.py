@@ -30,8 +30,8 @@ INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat
 
 
 def _need(path):
-    if path == "mma" and torch.cuda.get_device_capability() < (8, 0):
-        pytest.skip("the mma path needs sm_80+")
+    if path in ("mma", "tile") and torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip(f"the {path} path needs sm_80+")
 
 
 def _poison():
@@ -157,6 +157,68 @@ def test_gemv_forced_paths(path, dtype, N, K):
             assert frac <= 1.0, f"{path} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
 
 
+# ------------------------------------------------------ (b2) tile GEMM ----
+# path "tile" (auto for M > 16 when K % 128 == 0): 64 x 64 output tiles, the
+# weight decoded once per block into shared memory, K split across blocks
+# (fp32 workspace + ordered reduce) when the tiles leave SMs idle.
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tile_one_hot_decodes_every_byte(dtype):
+    """x = I (M = K = 256: four 64-row M tiles): every byte value with every block
+    scale, negative and subnormal ones too, must equal the CPU dequantization."""
+    _need("tile")
+    N, K = 64, 256
+    wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
+    ws = _scales(N, K // 16, _gen(K + 1), negative=True)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, dtype).t()
+    x = torch.eye(K, dtype=dtype, device="cuda")
+    _poison()
+    y = ops.nvfp4_gemv(x, wp.cuda(), ws.cuda(), gs.cuda(), None, "tile").cpu()
+    assert torch.equal(y, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("N", [1, 17, 64, 257])
+@pytest.mark.parametrize("K", [128, 1024, 4224])
+@pytest.mark.parametrize("splits", ["", "1", "3"])
+def test_tile_forced(monkeypatch, dtype, N, K, splits):
+    _need("tile")
+    if splits:
+        monkeypatch.setenv("TORCHQUANT_TILE_SPLITS", splits)
+    x_all, wp, ws, gs, bias = _operands(130, N, K, dtype, seed=N * 7 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in (1, 5, 16, 17, 40, 64, 65, 130):
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            _poison()
+            y = ops.nvfp4_gemv(x, wp, ws, gs, b, "tile")
+            assert y.dtype == dtype and y.shape == (M, N)
+            frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, dtype))
+            assert frac <= 1.0, f"tile splits={splits} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+            if M > 16:
+                assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "auto"), y)
+
+
+def test_tile_unaligned_views_and_bad_k():
+    """Odd views (8-byte-offset codes, 1-byte-offset scales, 6-byte-offset x) are
+    copied; K % 128 != 0 with path "tile" raises, while auto falls back to mma."""
+    _need("tile")
+    M, N, K = 20, 33, 256
+    x_all, wp_all, ws_all, gs, _ = _operands(M + 1, N + 1, K + 16, torch.float16, seed=5)
+    x = x_all.reshape(-1)[3 : 3 + M * K].view(M, K)
+    wp = wp_all.reshape(-1)[8 : 8 + N * K // 2].view(N, K // 2)
+    ws = ws_all.reshape(-1)[1 : 1 + N * K // 16].view(N, K // 16)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    y = ops.nvfp4_gemv(x, wp, ws, gs, None, "tile")
+    assert ref.worst_fraction(y, ref.linear_ref(x, wd), ref.fp32_accum_bound(x, wd, None, torch.float16)) <= 1.0
+    x2, wp2, ws2, gs2, _ = _operands(20, 16, 192, torch.float16, seed=6)
+    with pytest.raises(RuntimeError, match="K % 128 == 0"):
+        ops.nvfp4_gemv(x2, wp2, ws2, gs2, None, "tile")
+    wd2 = ref.dequantize_nvfp4_ref(wp2, ws2, gs2)
+    y2 = ops.nvfp4_gemv(x2, wp2, ws2, gs2, None, "auto")
+    assert ref.worst_fraction(y2, ref.linear_ref(x2, wd2), ref.fp32_accum_bound(x2, wd2, None, torch.float16)) <= 1.0
+
+
 def _mma_checked(x, wp, ws, gs, b, wd, what):
     """nvfp4_gemv(path="mma") on a poisoned allocator, within the fp32 bound
     against float64 over the dequantized weight; returns y."""
@@ -269,7 +331,8 @@ def test_gemv_unaligned_views(path):
     assert ref.worst_fraction(y, ref.linear_ref(x, wd), ref.fp32_accum_bound(x, wd, None, torch.float16)) <= 1.0
 
 
-@pytest.mark.parametrize("path,splitk,K", [("fma", "", 2048), ("mma", "", 2048), ("mma", "4", 4160)])
+@pytest.mark.parametrize("path,splitk,K", [("fma", "", 2048), ("mma", "", 2048), ("mma", "4", 4160),
+                                           ("tile", "", 2048)])
 def test_gemv_deterministic_and_graph_capturable(monkeypatch, path, splitk, K):
     """Same inputs, same bits (fixed reduction order); the launch needs no host
     sync (the global scale is read on the device), so it replays in a graph

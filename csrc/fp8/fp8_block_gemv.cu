@@ -34,7 +34,10 @@ namespace {
 
 constexpr const char* kGemvOp = "fp8_block_gemv";
 
-enum class Fp8GemvKernel { kFma, kMma };
+enum class Fp8GemvKernel { kFma, kMma, kTile };
+
+// M above this runs the tiled GEMM (see choose_fp8_gemv_kernel).
+constexpr int64_t kTileMinM = 16;
 
 // -------------------------------------------------------------------------
 // choose_fp8_gemv_kernel: the one dispatch decision for fp8_block_gemv.
@@ -72,6 +75,9 @@ enum class Fp8GemvKernel { kFma, kMma };
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight
+  // element once per 64 rows of x instead of once per 16.
+  if (M > kTileMinM) return Fp8GemvKernel::kTile;
   if (M == 1 && block_size % 64 != 0) return Fp8GemvKernel::kFma;  // measured (above)
   return Fp8GemvKernel::kMma;                       // every shape, every block size
 }
@@ -223,6 +229,73 @@ void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     launch_mma_w<T, 16>(a, sm_count, stream);
 }
 
+// The tiled GEMM (common/dq_tile.cuh): 64 x 64 output tiles, K split over
+// blocks (grid.y) when the tiles alone leave SMs idle, each split keeping
+// >= 4 k tiles (512 of K); the splits' fp32 tiles are summed in order by
+// dq_tile_reduce_kernel.
+template <typename T, int FW>
+void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  using Fmt = fp8::TileFormat<T, FW>;
+  dqt::Args a{};
+  a.x = g.x;
+  a.w = g.w;
+  a.wsc = reinterpret_cast<const uint8_t*>(g.ws);
+  a.global = nullptr;
+  a.bias = g.bias;
+  a.y = g.y;
+  a.M = g.M;
+  a.N = g.N;
+  a.K = g.K;
+  a.bs = g.bs;
+  a.nb = g.nb;
+  const int64_t mtiles = (int64_t{g.M} + dqt::kBM - 1) / dqt::kBM;
+  const int64_t ntiles = (int64_t{g.N} + dqt::kBN - 1) / dqt::kBN;
+  const int64_t tiles = mtiles * ntiles;
+  TORCH_CHECK(tiles <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", tiles, " tiles is too large");
+  a.mtiles = static_cast<int>(mtiles);
+  a.ktiles = (g.K + dqt::kBK - 1) / dqt::kBK;
+  int splits = 1;
+  if (const int forced = env_int("TORCHQUANT_TILE_SPLITS"); forced >= 1) {
+    splits = std::min(forced, a.ktiles);
+  } else if (tiles < 2 * int64_t{sm_count}) {
+    splits = static_cast<int>(std::min<int64_t>({2 * int64_t{sm_count} / tiles, a.ktiles / 4, 16}));
+    splits = std::max(splits, 1);
+  }
+  a.kt_per_split = (a.ktiles + splits - 1) / splits;
+  splits = (a.ktiles + a.kt_per_split - 1) / a.kt_per_split;
+  at::Tensor part;
+  if (splits > 1) {
+    part = at::empty({splits, int64_t{g.M}, int64_t{g.N}}, like.options().dtype(at::kFloat));
+    a.part = part.data_ptr<float>();
+  }
+  constexpr int smem = dqt::kStages * dqt::kTile16 + dqt::kTile16 + dqt::kStages * Fmt::kRawStage;
+  auto kernel = dqt::dq_tile_kernel<T, Fmt>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
+  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), dqt::kThreads, smem,
+           stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    const int64_t total = int64_t{g.M} * g.N;
+    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, int64_t{sm_count} * 8));
+    dqt::dq_tile_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
+        a.part, nullptr, 1.f, static_cast<const T*>(g.bias), static_cast<T*>(g.y), g.M, g.N, splits);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+template <typename T>
+void launch_tile(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  // The scale window: the widest of 128 / 64 / 32 / 16 that divides block_size.
+  if (a.bs % 128 == 0)
+    launch_tile_t<T, 8>(a, sm_count, stream, like);
+  else if (a.bs % 64 == 0)
+    launch_tile_t<T, 4>(a, sm_count, stream, like);
+  else if (a.bs % 32 == 0)
+    launch_tile_t<T, 2>(a, sm_count, stream, like);
+  else
+    launch_tile_t<T, 1>(a, sm_count, stream, like);
+}
+
 template <typename T, int RM>
 void launch_fma_t(const GemvArgs& a, cudaStream_t stream) {
   const int64_t mtiles = (a.M + RM - 1) / RM;
@@ -251,7 +324,7 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                                c10::string_view kernel_sv) {
   const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
   const std::string kernel(kernel_sv);
-  check_kernel_name(kernel, {"fma", "mma"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   constexpr int64_t kMax = std::numeric_limits<int>::max();
@@ -272,6 +345,13 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 "capability 8.0+); this device is sm_",
                 caps.cc(), ". Use kernel='fma' or 'auto'");
     path = Fp8GemvKernel::kMma;
+  }
+  if (kernel == "tile") {
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": kernel 'tile' needs mma.sync.m16n8k16, ldmatrix and cp.async (compute "
+                "capability 8.0+); this device is sm_",
+                caps.cc(), ". Use kernel='fma' or 'auto'");
+    path = Fp8GemvKernel::kTile;
   }
 
   // 16-byte vector loads need 16-byte aligned bases (K % 16 == 0 then aligns
@@ -295,7 +375,12 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
-  if (path == Fp8GemvKernel::kMma) {
+  if (path == Fp8GemvKernel::kTile) {
+    if (half)
+      launch_tile<__half>(a, caps.sm_count, stream, x);
+    else
+      launch_tile<__nv_bfloat16>(a, caps.sm_count, stream, x);
+  } else if (path == Fp8GemvKernel::kMma) {
     if (half)
       launch_mma<__half>(a, caps.sm_count, stream);
     else

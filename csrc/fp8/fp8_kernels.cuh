@@ -64,6 +64,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "common/dq_tile.cuh"
 #include "common/ldg.h"
 #include "common/mma.cuh"
 #include "common/vec_store.cuh"
@@ -1012,6 +1013,71 @@ __global__ void __launch_bounds__(kDequantThreads)
     store16<Tout>(out + static_cast<size_t>(i) * 16, f);
   }
 }
+
+// ============================================================ tile GEMM ====
+// The fp8 format of the tiled GEMM in common/dq_tile.cuh (path "tile", M past
+// the GEMV's 16-row tiles). Raw stage: 64 weight rows x 128 bytes, copied 4
+// rows x 128 bytes per warp instruction (lane l: row 4i + l / 8, piece l % 8),
+// zero-filled past N and K. Decode: each thread turns the 16 codes it copied
+// into 16 exact 16-bit values (the even / odd pair decode above, then two
+// byte permutes back to k order) and stores them as pieces 2p, 2p + 1 of the
+// row. The block scale is applied after the mma, FW k16 steps at a time
+// (FW * 16 divides block_size, so a window never straddles two blocks).
+template <typename T, int FW>
+struct TileFormat {
+  static constexpr bool kScaleAfter = true;
+  static constexpr bool kGlobal = false;
+  static constexpr int kFW = FW;
+  static constexpr int kRawStage = dqt::kBN * dqt::kBK;  // 8 KB
+  const uint8_t* src[4];  // row start + 16 * piece; row 0 past N
+  uint32_t on;            // bit i: row of copy i is < N
+
+  __device__ __forceinline__ void init(const dqt::Args& a, int n0, int tid) {
+    on = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int n = n0 + ((i * dqt::kThreads + tid) >> 3);
+      const bool ok = n < a.N;
+      on |= (ok ? 1u : 0u) << i;
+      src[i] = a.w + static_cast<size_t>(ok ? n : 0) * a.K + 16 * (tid & 7);
+    }
+  }
+  __device__ __forceinline__ void issue(const dqt::Args& a, uint32_t raw, int kt, int tid) const {
+    const int k = kt * dqt::kBK + 16 * (tid & 7);
+    const bool kin = k < a.K;  // K % 16 == 0: a piece is all in or all out
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool ok = kin && ((on >> i) & 1u);
+      const int id = i * dqt::kThreads + tid;
+      dqt::cp16(raw + (id >> 3) * dqt::kBK + 16 * (id & 7), ok ? src[i] + kt * dqt::kBK : a.w,
+                ok ? 16u : 0u);
+    }
+  }
+  __device__ __forceinline__ void decode(uint32_t raw, uint32_t wdec, int tid) const {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int id = i * dqt::kThreads + tid, r = id >> 3, p = id & 7;
+      const uint4 v = dqt::lds128(raw + r * dqt::kBK + 16 * p);
+      const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
+      uint32_t o[8];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const uint32_t e = Act<T>::even2(wv[q]), d = Act<T>::odd2(wv[q]);  // (b0, b2), (b1, b3)
+        o[2 * q] = dqt::prmt(e, d, 0x5410u);      // (b0, b1)
+        o[2 * q + 1] = dqt::prmt(e, d, 0x7632u);  // (b2, b3)
+      }
+      dqt::sts128(wdec + dqt::swz(r, 2 * p), o[0], o[1], o[2], o[3]);
+      dqt::sts128(wdec + dqt::swz(r, 2 * p + 1), o[4], o[5], o[6], o[7]);
+    }
+  }
+  // Block scale of weight row n for the window starting at k (0 past N; the
+  // last block past K: those products are all zero).
+  __device__ __forceinline__ float scale(const dqt::Args& a, int n, int k) const {
+    const int kb = min(k / a.bs, a.nb - 1);
+    return n < a.N ? __ldg(reinterpret_cast<const float*>(a.wsc) + static_cast<size_t>(n) * a.nb + kb)
+                   : 0.f;
+  }
+};
 
 }  // namespace fp8
 }  // namespace torchquant

@@ -49,7 +49,12 @@ namespace {
 constexpr const char* kGemvOp = "nvfp4_gemv";
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
-enum class Nvfp4GemvKernel { kFma, kMma };
+enum class Nvfp4GemvKernel { kFma, kMma, kTile };
+
+// M above this (and K % 128 == 0) runs the tiled GEMM (common/dq_tile.cuh),
+// which decodes each weight element once per 64 rows of x instead of once
+// per 16 (the mma GEMV's M tiles).
+constexpr int64_t kTileMinM = 16;
 
 // -------------------------------------------------------------------------
 // choose_nvfp4_gemv_kernel: the one dispatch decision for nvfp4_gemv.
@@ -90,6 +95,7 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  if (M > kTileMinM && K % 128 == 0) return Nvfp4GemvKernel::kTile;
   if (M == 1 && (K % 64 != 0 || N * K < kMmaM1MinWeights))
     return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
@@ -376,12 +382,75 @@ void launch_fma(const nvfp4::GemvParams& prm, bool aligned, cudaStream_t stream)
 
 bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
+// The tiled GEMM (common/dq_tile.cuh): 64 x 64 output tiles, K split over
+// blocks (grid.y) when the tiles alone leave SMs idle, each split keeping
+// >= 4 k tiles (512 of K); the splits' fp32 tiles are summed in order by
+// dq_tile_reduce_kernel, which then applies 2^7 * global and the bias.
+struct TileLaunch {
+  const void* x;
+  const uint8_t* w;
+  const uint8_t* s;
+  const float* gs;
+  const void* bias;
+  void* y;
+  int M, N, K;
+};
+
+template <typename T>
+void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  using Fmt = nvfp4::TileFormat<T>;
+  dqt::Args a{};
+  a.x = t.x;
+  a.w = t.w;
+  a.wsc = t.s;
+  a.global = t.gs;
+  a.gfactor = 128.f;  // the decode's e2m1 * bs * 2^-7
+  a.bias = t.bias;
+  a.y = t.y;
+  a.M = t.M;
+  a.N = t.N;
+  a.K = t.K;
+  const int64_t mtiles = (int64_t{t.M} + dqt::kBM - 1) / dqt::kBM;
+  const int64_t ntiles = (int64_t{t.N} + dqt::kBN - 1) / dqt::kBN;
+  const int64_t tiles = mtiles * ntiles;
+  TORCH_CHECK(tiles <= kIntMax, kGemvOp, ": grid of ", tiles, " tiles is too large");
+  a.mtiles = static_cast<int>(mtiles);
+  a.ktiles = t.K / dqt::kBK;
+  int splits = 1;
+  if (const int forced = env_int("TORCHQUANT_TILE_SPLITS"); forced >= 1) {
+    splits = std::min(forced, a.ktiles);
+  } else if (tiles < 2 * int64_t{sm_count}) {
+    splits = static_cast<int>(std::min<int64_t>({2 * int64_t{sm_count} / tiles, a.ktiles / 4, 16}));
+    splits = std::max(splits, 1);
+  }
+  a.kt_per_split = (a.ktiles + splits - 1) / splits;
+  splits = (a.ktiles + a.kt_per_split - 1) / a.kt_per_split;
+  at::Tensor part;
+  if (splits > 1) {
+    part = at::empty({splits, int64_t{t.M}, int64_t{t.N}}, like.options().dtype(at::kFloat));
+    a.part = part.data_ptr<float>();
+  }
+  constexpr int smem = dqt::kStages * dqt::kTile16 + dqt::kTile16 + dqt::kStages * Fmt::kRawStage;
+  auto kernel = dqt::dq_tile_kernel<T, Fmt>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
+  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), dqt::kThreads, smem,
+           stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    const int64_t total = int64_t{t.M} * t.N;
+    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, int64_t{sm_count} * 8));
+    dqt::dq_tile_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
+        a.part, t.gs, a.gfactor, static_cast<const T*>(t.bias), static_cast<T*>(t.y), t.M, t.N, splits);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"fma", "mma"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   TORCH_CHECK(M <= kIntMax && N <= kIntMax && K <= kIntMax, kGemvOp,
@@ -399,6 +468,33 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 "capability 8.0+); this device is sm_",
                 caps.cc(), ". Use kernel='fma' or 'auto'");
     path = Nvfp4GemvKernel::kMma;
+  }
+  if (kernel == "tile") {
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": kernel 'tile' needs mma.sync.m16n8k16, ldmatrix and cp.async (compute "
+                "capability 8.0+); this device is sm_",
+                caps.cc(), ". Use kernel='fma' or 'auto'");
+    TORCH_CHECK(K % 128 == 0, kGemvOp, ": kernel 'tile' needs K % 128 == 0 (8 whole scale "
+                "blocks per k tile), got K = ", K, "; use kernel 'mma' or 'auto'");
+    path = Nvfp4GemvKernel::kTile;
+  }
+  if (path == Nvfp4GemvKernel::kTile) {
+    // 16-byte copies of the codes and 8-byte copies of the scales need those
+    // bases aligned (K % 128 == 0 then aligns every row); odd views are copied.
+    const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
+    const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
+    const at::Tensor sc = aligned_to(w_scale.data_ptr(), 8) ? w_scale : w_scale.clone();
+    at::Tensor y = at::empty({M, N}, x.options());
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+    TileLaunch tl{x.data_ptr(), static_cast<const uint8_t*>(w.data_ptr()),
+                  static_cast<const uint8_t*>(sc.data_ptr()), global_scale.data_ptr<float>(),
+                  bias.has_value() ? bias->data_ptr() : nullptr, y.data_ptr(),
+                  static_cast<int>(M), static_cast<int>(N), static_cast<int>(K)};
+    if (x.scalar_type() == at::kHalf)
+      launch_tile<__half>(tl, caps.sm_count, stream, x);
+    else
+      launch_tile<__nv_bfloat16>(tl, caps.sm_count, stream, x);
+    return y;
   }
 
   // x: 16-byte loads of 8 elements (K % 16 == 0 aligns every row given an
