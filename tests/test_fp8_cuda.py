@@ -148,7 +148,7 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
 @pytest.mark.parametrize("bs", [48, 64, 128, 256])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
 def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
-    """The tiled GEMM (path "tile", auto for M > 16): several 64-row M tiles with a
+    """The tiled GEMM (path "tile", auto for M > 48): several 64-row M tiles with a
     ragged last one, rows past N in the last 64-column tile, a K tail inside the
     last 128-wide k tile and a ragged last scale block, with the automatic K split
     (N = 257 gives 5 column tiles, so it splits) and forced ones
@@ -166,7 +166,8 @@ def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
         for b in (None, bias):
             y = run_gemv(x, w_q, w_scale, bs, b, "tile")
             check_against_reference(y, x, w_q, w_scale, bs, b, f"tile splits={splits} {dtype} bs={bs} M={m}")
-            assert torch.equal(run_gemv(x, w_q, w_scale, bs, b, "auto"), y)
+            if m > 48:  # auto takes the tile path from M = 49
+                assert torch.equal(run_gemv(x, w_q, w_scale, bs, b, "auto"), y)
 
 
 # ---------------------------------------- GEMV: shapes x block sizes x tails --

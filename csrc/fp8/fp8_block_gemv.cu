@@ -36,8 +36,8 @@ constexpr const char* kGemvOp = "fp8_block_gemv";
 
 enum class Fp8GemvKernel { kFma, kMma, kTile };
 
-// M above this runs the tiled GEMM (see choose_fp8_gemv_kernel).
-constexpr int64_t kTileMinM = 16;
+// M above this runs the tiled GEMM (measured, see choose_fp8_gemv_kernel).
+constexpr int64_t kTileMinM = 48;
 
 // -------------------------------------------------------------------------
 // choose_fp8_gemv_kernel: the one dispatch decision for fp8_block_gemv.
@@ -76,7 +76,12 @@ Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t 
                                      int64_t block_size) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight
-  // element once per 64 rows of x instead of once per 16.
+  // element once per 64 rows of x instead of once per 16. Measured on the
+  // H200 (results/h200/2026-12-01_1043/tile_vs_gemv.csv, cold L2, us, tile /
+  // mma GEMV): M = 64: 28672x8192 239 / 286, 14336x4096 64.2 / 78.0,
+  // 4096x14336 59.9 / 77.2, 4096x4096 23.6 / 26.6; M = 32: the GEMV wins
+  // (153 / 237, 46.5 / 62.8): its 16-row tiles cost ceil(M / 16) passes
+  // while the 64-row tile's cost is flat up to 64, so they cross near 48.
   if (M > kTileMinM) return Fp8GemvKernel::kTile;
   if (M == 1 && block_size % 64 != 0) return Fp8GemvKernel::kFma;  // measured (above)
   return Fp8GemvKernel::kMma;                       // every shape, every block size

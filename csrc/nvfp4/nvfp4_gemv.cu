@@ -53,8 +53,12 @@ enum class Nvfp4GemvKernel { kFma, kMma, kTile };
 
 // M above this (and K % 128 == 0) runs the tiled GEMM (common/dq_tile.cuh),
 // which decodes each weight element once per 64 rows of x instead of once
-// per 16 (the mma GEMV's M tiles).
-constexpr int64_t kTileMinM = 16;
+// per 16 (the mma GEMV's M tiles). Measured on the H200
+// (results/h200/2026-12-01_1043/tile_vs_gemv.csv, cold L2, us, tile / mma
+// GEMV): M = 64: 28672x8192 187.8 / 230.6, 14336x4096 50.7 / 61.1,
+// 4096x14336 48.0 / 58.9, 4096x4096 20.4 / 21.6; M = 32 the GEMV wins
+// (120.0 / 182.9, 35.1 / 48.5): the two cross near M = 48.
+constexpr int64_t kTileMinM = 48;
 
 // -------------------------------------------------------------------------
 // choose_nvfp4_gemv_kernel: the one dispatch decision for nvfp4_gemv.
