@@ -34,24 +34,51 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "common/ldg.h"
 #include "common/mma.cuh"
 
 namespace torchquant {
 namespace dqt {
 
-constexpr int kBM = 64;        // rows of x per block
-constexpr int kBN = 64;        // weight rows (outputs) per block
-constexpr int kBK = 128;       // k per tile
-constexpr int kThreads = 128;  // 4 warps, 2 x 2, 32 x 32 each
-constexpr int kStages = 3;
-constexpr int kTile16 = kBM * kBK * 2;  // bytes of a [64][128] 16-bit tile
+// Block shapes. Small: 64 x 64 outputs, k tiles of 128, 4 warps (2 x 2) of
+// 32 x 32, 3 stages, 2 blocks per SM. Wide: 64 x 256 outputs, k tiles of 64,
+// 8 warps (2 x 4) of 32 x 64, 4 stages, 1 block per SM: every block re-reads
+// x[64 rows, its K range] (2 bytes per element) for its weight rows, i.e.
+// 2 * 64 / BN bytes of x per weight element: 2 with Small, 0.5 with Wide.
+template <int BN_, int BK_, int WN_, int STAGES_, int MINB_>
+struct TileCfg {
+  static constexpr int kBM = 64;
+  static constexpr int kBN = BN_;
+  static constexpr int kBK = BK_;
+  static constexpr int kWarpsN = WN_;
+  static constexpr int kThreads = 64 * WN_;   // 2 x WN warps
+  static constexpr int kWarpN = BN_ / WN_;    // columns per warp
+  static constexpr int kJ = kWarpN / 8;       // n8 tiles per warp
+  static constexpr int kPieces = BK_ / 8;     // 16-byte pieces per 16-bit tile row
+  static constexpr int kRowBytes = BK_ * 2;
+  static constexpr int kXTile = kBM * kRowBytes;
+  static constexpr int kWTile = BN_ * kRowBytes;
+  static constexpr int kStages = STAGES_;
+  static constexpr int kMinBlocks = MINB_;
+  static_assert(kPieces >= 8, "the swizzle needs >= 8 pieces per row");
+  static_assert(kJ % 2 == 0, "n8 tiles come in ldmatrix.x4 pairs");
+};
+using SmallCfg = TileCfg<64, 128, 2, 3, 2>;
+using WideCfg = TileCfg<256, 64, 4, 4, 1>;
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
+template <class Cfg>
 __device__ __forceinline__ uint32_t swz(int row, int piece) {
-  return static_cast<uint32_t>(row * 256 + ((piece ^ (row & 7)) << 4));
+  return static_cast<uint32_t>(row * Cfg::kRowBytes + ((piece ^ (row & 7)) << 4));
+}
+__device__ __forceinline__ void cp4(uint32_t dst, const void* src, uint32_t src_size) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_size)
+               : "memory");
 }
 // cp.async of `bytes` in {4, 8, 16} (.ca) / 16 (.cg); src_size 0 zero-fills.
 __device__ __forceinline__ void cp16(uint32_t dst, const void* src, uint32_t src_size) {
@@ -130,12 +157,16 @@ struct Args {
 // grid.x = ntiles * mtiles (the M tiles of one weight tile adjacent: their
 // re-reads of the raw weight hit L2), grid.y = splits.
 template <typename T, class Format>
-__global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
+__global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks)
+    dq_tile_kernel(const Args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using Cfg = typename Format::Cfg;
+  constexpr int kBM = Cfg::kBM, kBN = Cfg::kBN, kBK = Cfg::kBK, kStages = Cfg::kStages;
+  constexpr int kJ = Cfg::kJ, kThreads = Cfg::kThreads;
   extern __shared__ __align__(128) uint8_t smem[];
-  uint8_t* xs = smem;                                  // kStages x kTile16
-  uint8_t* wdec = smem + kStages * kTile16;            // kTile16
-  uint8_t* raw = wdec + kTile16;                       // kStages x Format::kRawStage
+  uint8_t* xs = smem;                                  // kStages x kXTile
+  uint8_t* wdec = smem + kStages * Cfg::kXTile;        // kWTile
+  uint8_t* raw = wdec + Cfg::kWTile;                   // kStages x Format::kRawStage
   const uint32_t xs_s = smem_addr(xs), wdec_s = smem_addr(wdec), raw_s = smem_addr(raw);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -147,15 +178,16 @@ __global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
   const int kt1 = min(a.ktiles, kt0 + a.kt_per_split);
   const T* __restrict__ x = static_cast<const T*>(a.x);
 
-  // x copies: piece id = i * 128 + tid, row id / 16, piece id % 16.
+  // x copies: piece id = i * kThreads + tid, row id / kPieces, piece id % kPieces.
   auto issue_x = [&](int stage, int kt) {
+    constexpr int kCopies = kBM * Cfg::kPieces / kThreads;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int id = i * kThreads + tid, r = id >> 4, p = id & 15;
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * kThreads + tid, r = id / Cfg::kPieces, p = id % Cfg::kPieces;
       const int m = m0 + r, k = kt * kBK + p * 8;
       const bool ok = m < a.M && k < a.K;
       const T* src = ok ? x + static_cast<size_t>(m) * a.K + k : x;
-      cp16(xs_s + stage * kTile16 + swz(r, p), src, ok ? 16u : 0u);
+      cp16(xs_s + stage * Cfg::kXTile + swz<Cfg>(r, p), src, ok ? 16u : 0u);
     }
   };
 
@@ -172,12 +204,12 @@ __global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
     commit();
   }
 
-  float acc[2][4][4];
-  float part[Format::kScaleAfter ? 2 : 1][Format::kScaleAfter ? 4 : 1][4];
+  float acc[2][kJ][4];
+  float part[Format::kScaleAfter ? 2 : 1][Format::kScaleAfter ? kJ : 1][4];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < kJ; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
 
@@ -197,43 +229,48 @@ __global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
     }
     __syncthreads();  // wdec holds tile kt
 
-    const uint32_t xa = xs_s + stage * kTile16;
-#pragma unroll
+    const uint32_t xa = xs_s + stage * Cfg::kXTile;
+    // Scale windows of 1 or 2 k16 steps (fp8 block sizes that are not
+    // multiples of 64): a partial unroll keeps the per-window scale loads from
+    // spilling; the window position is still known at compile time.
+    constexpr int kUnrollS = Format::kFW >= 4 ? kBK / 16 : 2;
+#pragma unroll kUnrollS
     for (int s = 0; s < kBK / 16; ++s) {
-      uint32_t af[2][4], bf[2][4];
+      uint32_t af[2][4], bf[kJ / 2][4];
 #pragma unroll
-      for (int i = 0; i < 2; ++i) ldsm_x4(af[i], xa + swz(wm * 32 + 16 * i + (lane & 15), 2 * s + (lane >> 4)));
+      for (int i = 0; i < 2; ++i)
+        ldsm_x4(af[i], xa + swz<Cfg>(wm * 32 + 16 * i + (lane & 15), 2 * s + (lane >> 4)));
 #pragma unroll
-      for (int jj = 0; jj < 2; ++jj)
-        ldsm_x4(bf[jj], wdec_s + swz(wn * 32 + 16 * jj + (lane & 7) + ((lane >> 4) << 3),
-                                     2 * s + ((lane >> 3) & 1)));
+      for (int jj = 0; jj < kJ / 2; ++jj)
+        ldsm_x4(bf[jj], wdec_s + swz<Cfg>(wn * Cfg::kWarpN + 16 * jj + (lane & 7) + ((lane >> 4) << 3),
+                                          2 * s + ((lane >> 3) & 1)));
       if constexpr (Format::kScaleAfter) {
         if (s % Format::kFW == 0) {
 #pragma unroll
           for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < kJ; ++j)
 #pragma unroll
               for (int r = 0; r < 4; ++r) part[i][j][r] = 0.f;
         }
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
+          for (int j = 0; j < kJ; ++j)
             mma_m16n8k16<T>(part[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j >> 1][(j & 1) * 2],
                             bf[j >> 1][(j & 1) * 2 + 1]);
         if (s % Format::kFW == Format::kFW - 1) {
-          // Scales of this window for the lane's 8 output columns.
+          // Scales of this window for the lane's 2 * kJ output columns.
           const int k = kt * kBK + (s - Format::kFW + 1) * 16;
-          float sc[4][2];
+          float sc[kJ][2];
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
+          for (int j = 0; j < kJ; ++j)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) sc[j][e] = fmt.scale(a, n0 + wn * 32 + 8 * j + 2 * t + e, k);
+            for (int e = 0; e < 2; ++e) sc[j][e] = fmt.scale(a, n0 + wn * Cfg::kWarpN + 8 * j + 2 * t + e, k);
 #pragma unroll
           for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < kJ; ++j)
 #pragma unroll
               for (int r = 0; r < 4; ++r) acc[i][j][r] = fmaf(part[i][j][r], sc[j][r & 1], acc[i][j][r]);
         }
@@ -241,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
+          for (int j = 0; j < kJ; ++j)
             mma_m16n8k16<T>(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j >> 1][(j & 1) * 2],
                             bf[j >> 1][(j & 1) * 2 + 1]);
       }
@@ -252,15 +289,15 @@ __global__ void __launch_bounds__(kThreads, 2) dq_tile_kernel(const Args a) {
   const float gsc = Format::kGlobal ? __ldg(a.global) * a.gfactor : 1.f;
   const T* bias = static_cast<const T*>(a.bias);
   T* y = static_cast<T*>(a.y);
-  // acc[i][j][r]: row m0 + 32 wm + 16 i + g + 8 (r / 2), column n0 + 32 wn + 8 j + 2 t + r % 2.
+  // acc[i][j][r]: row m0 + 32 wm + 16 i + g + 8 (r / 2), column n0 + kWarpN wn + 8 j + 2 t + r % 2.
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < kJ; ++j)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm * 32 + 16 * i + g + 8 * (r >> 1);
-        const int n = n0 + wn * 32 + 8 * j + 2 * t + (r & 1);
+        const int n = n0 + wn * Cfg::kWarpN + 8 * j + 2 * t + (r & 1);
         if (m < a.M && n < a.N) {
           float v = acc[i][j][r];
           if (gridDim.y > 1) {
@@ -294,4 +331,25 @@ __global__ void dq_tile_reduce_kernel(const float* __restrict__ part, const floa
 }
 
 }  // namespace dqt
+
+// K splits for the tiled GEMM (host): none when the tiles fill `slots` (SMs
+// times resident blocks); else enough to fill them, each split keeping >= 512
+// of K, at most 16. TORCHQUANT_TILE_SPLITS=S (read per call; tests and
+// benchmarks) forces S (capped by the k tiles). Returns the split count after
+// rounding the k tiles per split up (no empty split).
+inline int dqt_splits(int64_t tiles, int ktiles, int64_t slots, int bk) {
+  int splits = 1;
+  const char* env = std::getenv("TORCHQUANT_TILE_SPLITS");
+  const int forced = env != nullptr ? std::atoi(env) : 0;
+  if (forced >= 1) {
+    splits = std::min(forced, ktiles);
+  } else if (tiles < slots) {
+    const int64_t min_kt = std::max(1, 512 / bk);
+    splits = static_cast<int>(std::min<int64_t>({slots / tiles, ktiles / min_kt, 16}));
+    splits = std::max(splits, 1);
+  }
+  const int per = (ktiles + splits - 1) / splits;
+  return (ktiles + per - 1) / per;
+}
+
 }  // namespace torchquant

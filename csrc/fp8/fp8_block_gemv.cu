@@ -238,14 +238,15 @@ void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
 // blocks (grid.y) when the tiles alone leave SMs idle, each split keeping
 // >= 4 k tiles (512 of K); the splits' fp32 tiles are summed in order by
 // dq_tile_reduce_kernel.
-template <typename T, int FW>
+template <typename T, int FW, class Cfg>
 void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  using Fmt = fp8::TileFormat<T, FW>;
+  using Fmt = fp8::TileFormat<T, FW, Cfg>;
   dqt::Args a{};
   a.x = g.x;
   a.w = g.w;
   a.wsc = reinterpret_cast<const uint8_t*>(g.ws);
   a.global = nullptr;
+  a.gfactor = 1.f;
   a.bias = g.bias;
   a.y = g.y;
   a.M = g.M;
@@ -253,30 +254,23 @@ void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const a
   a.K = g.K;
   a.bs = g.bs;
   a.nb = g.nb;
-  const int64_t mtiles = (int64_t{g.M} + dqt::kBM - 1) / dqt::kBM;
-  const int64_t ntiles = (int64_t{g.N} + dqt::kBN - 1) / dqt::kBN;
+  const int64_t mtiles = (int64_t{g.M} + Cfg::kBM - 1) / Cfg::kBM;
+  const int64_t ntiles = (int64_t{g.N} + Cfg::kBN - 1) / Cfg::kBN;
   const int64_t tiles = mtiles * ntiles;
   TORCH_CHECK(tiles <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", tiles, " tiles is too large");
   a.mtiles = static_cast<int>(mtiles);
-  a.ktiles = (g.K + dqt::kBK - 1) / dqt::kBK;
-  int splits = 1;
-  if (const int forced = env_int("TORCHQUANT_TILE_SPLITS"); forced >= 1) {
-    splits = std::min(forced, a.ktiles);
-  } else if (tiles < 2 * int64_t{sm_count}) {
-    splits = static_cast<int>(std::min<int64_t>({2 * int64_t{sm_count} / tiles, a.ktiles / 4, 16}));
-    splits = std::max(splits, 1);
-  }
+  a.ktiles = (g.K + Cfg::kBK - 1) / Cfg::kBK;
+  const int splits = dqt_splits(tiles, a.ktiles, sm_count * Cfg::kMinBlocks, Cfg::kBK);
   a.kt_per_split = (a.ktiles + splits - 1) / splits;
-  splits = (a.ktiles + a.kt_per_split - 1) / a.kt_per_split;
   at::Tensor part;
   if (splits > 1) {
     part = at::empty({splits, int64_t{g.M}, int64_t{g.N}}, like.options().dtype(at::kFloat));
     a.part = part.data_ptr<float>();
   }
-  constexpr int smem = dqt::kStages * dqt::kTile16 + dqt::kTile16 + dqt::kStages * Fmt::kRawStage;
+  constexpr int smem = Cfg::kStages * Cfg::kXTile + Cfg::kWTile + Cfg::kStages * Fmt::kRawStage;
   auto kernel = dqt::dq_tile_kernel<T, Fmt>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
-  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), dqt::kThreads, smem,
+  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), Cfg::kThreads, smem,
            stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
@@ -288,17 +282,32 @@ void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const a
   }
 }
 
+template <typename T, class Cfg>
+void launch_tile_cfg(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  // The scale window: the widest of 128 / 64 / 32 / 16 that divides
+  // block_size and the k tile.
+  if constexpr (Cfg::kBK >= 128) {
+    if (a.bs % 128 == 0) {
+      launch_tile_t<T, 8, Cfg>(a, sm_count, stream, like);
+      return;
+    }
+  }
+  if (a.bs % 64 == 0)
+    launch_tile_t<T, 4, Cfg>(a, sm_count, stream, like);
+  else if (a.bs % 32 == 0)
+    launch_tile_t<T, 2, Cfg>(a, sm_count, stream, like);
+  else
+    launch_tile_t<T, 1, Cfg>(a, sm_count, stream, like);
+}
+
 template <typename T>
 void launch_tile(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  // The scale window: the widest of 128 / 64 / 32 / 16 that divides block_size.
-  if (a.bs % 128 == 0)
-    launch_tile_t<T, 8>(a, sm_count, stream, like);
-  else if (a.bs % 64 == 0)
-    launch_tile_t<T, 4>(a, sm_count, stream, like);
-  else if (a.bs % 32 == 0)
-    launch_tile_t<T, 2>(a, sm_count, stream, like);
+  // TORCHQUANT_TILE_BN=256 (read per call; tests and benchmarks) picks the
+  // wide block (common/dq_tile.cuh); the default is the small one.
+  if (env_int("TORCHQUANT_TILE_BN") == 256)
+    launch_tile_cfg<T, dqt::WideCfg>(a, sm_count, stream, like);
   else
-    launch_tile_t<T, 1>(a, sm_count, stream, like);
+    launch_tile_cfg<T, dqt::SmallCfg>(a, sm_count, stream, like);
 }
 
 template <typename T, int RM>

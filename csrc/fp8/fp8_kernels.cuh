@@ -1016,48 +1016,51 @@ __global__ void __launch_bounds__(kDequantThreads)
 
 // ============================================================ tile GEMM ====
 // The fp8 format of the tiled GEMM in common/dq_tile.cuh (path "tile", M past
-// the GEMV's 16-row tiles). Raw stage: 64 weight rows x 128 bytes, copied 4
-// rows x 128 bytes per warp instruction (lane l: row 4i + l / 8, piece l % 8),
-// zero-filled past N and K. Decode: each thread turns the 16 codes it copied
+// the GEMV's 16-row tiles). Raw stage: BN weight rows x BK bytes, 16-byte
+// copies, row-major over the stage (Small: 4 rows x 128 bytes per warp
+// instruction; Wide: 8 rows x 64 bytes), zero-filled past N and K. Decode: each thread turns the 16 codes it copied
 // into 16 exact 16-bit values (the even / odd pair decode above, then two
 // byte permutes back to k order) and stores them as pieces 2p, 2p + 1 of the
 // row. The block scale is applied after the mma, FW k16 steps at a time
 // (FW * 16 divides block_size, so a window never straddles two blocks).
-template <typename T, int FW>
+template <typename T, int FW, class CfgT>
 struct TileFormat {
+  using Cfg = CfgT;
   static constexpr bool kScaleAfter = true;
   static constexpr bool kGlobal = false;
   static constexpr int kFW = FW;
-  static constexpr int kRawStage = dqt::kBN * dqt::kBK;  // 8 KB
-  const uint8_t* src[4];  // row start + 16 * piece; row 0 past N
-  uint32_t on;            // bit i: row of copy i is < N
+  static_assert((Cfg::kBK / 16) % FW == 0, "a scale window never straddles a k tile");
+  static constexpr int kRowPieces = Cfg::kBK / 16;                 // 16-code pieces per row
+  static constexpr int kCopies = Cfg::kBN * kRowPieces / Cfg::kThreads;
+  static constexpr int kRawStage = Cfg::kBN * Cfg::kBK;            // one byte per code
+  const uint8_t* src[kCopies];  // row start + 16 * piece; row 0 past N
+  uint32_t on;                  // bit i: row of copy i is < N
 
   __device__ __forceinline__ void init(const dqt::Args& a, int n0, int tid) {
     on = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int n = n0 + ((i * dqt::kThreads + tid) >> 3);
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * Cfg::kThreads + tid;
+      const int n = n0 + id / kRowPieces;
       const bool ok = n < a.N;
       on |= (ok ? 1u : 0u) << i;
-      src[i] = a.w + static_cast<size_t>(ok ? n : 0) * a.K + 16 * (tid & 7);
+      src[i] = a.w + static_cast<size_t>(ok ? n : 0) * a.K + 16 * (id % kRowPieces);
     }
   }
   __device__ __forceinline__ void issue(const dqt::Args& a, uint32_t raw, int kt, int tid) const {
-    const int k = kt * dqt::kBK + 16 * (tid & 7);
-    const bool kin = k < a.K;  // K % 16 == 0: a piece is all in or all out
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const bool ok = kin && ((on >> i) & 1u);
-      const int id = i * dqt::kThreads + tid;
-      dqt::cp16(raw + (id >> 3) * dqt::kBK + 16 * (id & 7), ok ? src[i] + kt * dqt::kBK : a.w,
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * Cfg::kThreads + tid, p = id % kRowPieces;
+      const bool ok = kt * Cfg::kBK + 16 * p < a.K && ((on >> i) & 1u);  // K % 16 == 0
+      dqt::cp16(raw + (id / kRowPieces) * Cfg::kBK + 16 * p, ok ? src[i] + kt * Cfg::kBK : a.w,
                 ok ? 16u : 0u);
     }
   }
   __device__ __forceinline__ void decode(uint32_t raw, uint32_t wdec, int tid) const {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int id = i * dqt::kThreads + tid, r = id >> 3, p = id & 7;
-      const uint4 v = dqt::lds128(raw + r * dqt::kBK + 16 * p);
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * Cfg::kThreads + tid, r = id / kRowPieces, p = id % kRowPieces;
+      const uint4 v = dqt::lds128(raw + r * Cfg::kBK + 16 * p);
       const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
       uint32_t o[8];
 #pragma unroll
@@ -1066,8 +1069,8 @@ struct TileFormat {
         o[2 * q] = dqt::prmt(e, d, 0x5410u);      // (b0, b1)
         o[2 * q + 1] = dqt::prmt(e, d, 0x7632u);  // (b2, b3)
       }
-      dqt::sts128(wdec + dqt::swz(r, 2 * p), o[0], o[1], o[2], o[3]);
-      dqt::sts128(wdec + dqt::swz(r, 2 * p + 1), o[4], o[5], o[6], o[7]);
+      dqt::sts128(wdec + dqt::swz<Cfg>(r, 2 * p), o[0], o[1], o[2], o[3]);
+      dqt::sts128(wdec + dqt::swz<Cfg>(r, 2 * p + 1), o[4], o[5], o[6], o[7]);
     }
   }
   // Block scale of weight row n for the window starting at k (0 past N; the

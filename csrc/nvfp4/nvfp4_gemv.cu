@@ -400,9 +400,9 @@ struct TileLaunch {
   int M, N, K;
 };
 
-template <typename T>
-void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  using Fmt = nvfp4::TileFormat<T>;
+template <typename T, class Cfg>
+void launch_tile_cfg(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  using Fmt = nvfp4::TileFormat<T, Cfg>;
   dqt::Args a{};
   a.x = t.x;
   a.w = t.w;
@@ -414,30 +414,23 @@ void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const a
   a.M = t.M;
   a.N = t.N;
   a.K = t.K;
-  const int64_t mtiles = (int64_t{t.M} + dqt::kBM - 1) / dqt::kBM;
-  const int64_t ntiles = (int64_t{t.N} + dqt::kBN - 1) / dqt::kBN;
+  const int64_t mtiles = (int64_t{t.M} + Cfg::kBM - 1) / Cfg::kBM;
+  const int64_t ntiles = (int64_t{t.N} + Cfg::kBN - 1) / Cfg::kBN;
   const int64_t tiles = mtiles * ntiles;
   TORCH_CHECK(tiles <= kIntMax, kGemvOp, ": grid of ", tiles, " tiles is too large");
   a.mtiles = static_cast<int>(mtiles);
-  a.ktiles = t.K / dqt::kBK;
-  int splits = 1;
-  if (const int forced = env_int("TORCHQUANT_TILE_SPLITS"); forced >= 1) {
-    splits = std::min(forced, a.ktiles);
-  } else if (tiles < 2 * int64_t{sm_count}) {
-    splits = static_cast<int>(std::min<int64_t>({2 * int64_t{sm_count} / tiles, a.ktiles / 4, 16}));
-    splits = std::max(splits, 1);
-  }
+  a.ktiles = t.K / Cfg::kBK;
+  const int splits = dqt_splits(tiles, a.ktiles, sm_count * Cfg::kMinBlocks, Cfg::kBK);
   a.kt_per_split = (a.ktiles + splits - 1) / splits;
-  splits = (a.ktiles + a.kt_per_split - 1) / a.kt_per_split;
   at::Tensor part;
   if (splits > 1) {
     part = at::empty({splits, int64_t{t.M}, int64_t{t.N}}, like.options().dtype(at::kFloat));
     a.part = part.data_ptr<float>();
   }
-  constexpr int smem = dqt::kStages * dqt::kTile16 + dqt::kTile16 + dqt::kStages * Fmt::kRawStage;
+  constexpr int smem = Cfg::kStages * Cfg::kXTile + Cfg::kWTile + Cfg::kStages * Fmt::kRawStage;
   auto kernel = dqt::dq_tile_kernel<T, Fmt>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
-  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), dqt::kThreads, smem,
+  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), Cfg::kThreads, smem,
            stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
@@ -447,6 +440,16 @@ void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const a
         a.part, t.gs, a.gfactor, static_cast<const T*>(t.bias), static_cast<T*>(t.y), t.M, t.N, splits);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
+}
+
+template <typename T>
+void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
+  // TORCHQUANT_TILE_BN=256 (read per call; tests and benchmarks) picks the
+  // wide block (common/dq_tile.cuh); the default is the small one.
+  if (env_int("TORCHQUANT_TILE_BN") == 256)
+    launch_tile_cfg<T, dqt::WideCfg>(t, sm_count, stream, like);
+  else
+    launch_tile_cfg<T, dqt::SmallCfg>(t, sm_count, stream, like);
 }
 
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,

@@ -1136,58 +1136,72 @@ __global__ void __launch_bounds__(kDequantThreads)
 // ============================================================ tile GEMM ====
 // The nvfp4 format of the tiled GEMM in common/dq_tile.cuh (path "tile";
 // K % 128 == 0, packed codes 16-byte and scales 8-byte aligned). Raw stage:
-// 64 rows x 64 bytes of codes (4 pieces of 32 codes per row, lane l: row
-// 8i + l / 4, piece l % 4) at r * 64, then each row's 8 block scales of the
-// k tile at 4096 + 8 r (one 8-byte copy per row, threads 0..63); rows past N
-// zero-filled. Decode: a thread takes the 32 codes it copied and the row's two
+// BN rows x BK / 2 bytes of codes (pieces of 32 codes, row-major), then each
+// row's BK / 16 block scales of the k tile (one 8- or 4-byte copy per row);
+// rows past N zero-filled. Decode: a thread takes the 32 codes it copied and the row's two
 // scales of them, decodes 8 codes per word (the GEMV's pair decode), folds the
 // scale in with one packed multiply per pair (exact: e2m1 * bs * 2^-7, see
 // section 2 of docs/nvfp4_gemv.md), puts the pairs back in k order and stores
 // pieces 4p .. 4p + 3 of the row. The epilogue multiplies by 2^7 * global.
-template <typename T>
+template <typename T, class CfgT>
 struct TileFormat {
+  using Cfg = CfgT;
   static constexpr bool kScaleAfter = false;
   static constexpr bool kGlobal = true;
   static constexpr int kFW = 1;
-  static constexpr int kRawStage = dqt::kBN * 64 + dqt::kBN * 8;  // 4.5 KB
-  const uint8_t* src[2];  // codes: row start + 16 * piece
-  const uint8_t* ssrc;    // scales of row tid (tid < 64)
-  uint32_t on;            // bit i: copy i's row < N; bit 2: scale row < N
+  static constexpr int kCodeBytes = Cfg::kBK / 2;                  // per row and k tile
+  static constexpr int kScaleBytes = Cfg::kBK / 16;                // 8 (Small) / 4 (Wide)
+  static constexpr int kRowPieces = kCodeBytes / 16;               // 32-code pieces per row
+  static constexpr int kCopies = Cfg::kBN * kRowPieces / Cfg::kThreads;
+  static constexpr int kRawStage = Cfg::kBN * (kCodeBytes + kScaleBytes);
+  static_assert(Cfg::kBN <= Cfg::kThreads, "one scale copy per row");
+  const uint8_t* src[kCopies];  // codes: row start + 16 * piece
+  const uint8_t* ssrc;          // scales of row tid (tid < BN)
+  uint32_t on;                  // bit i: copy i's row < N; bit 8: scale row < N
 
   __device__ __forceinline__ void init(const dqt::Args& a, int n0, int tid) {
     on = 0;
     const size_t row_bytes = static_cast<size_t>(a.K) / 2;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int n = n0 + ((i * dqt::kThreads + tid) >> 2);
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * Cfg::kThreads + tid;
+      const int n = n0 + id / kRowPieces;
       const bool ok = n < a.N;
       on |= (ok ? 1u : 0u) << i;
-      src[i] = a.w + (ok ? n : 0) * row_bytes + 16 * (tid & 3);
+      src[i] = a.w + (ok ? n : 0) * row_bytes + 16 * (id % kRowPieces);
     }
-    const int ns = n0 + (tid & 63);
-    const bool sok = tid < 64 && ns < a.N;
-    on |= (sok ? 1u : 0u) << 2;
+    const int ns = n0 + tid;
+    const bool sok = tid < Cfg::kBN && ns < a.N;
+    on |= (sok ? 1u : 0u) << 8;
     ssrc = a.wsc + static_cast<size_t>(sok ? ns : 0) * (a.K / 16);
   }
   __device__ __forceinline__ void issue(const dqt::Args& a, uint32_t raw, int kt, int tid) const {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kCopies; ++i) {
       const bool ok = (on >> i) & 1u;
-      const int id = i * dqt::kThreads + tid;
-      dqt::cp16(raw + (id >> 2) * 64 + 16 * (id & 3), ok ? src[i] + kt * 64 : a.w, ok ? 16u : 0u);
+      const int id = i * Cfg::kThreads + tid;
+      dqt::cp16(raw + (id / kRowPieces) * kCodeBytes + 16 * (id % kRowPieces),
+                ok ? src[i] + kt * kCodeBytes : a.w, ok ? 16u : 0u);
     }
-    if (tid < 64) {
-      const bool ok = (on >> 2) & 1u;
-      dqt::cp8(raw + dqt::kBN * 64 + 8 * tid, ok ? ssrc + kt * 8 : a.wsc, ok ? 8u : 0u);
+    if (tid < Cfg::kBN) {
+      const bool ok = (on >> 8) & 1u;
+      const uint32_t dst = raw + Cfg::kBN * kCodeBytes + kScaleBytes * tid;
+      const uint8_t* sp = ok ? ssrc + kt * kScaleBytes : a.wsc;
+      if constexpr (kScaleBytes == 8)
+        dqt::cp8(dst, sp, ok ? 8u : 0u);
+      else
+        dqt::cp4(dst, sp, ok ? 4u : 0u);
     }
   }
   __device__ __forceinline__ void decode(uint32_t raw, uint32_t wdec, int tid) const {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int id = i * dqt::kThreads + tid, r = id >> 2, p = id & 3;
-      const uint4 v = dqt::lds128(raw + r * 64 + 16 * p);
+    for (int i = 0; i < kCopies; ++i) {
+      const int id = i * Cfg::kThreads + tid, r = id / kRowPieces, p = id % kRowPieces;
+      const uint4 v = dqt::lds128(raw + r * kCodeBytes + 16 * p);
       uint32_t s2;  // the two e4m3 scales of this piece (blocks 2p, 2p + 1 of the tile)
-      asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(s2) : "r"(raw + dqt::kBN * 64 + 8 * r + 2 * p));
+      asm volatile("ld.shared.u16 %0, [%1];\n"
+                   : "=r"(s2)
+                   : "r"(raw + Cfg::kBN * kCodeBytes + kScaleBytes * r + 2 * p));
       const uint32_t sp = Ops<T>::scale_pair(s2);
       const uint32_t sc[2] = {dup_lo(sp), dup_hi(sp)};
       const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
@@ -1211,7 +1225,7 @@ struct TileFormat {
           o[2] = prmt(h[0], h[1], 0x7632u);
           o[3] = prmt(h[2], h[3], 0x7632u);
         }
-        dqt::sts128(wdec + dqt::swz(r, 4 * p + q), o[0], o[1], o[2], o[3]);
+        dqt::sts128(wdec + dqt::swz<Cfg>(r, 4 * p + q), o[0], o[1], o[2], o[3]);
       }
     }
   }
