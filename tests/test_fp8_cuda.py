@@ -147,8 +147,7 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [48, 64, 128, 256])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
-@pytest.mark.parametrize("bn", ["", "256"])
-def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits, bn):
+def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
     """The tiled GEMM (path "tile", auto for M > 48): several 64-row M tiles with a
     ragged last one, rows past N in the last 64-column tile, a K tail inside the
     last 128-wide k tile and a ragged last scale block, with the automatic K split
@@ -158,8 +157,6 @@ def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits, bn):
         pytest.skip("the tile path needs sm_80+")
     if splits:
         monkeypatch.setenv("TORCHQUANT_TILE_SPLITS", splits)
-    if bn:  # the wide 64 x 256 block (k tiles of 64) instead of the 64 x 64 one
-        monkeypatch.setenv("TORCHQUANT_TILE_BN", bn)
     gen = torch.Generator().manual_seed(bs + 7)
     n, k = 257, 2048 + 48
     w_q, w_scale = make_weight(n, k, bs, gen)
@@ -168,7 +165,7 @@ def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits, bn):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         for b in (None, bias):
             y = run_gemv(x, w_q, w_scale, bs, b, "tile")
-            check_against_reference(y, x, w_q, w_scale, bs, b, f"tile bn={bn} splits={splits} {dtype} bs={bs} M={m}")
+            check_against_reference(y, x, w_q, w_scale, bs, b, f"tile splits={splits} {dtype} bs={bs} M={m}")
             if m > 48:  # auto takes the tile path from M = 49
                 assert torch.equal(run_gemv(x, w_q, w_scale, bs, b, "auto"), y)
 

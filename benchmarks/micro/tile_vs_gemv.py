@@ -1,6 +1,5 @@
 """fp8_block / nvfp4 at batch sizes past the decode GEMV: the tiled GEMM
-(path "tile", 64 x 64 blocks and, as "tile256", the wide 64 x 256 blocks
-forced with TORCHQUANT_TILE_BN=256) against the GEMV (path "mma", 16-row M tiles), dequantize +
+(path "tile") against the GEMV (path "mma", 16-row M tiles), dequantize +
 cuBLAS (what QuantLinear ran above LAYER_GEMV_MAX_M) and bf16 F.linear on the
 same shape, all in one process. Cold L2 (weight copies rotated past 3x L2),
 CUDA-graph replay, median (benchmarks/timing.py). Prints one line per shape
@@ -64,20 +63,13 @@ def main() -> None:
             for name, (tensors, nbytes, fn, deq) in packs.items():
                 copies = timing.shared_copies(tensors, nbytes)
                 res = {}
-                for p in ("tile", "tile256", "mma"):
-                    os.environ.pop("TORCHQUANT_TILE_BN", None)
-                    if p == "tile256":
-                        os.environ["TORCHQUANT_TILE_BN"] = "256"
-                    try:
-                        res[p] = timing.time_gpu(lambda q, s, p=p[:4] if p != "mma" else p: fn(x, q, s, p),
-                                                 copies, nbytes)["median_us"]
-                    finally:
-                        os.environ.pop("TORCHQUANT_TILE_BN", None)
+                for p in ("tile", "mma"):
+                    res[p] = timing.time_gpu(lambda q, s, p=p: fn(x, q, s, p), copies, nbytes)["median_us"]
                 res["dequant+cublas"] = timing.time_gpu(lambda q, s: deq(x, q, s), copies, nbytes)["median_us"]
                 for p, us in res.items():
                     rows.append(dict(op=name, N=N, K=K, M=M, path=p, us=round(us, 2),
                                      bf16_us=round(tb, 2), speedup_vs_bf16=round(tb / us, 3)))
-                line.append(f"{name}: tile {res['tile']:.1f} tile256 {res['tile256']:.1f} gemv {res['mma']:.1f} "
+                line.append(f"{name}: tile {res['tile']:.1f} gemv {res['mma']:.1f} "
                             f"deq {res['dequant+cublas']:.1f}")
             print(f"{N}x{K} M={M}: " + " | ".join(line), flush=True)
     if args.out and rows:

@@ -43,11 +43,10 @@
 namespace torchquant {
 namespace dqt {
 
-// Block shapes. Small: 64 x 64 outputs, k tiles of 128, 4 warps (2 x 2) of
-// 32 x 32, 3 stages, 2 blocks per SM. Wide: 64 x 256 outputs, k tiles of 64,
-// 8 warps (2 x 4) of 32 x 64, 4 stages, 1 block per SM: every block re-reads
-// x[64 rows, its K range] (2 bytes per element) for its weight rows, i.e.
-// 2 * 64 / BN bytes of x per weight element: 2 with Small, 0.5 with Wide.
+// Block shape. Small: 64 x 64 outputs, k tiles of 128, 4 warps (2 x 2) of
+// 32 x 32, 3 stages, 2 blocks per SM. (A wide 64 x 256 block with k tiles of
+// 64, 8 warps of 32 x 64 and 4 stages, which re-reads x 4x less, measured
+// slower on every shape: results/h200/2026-12-01_1115, docs/tile_gemm.md.)
 template <int BN_, int BK_, int WN_, int STAGES_, int MINB_>
 struct TileCfg {
   static constexpr int kBM = 64;
@@ -67,7 +66,6 @@ struct TileCfg {
   static_assert(kJ % 2 == 0, "n8 tiles come in ldmatrix.x4 pairs");
 };
 using SmallCfg = TileCfg<64, 128, 2, 3, 2>;
-using WideCfg = TileCfg<256, 64, 4, 4, 1>;
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -302,12 +302,7 @@ void launch_tile_cfg(const GemvArgs& a, int sm_count, cudaStream_t stream, const
 
 template <typename T>
 void launch_tile(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  // TORCHQUANT_TILE_BN=256 (read per call; tests and benchmarks) picks the
-  // wide block (common/dq_tile.cuh); the default is the small one.
-  if (env_int("TORCHQUANT_TILE_BN") == 256)
-    launch_tile_cfg<T, dqt::WideCfg>(a, sm_count, stream, like);
-  else
-    launch_tile_cfg<T, dqt::SmallCfg>(a, sm_count, stream, like);
+  launch_tile_cfg<T, dqt::SmallCfg>(a, sm_count, stream, like);
 }
 
 template <typename T, int RM>

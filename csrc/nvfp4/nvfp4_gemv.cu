@@ -444,12 +444,7 @@ void launch_tile_cfg(const TileLaunch& t, int sm_count, cudaStream_t stream, con
 
 template <typename T>
 void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  // TORCHQUANT_TILE_BN=256 (read per call; tests and benchmarks) picks the
-  // wide block (common/dq_tile.cuh); the default is the small one.
-  if (env_int("TORCHQUANT_TILE_BN") == 256)
-    launch_tile_cfg<T, dqt::WideCfg>(t, sm_count, stream, like);
-  else
-    launch_tile_cfg<T, dqt::SmallCfg>(t, sm_count, stream, like);
+  launch_tile_cfg<T, dqt::SmallCfg>(t, sm_count, stream, like);
 }
 
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,

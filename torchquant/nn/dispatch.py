@@ -26,8 +26,13 @@ GEMV_MAX_M = 16
 # also validates with a host sync). At M = 2048 dequantize + cuBLAS wins by 4x
 # (fp8 28672x8192: GEMV 9638, dequantize + cuBLAS 1680 us). The GEMV time grows
 # with ceil(M / 16) while the dequantize path's is flat at these M, so the
-# GEMV also wins below 64; between 65 and 2047 nothing has been measured, and
-# those M keep the dequantize path.
+# GEMV also wins below 64. Since 2026-12-01 the ops themselves switch from the
+# GEMV to a tiled dequantizing GEMM above M = 48 ("tile", docs/tile_gemm.md):
+# M = 64, us, tile / GEMV / dequantize + cuBLAS (results/h200/2026-12-01_1115):
+# fp8_block 28672x8192 236.1 / 284.5 / 321.8, 14336x4096 63.7 / 77.8 / 88.9;
+# nvfp4 197.8 / 232.5 / 283.5, 53.0 / 61.6 / 78.8. At M = 96 and 128
+# dequantize + cuBLAS wins on every measured shape (fp8 28672x8192 M = 128:
+# 331.0 vs tile 455.2), so above 64 the layer keeps the dequantize path.
 LAYER_GEMV_MAX_M = 64
 
 # On the CPU the C++ GEMV kernels run ~2-3x slower than torch's fp32 GEMM
