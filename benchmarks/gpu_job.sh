@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_job.sh [OUTDIR] [--full] [--no-tests] [--no-bench] [--sanitize]
 #   env: MICRO=1 (read-pattern microbenchmark, benchmarks/micro), NCU=1 (Nsight
 #   Compute on the decode kernels; NCU_ARGS more ncu options, NCU_PY_ARGS the
-#   ncu_decode.py selection, e.g. "--only 28672,8192,1/8 --ops nvfp4 --paths mma"), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
+#   ncu_decode.py selection, e.g. "--only 28672,8192,1/8 --ops nvfp4 --paths mma"; NCU_KERNEL the
+#   kernel-name regex, default gemv, dq_tile for the tiled GEMM), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
 #   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
 #   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
@@ -76,7 +77,7 @@ if ! PYTHONPATH=$PWD $PY /tmp/smoke.py; then
 fi
 
 if [ "${NCU:-0}" = 1 ]; then
-  PYTHONPATH=$PWD timeout 240 ncu --clock-control none --kernel-name regex:gemv \
+  PYTHONPATH=$PWD timeout 240 ncu --clock-control none --kernel-name regex:${NCU_KERNEL:-gemv} \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
     --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis \
     --section InstructionStats --section SourceCounters ${NCU_ARGS:-} $PY benchmarks/micro/ncu_decode.py ${NCU_PY_ARGS:-} > "$OUTDIR/ncu.txt" 2>&1

@@ -2,7 +2,9 @@
 
 Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
 16 (the small Llama-3-8B projection, where nvfp4's time grows with M).
---only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8 --paths mma narrow the set.
+--only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8 --paths mma narrow the set;
+--paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
+so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
 
 ncu --clock-control none --kernel-name regex:gemv python benchmarks/micro/ncu_decode.py
 """
@@ -35,7 +37,7 @@ for N, K, ms in shapes:
     iq, isc, _ = ops.quantize_int8(w, True, True)
     for M in ms:
         x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
-        paths = [p for p in ("fma", "mma") if p in paths_wanted and (N > 4096 or p == "mma")]
+        paths = [p for p in ("fma", "mma", "tile") if p in paths_wanted and (N > 4096 or p != "fma")]
         for path in paths:
             if "fp8" in want:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
