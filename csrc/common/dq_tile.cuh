@@ -34,11 +34,9 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#include <algorithm>
-#include <cstdlib>
-
 #include "common/ldg.h"
 #include "common/mma.cuh"
+#include "common/warp_ring.cuh"
 
 namespace torchquant {
 namespace dqt {
@@ -67,9 +65,6 @@ struct TileCfg {
 };
 using SmallCfg = TileCfg<64, 128, 2, 3, 2>;
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 template <class Cfg>
 __device__ __forceinline__ uint32_t swz(int row, int piece) {
   return static_cast<uint32_t>(row * Cfg::kRowBytes + ((piece ^ (row & 7)) << 4));
@@ -88,22 +83,10 @@ __device__ __forceinline__ void cp8(uint32_t dst, const void* src, uint32_t src_
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(src_size)
                : "memory");
 }
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wait_groups() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
-}
-__device__ __forceinline__ uint4 lds128(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr));
-  return v;
 }
 __device__ __forceinline__ void sts128(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d)
@@ -165,7 +148,8 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
   uint8_t* xs = smem;                                  // kStages x kXTile
   uint8_t* wdec = smem + kStages * Cfg::kXTile;        // kWTile
   uint8_t* raw = wdec + Cfg::kWTile;                   // kStages x Format::kRawStage
-  const uint32_t xs_s = smem_addr(xs), wdec_s = smem_addr(wdec), raw_s = smem_addr(raw);
+  const uint32_t xs_s = ring::smem_u32addr(xs), wdec_s = ring::smem_u32addr(wdec),
+                 raw_s = ring::smem_u32addr(raw);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp & 1, wn = warp >> 1;
@@ -199,7 +183,7 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
       issue_x(s, kt0 + s);
       fmt.issue(a, raw_s + s * Format::kRawStage, kt0 + s, tid);
     }
-    commit();
+    ring::commit();
   }
 
   float acc[2][kJ][4];
@@ -213,7 +197,7 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
 
   for (int kt = kt0; kt < kt1; ++kt) {
     const int it = kt - kt0, stage = it % kStages;
-    wait_groups<kStages - 2>();
+    ring::wait_pending<kStages - 2>();
     __syncthreads();  // stage `it` is in for every thread; mma(it - 1) is done with wdec
     fmt.decode(raw_s + stage * Format::kRawStage, wdec_s, tid);
     {
@@ -223,7 +207,7 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
         issue_x(ns, nk);
         fmt.issue(a, raw_s + ns * Format::kRawStage, nk, tid);
       }
-      commit();
+      ring::commit();
     }
     __syncthreads();  // wdec holds tile kt
 
@@ -282,7 +266,7 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
       }
     }
   }
-  wait_groups<0>();
+  ring::wait_pending<0>();
 
   const float gsc = Format::kGlobal ? __ldg(a.global) * a.gfactor : 1.f;
   const T* bias = static_cast<const T*>(a.bias);
@@ -329,25 +313,4 @@ __global__ void dq_tile_reduce_kernel(const float* __restrict__ part, const floa
 }
 
 }  // namespace dqt
-
-// K splits for the tiled GEMM (host): none when the tiles fill `slots` (SMs
-// times resident blocks); else enough to fill them, each split keeping >= 512
-// of K, at most 16. TORCHQUANT_TILE_SPLITS=S (read per call; tests and
-// benchmarks) forces S (capped by the k tiles). Returns the split count after
-// rounding the k tiles per split up (no empty split).
-inline int dqt_splits(int64_t tiles, int ktiles, int64_t slots, int bk) {
-  int splits = 1;
-  const char* env = std::getenv("TORCHQUANT_TILE_SPLITS");
-  const int forced = env != nullptr ? std::atoi(env) : 0;
-  if (forced >= 1) {
-    splits = std::min(forced, ktiles);
-  } else if (tiles < slots) {
-    const int64_t min_kt = std::max(1, 512 / bk);
-    splits = static_cast<int>(std::min<int64_t>({slots / tiles, ktiles / min_kt, 16}));
-    splits = std::max(splits, 1);
-  }
-  const int per = (ktiles + splits - 1) / splits;
-  return (ktiles + per - 1) / per;
-}
-
 }  // namespace torchquant

@@ -27,6 +27,7 @@
 
 #include "common/checks.h"
 #include "common/device.h"
+#include "common/dq_tile_launch.h"
 #include "fp8/fp8_kernels.cuh"
 
 namespace torchquant {
@@ -234,18 +235,14 @@ void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
     launch_mma_w<T, 16>(a, sm_count, stream);
 }
 
-// The tiled GEMM (common/dq_tile.cuh): 64 x 64 output tiles, K split over
-// blocks (grid.y) when the tiles alone leave SMs idle, each split keeping
-// >= 4 k tiles (512 of K); the splits' fp32 tiles are summed in order by
-// dq_tile_reduce_kernel.
-template <typename T, int FW, class Cfg>
+// The tiled GEMM (common/dq_tile.cuh; grid, K splits and the ordered reduce
+// in dq_tile_launch.h) with a scale window of FW k16 steps.
+template <typename T, int FW>
 void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  using Fmt = fp8::TileFormat<T, FW, Cfg>;
   dqt::Args a{};
   a.x = g.x;
   a.w = g.w;
   a.wsc = reinterpret_cast<const uint8_t*>(g.ws);
-  a.global = nullptr;
   a.gfactor = 1.f;
   a.bias = g.bias;
   a.y = g.y;
@@ -254,55 +251,21 @@ void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const a
   a.K = g.K;
   a.bs = g.bs;
   a.nb = g.nb;
-  const int64_t mtiles = (int64_t{g.M} + Cfg::kBM - 1) / Cfg::kBM;
-  const int64_t ntiles = (int64_t{g.N} + Cfg::kBN - 1) / Cfg::kBN;
-  const int64_t tiles = mtiles * ntiles;
-  TORCH_CHECK(tiles <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", tiles, " tiles is too large");
-  a.mtiles = static_cast<int>(mtiles);
-  a.ktiles = (g.K + Cfg::kBK - 1) / Cfg::kBK;
-  const int splits = dqt_splits(tiles, a.ktiles, sm_count * Cfg::kMinBlocks, Cfg::kBK);
-  a.kt_per_split = (a.ktiles + splits - 1) / splits;
-  at::Tensor part;
-  if (splits > 1) {
-    part = at::empty({splits, int64_t{g.M}, int64_t{g.N}}, like.options().dtype(at::kFloat));
-    a.part = part.data_ptr<float>();
-  }
-  constexpr int smem = Cfg::kStages * Cfg::kXTile + Cfg::kWTile + Cfg::kStages * Fmt::kRawStage;
-  auto kernel = dqt::dq_tile_kernel<T, Fmt>;
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
-  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), Cfg::kThreads, smem,
-           stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
-    const int64_t total = int64_t{g.M} * g.N;
-    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, int64_t{sm_count} * 8));
-    dqt::dq_tile_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
-        a.part, nullptr, 1.f, static_cast<const T*>(g.bias), static_cast<T*>(g.y), g.M, g.N, splits);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-}
-
-template <typename T, class Cfg>
-void launch_tile_cfg(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  // The scale window: the widest of 128 / 64 / 32 / 16 that divides
-  // block_size and the k tile.
-  if constexpr (Cfg::kBK >= 128) {
-    if (a.bs % 128 == 0) {
-      launch_tile_t<T, 8, Cfg>(a, sm_count, stream, like);
-      return;
-    }
-  }
-  if (a.bs % 64 == 0)
-    launch_tile_t<T, 4, Cfg>(a, sm_count, stream, like);
-  else if (a.bs % 32 == 0)
-    launch_tile_t<T, 2, Cfg>(a, sm_count, stream, like);
-  else
-    launch_tile_t<T, 1, Cfg>(a, sm_count, stream, like);
+  dqt::launch_tile<T, fp8::TileFormat<T, FW, dqt::SmallCfg>>(a, sm_count, stream, like, kGemvOp);
 }
 
 template <typename T>
 void launch_tile(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  launch_tile_cfg<T, dqt::SmallCfg>(a, sm_count, stream, like);
+  // The scale window: the widest of 128 / 64 / 32 / 16 (the k tile is 128)
+  // that divides block_size.
+  if (a.bs % 128 == 0)
+    launch_tile_t<T, 8>(a, sm_count, stream, like);
+  else if (a.bs % 64 == 0)
+    launch_tile_t<T, 4>(a, sm_count, stream, like);
+  else if (a.bs % 32 == 0)
+    launch_tile_t<T, 2>(a, sm_count, stream, like);
+  else
+    launch_tile_t<T, 1>(a, sm_count, stream, like);
 }
 
 template <typename T, int RM>

@@ -1060,7 +1060,7 @@ struct TileFormat {
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
       const int id = i * Cfg::kThreads + tid, r = id / kRowPieces, p = id % kRowPieces;
-      const uint4 v = dqt::lds128(raw + r * Cfg::kBK + 16 * p);
+      const uint4 v = ring::lds128(raw + r * Cfg::kBK + 16 * p);
       const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
       uint32_t o[8];
 #pragma unroll

@@ -41,6 +41,7 @@
 
 #include "common/checks.h"
 #include "common/device.h"
+#include "common/dq_tile_launch.h"
 #include "nvfp4/nvfp4_kernels.cuh"
 
 namespace torchquant {
@@ -386,67 +387,6 @@ void launch_fma(const nvfp4::GemvParams& prm, bool aligned, cudaStream_t stream)
 
 bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
-// The tiled GEMM (common/dq_tile.cuh): 64 x 64 output tiles, K split over
-// blocks (grid.y) when the tiles alone leave SMs idle, each split keeping
-// >= 4 k tiles (512 of K); the splits' fp32 tiles are summed in order by
-// dq_tile_reduce_kernel, which then applies 2^7 * global and the bias.
-struct TileLaunch {
-  const void* x;
-  const uint8_t* w;
-  const uint8_t* s;
-  const float* gs;
-  const void* bias;
-  void* y;
-  int M, N, K;
-};
-
-template <typename T, class Cfg>
-void launch_tile_cfg(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  using Fmt = nvfp4::TileFormat<T, Cfg>;
-  dqt::Args a{};
-  a.x = t.x;
-  a.w = t.w;
-  a.wsc = t.s;
-  a.global = t.gs;
-  a.gfactor = 128.f;  // the decode's e2m1 * bs * 2^-7
-  a.bias = t.bias;
-  a.y = t.y;
-  a.M = t.M;
-  a.N = t.N;
-  a.K = t.K;
-  const int64_t mtiles = (int64_t{t.M} + Cfg::kBM - 1) / Cfg::kBM;
-  const int64_t ntiles = (int64_t{t.N} + Cfg::kBN - 1) / Cfg::kBN;
-  const int64_t tiles = mtiles * ntiles;
-  TORCH_CHECK(tiles <= kIntMax, kGemvOp, ": grid of ", tiles, " tiles is too large");
-  a.mtiles = static_cast<int>(mtiles);
-  a.ktiles = t.K / Cfg::kBK;
-  const int splits = dqt_splits(tiles, a.ktiles, sm_count * Cfg::kMinBlocks, Cfg::kBK);
-  a.kt_per_split = (a.ktiles + splits - 1) / splits;
-  at::Tensor part;
-  if (splits > 1) {
-    part = at::empty({splits, int64_t{t.M}, int64_t{t.N}}, like.options().dtype(at::kFloat));
-    a.part = part.data_ptr<float>();
-  }
-  constexpr int smem = Cfg::kStages * Cfg::kXTile + Cfg::kWTile + Cfg::kStages * Fmt::kRawStage;
-  auto kernel = dqt::dq_tile_kernel<T, Fmt>;
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
-  kernel<<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(splits)), Cfg::kThreads, smem,
-           stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
-    const int64_t total = int64_t{t.M} * t.N;
-    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, int64_t{sm_count} * 8));
-    dqt::dq_tile_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
-        a.part, t.gs, a.gfactor, static_cast<const T*>(t.bias), static_cast<T*>(t.y), t.M, t.N, splits);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-}
-
-template <typename T>
-void launch_tile(const TileLaunch& t, int sm_count, cudaStream_t stream, const at::Tensor& like) {
-  launch_tile_cfg<T, dqt::SmallCfg>(t, sm_count, stream, like);
-}
-
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv) {
@@ -488,14 +428,25 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     const at::Tensor sc = aligned_to(w_scale.data_ptr(), 8) ? w_scale : w_scale.clone();
     at::Tensor y = at::empty({M, N}, x.options());
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-    TileLaunch tl{x.data_ptr(), static_cast<const uint8_t*>(w.data_ptr()),
-                  static_cast<const uint8_t*>(sc.data_ptr()), global_scale.data_ptr<float>(),
-                  bias.has_value() ? bias->data_ptr() : nullptr, y.data_ptr(),
-                  static_cast<int>(M), static_cast<int>(N), static_cast<int>(K)};
+    // The tiled GEMM (common/dq_tile.cuh, launch in dq_tile_launch.h): 64 x 64
+    // output tiles, K split over blocks when the tiles leave SMs idle, the
+    // splits' fp32 tiles summed in order before 2^7 * global and the bias.
+    dqt::Args a{};
+    a.x = x.data_ptr();
+    a.w = static_cast<const uint8_t*>(w.data_ptr());
+    a.wsc = static_cast<const uint8_t*>(sc.data_ptr());
+    a.global = global_scale.data_ptr<float>();
+    a.gfactor = 128.f;  // the decode's e2m1 * bs * 2^-7
+    a.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+    a.y = y.data_ptr();
+    a.M = static_cast<int>(M);
+    a.N = static_cast<int>(N);
+    a.K = static_cast<int>(K);
     if (x.scalar_type() == at::kHalf)
-      launch_tile<__half>(tl, caps.sm_count, stream, x);
+      dqt::launch_tile<__half, nvfp4::TileFormat<__half, dqt::SmallCfg>>(a, caps.sm_count, stream, x, kGemvOp);
     else
-      launch_tile<__nv_bfloat16>(tl, caps.sm_count, stream, x);
+      dqt::launch_tile<__nv_bfloat16, nvfp4::TileFormat<__nv_bfloat16, dqt::SmallCfg>>(a, caps.sm_count,
+                                                                                        stream, x, kGemvOp);
     return y;
   }
 

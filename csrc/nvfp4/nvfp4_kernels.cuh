@@ -206,11 +206,7 @@ struct GemvParams {
 };
 
 // ----------------------------------------------------------- primitives --
-__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) {
-  uint32_t d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
-  return d;
-}
+using dqt::prmt;  // common/dq_tile.cuh
 
 // Low / high 16-bit half of a pair broadcast to both halves.
 __device__ __forceinline__ uint32_t dup_lo(uint32_t v) { return prmt(v, 0u, 0x1010u); }
@@ -1197,7 +1193,7 @@ struct TileFormat {
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
       const int id = i * Cfg::kThreads + tid, r = id / kRowPieces, p = id % kRowPieces;
-      const uint4 v = dqt::lds128(raw + r * kCodeBytes + 16 * p);
+      const uint4 v = ring::lds128(raw + r * kCodeBytes + 16 * p);
       uint32_t s2;  // the two e4m3 scales of this piece (blocks 2p, 2p + 1 of the tile)
       asm volatile("ld.shared.u16 %0, [%1];\n"
                    : "=r"(s2)
