@@ -214,8 +214,9 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
     const uint32_t xa = xs_s + stage * Cfg::kXTile;
     // Scale windows of 1 or 2 k16 steps (fp8 block sizes that are not
     // multiples of 64): a partial unroll keeps the per-window scale loads from
-    // spilling; the window position is still known at compile time.
-    constexpr int kUnrollS = Format::kFW >= 4 ? kBK / 16 : 2;
+    // spilling; the window position is still known at compile time. Formats
+    // without windows (nvfp4) unroll fully.
+    constexpr int kUnrollS = (!Format::kScaleAfter || Format::kFW >= 4) ? kBK / 16 : 2;
 #pragma unroll kUnrollS
     for (int s = 0; s < kBK / 16; ++s) {
       uint32_t af[2][4], bf[kJ / 2][4];
