@@ -4,16 +4,17 @@ torch.ops.torchquant has them) against the dense layers over the same pruned
 weight.
 
 Rows per (shape, M):
-  tq auto / fma / mma   torchquant's sparse24_gemv(x, values, meta, None, path) over
-                        compress24's layout, only if hasattr(torch.ops.torchquant,
+  tq auto / fma / mma / wgmma   torchquant's sparse24_gemv(x, values, meta, None, path)
+                        over compress24's layout, only if hasattr(torch.ops.torchquant,
                         "sparse24_gemv") (otherwise the rows say n/a); "fma" is the
-                        CUDA-core decode path, timed for M <= --forced-max-m
+                        CUDA-core decode path, timed for M <= --forced-max-m; "wgmma" the
+                        Hopper sparse-wgmma GEMM (sm_90 only)
   tq int8 2:4 [/ mma / simt]  sparse24_int8_matmul(a_q, a_scale, None, values8, meta8,
                         w_scale, None, None, bf16, path): the pruned weight quantized
                         per output channel (symmetric int8) then compress24'd, the
                         activation quantized per token (symmetric) outside the timed
                         region; "mma" is mma.sp .s8, "simt" the CUDA-core fallback,
-                        timed for M <= --forced-max-m
+                        timed for M <= --forced-max-m, "wgmma" sparse wgmma (sm_90)
   peers:
   tq int8 dense (same pruned weight)  torchquant's int8_matmul (auto) on the same a_q
                         and the dense int8 pruned weight: the dense counterpart of the
@@ -49,8 +50,10 @@ import common as C  # noqa: E402
 from shapes import Shape  # noqa: E402
 
 OP = "sparse24"
-FORCED = ("fma", "mma")  # CUDA paths of sparse24_gemv (csrc/sparse/sparse24.cu)
-INT8_FORCED = ("mma", "simt")  # CUDA paths of sparse24_int8_matmul (csrc/sparse/sparse24.cu)
+# CUDA paths of sparse24_gemv and sparse24_int8_matmul (csrc/sparse/sparse24.cu); "wgmma" is the
+# Hopper sparse-wgmma GEMM (csrc/sparse/sparse24_gemm_sm90a.cu, sm_90 only, K % 128 == 0).
+FORCED = ("fma", "mma", "wgmma")
+INT8_FORCED = ("mma", "simt", "wgmma")
 
 
 def local_prune24(w: torch.Tensor) -> torch.Tensor:

@@ -35,4 +35,15 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
       "_int8_gemm_sm90a(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_q, "
       "Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
       "ScalarType? out_dtype=None) -> Tensor");
+
+  // 2:4 sparse GEMMs on Hopper sparse wgmma (sm_90a only), reading the weight in compress24's
+  // form (values [N, K/2], meta uint8 [N, K/8]). The semantics, validation and messages of
+  // sparse24_int8_matmul (int8_matmul's epilogue, bit-identical to the CPU op) and of
+  // sparse24_gemv (fp16/bf16, fp32 accumulation, + bias, one rounding), plus: compute
+  // capability 9.0 and K % 128 == 0. Reached through path="wgmma" of those two ops.
+  m.def(
+      "_sparse24_int8_gemm_sm90a(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
+      "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
+      "ScalarType? out_dtype=None) -> Tensor");
+  m.def("_sparse24_gemm_sm90a(Tensor x, Tensor values, Tensor meta, Tensor? bias=None) -> Tensor");
 }

@@ -154,6 +154,14 @@ def _register_sm90a_fakes() -> None:
             a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype
         )
     )
+    torch.library.register_fake("torchquant::_sparse24_int8_gemm_sm90a")(
+        lambda a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None: (
+            _sparse24_int8_matmul_fake(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype)
+        )
+    )
+    torch.library.register_fake("torchquant::_sparse24_gemm_sm90a")(
+        lambda x, values, meta, bias=None: _sparse24_gemv_fake(x, values, meta, bias)
+    )
 
 
 @torch.library.register_fake("torchquant::quantize_int8")

@@ -32,6 +32,7 @@
 
 #include "common/checks.h"
 #include "common/device.h"
+#include "common/tma_host.h"
 #include "int8/int8_gemm_sm90a_kernels.cuh"
 
 namespace torchquant {
@@ -134,37 +135,10 @@ SplitPlan choose_splits(int64_t m_tiles, int64_t units, int64_t num_kb, int64_t 
   return {static_cast<int>(splits), static_cast<int>(per)};
 }
 
-// cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda needed).
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
-    TORCH_CHECK(e == cudaSuccess && q == cudaDriverEntryPointSuccess && p != nullptr, kOp,
-                ": cannot get cuTensorMapEncodeTiled from the CUDA driver (",
-                cudaGetErrorString(e), ")");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-
 // 2-D map over a row-major int8 [rows, K] tensor: boxes of 128 bytes of K x box_rows rows,
 // 128-byte swizzle, zero fill out of bounds.
 CUtensorMap make_tmap(const void* base, int64_t rows, int64_t K, int box_rows) {
-  CUtensorMap map;
-  std::memset(&map, 0, sizeof(map));
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(K), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(K)};  // bytes; multiple of 16
-  const cuuint32_t box[2] = {128, static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base),
-                                 dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  TORCH_CHECK(r == CUDA_SUCCESS, kOp, ": cuTensorMapEncodeTiled failed (CUresult ", int(r),
-              ") for a [", rows, ", ", K, "] int8 operand");
-  return map;
+  return tma::make_tmap_2d(base, rows, K, 128, box_rows, CU_TENSOR_MAP_SWIZZLE_128B, kOp);
 }
 
 // Per device and kernel instantiation, once: opt in to the dynamic shared memory and find how

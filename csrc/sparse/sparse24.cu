@@ -16,6 +16,7 @@
 // weight-preparation ops (prune24's NaN/Inf check syncs as well); the GEMV
 // has no host synchronization and is CUDA-graph safe.
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -33,6 +34,17 @@ namespace torchquant {
 namespace {
 
 using sparse24::kNoError;
+
+// The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a (built when 9.0 is in the arch
+// list, imported by torchquant/__init__.py); path="wgmma" reaches them through the dispatcher.
+// Only forced for now: "auto" never picks them (no GPU measurement of them yet).
+c10::optional<c10::OperatorHandle> sm90a_op(const char* name, const char* op) {
+  auto h = c10::Dispatcher::singleton().findSchema({name, ""});
+  const bool ok = h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
+  TORCH_CHECK(ok, op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 in "
+              "TORCH_CUDA_ARCH_LIST), and it is not loaded");
+  return h;
+}
 
 // Calls f(T{}) with T the device storage type of a 2:4 dtype.
 template <typename F>
@@ -233,7 +245,13 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
   const char* op = "sparse24_gemv";
   const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"fma", "mma"}, op, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "wgmma"}, op, "CUDA");
+  if (kernel == "wgmma") {
+    return sm90a_op("torchquant::_sparse24_gemm_sm90a", op)
+        ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                           const c10::optional<at::Tensor>&)>()
+        .call(x_in, values_in, meta_in, bias);
+  }
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const DeviceCaps& caps = device_caps(x_in.get_device());
 
@@ -319,7 +337,16 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                                                           w_meta_in, w_scale, w_colsum, bias,
                                                           out_dtype);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"simt", "mma"}, op, "CUDA");
+  check_kernel_name(kernel, {"simt", "mma", "wgmma"}, op, "CUDA");
+  if (kernel == "wgmma") {
+    return sm90a_op("torchquant::_sparse24_int8_gemm_sm90a", op)
+        ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                           const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                           const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&,
+                           c10::optional<at::ScalarType>)>()
+        .call(a_q_in, a_scale, a_zero, w_values_in, w_meta_in, w_scale, w_colsum, bias,
+              out_dtype);
+  }
   const c10::cuda::CUDAGuard device_guard(a_q_in.device());
   const DeviceCaps& caps = device_caps(a_q_in.get_device());
 

@@ -1,0 +1,298 @@
+// _sparse24_int8_gemm_sm90a and _sparse24_gemm_sm90a: the Hopper sparse-wgmma GEMMs behind
+// sparse24_int8_matmul(path="wgmma") and sparse24_gemv(path="wgmma") (kernel:
+// sparse24_gemm_sm90a_kernels.cuh). Same semantics, validation and messages as those ops;
+// the weight stays in compress24's form (values [N, K/2] + meta [N, K/8]).
+//
+// Host side: the shared validators first, then this path's preconditions (a compute
+// capability 9.0 device; K % 128 == 0, because TMA needs 16-byte row strides and the meta
+// rows are K / 8 bytes), the column sums when a zero point comes without them, three TMA
+// maps (values, meta, activations), the tile configuration (choose_sp_config) and a persistent
+// launch of at most one CTA per SM (cluster launch when pairs of CTAs multicast the
+// activation tile). No host synchronization: graph-capturable.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "common/tma_host.h"
+#include "sparse/sparse24_checks.h"
+#include "sparse/sparse24_gemm_sm90a_kernels.cuh"
+
+namespace torchquant {
+namespace sm90a {
+namespace sp24 {
+namespace {
+
+// 128 features x 256 tokens, 5 stages (210 KB), pairs of CTAs along the features
+// multicasting the activation tile (each loads 128 of its 256 rows).
+using Cfg256c2 = SpConfig<256, 5, 2>;
+// 128 x 256, 5 stages, no cluster.
+using Cfg256c1 = SpConfig<256, 5, 1>;
+// 128 x 128, 8 stages (208 KB), no cluster: twice the tiles for grids that cannot fill the
+// GPU with 128 x 256 ones.
+using Cfg128c1 = SpConfig<128, 8, 1>;
+
+enum class SpTile { k256c2, k256c1, k128c1 };
+
+const char* tile_name(SpTile t) {
+  switch (t) {
+    case SpTile::k256c2: return "256c2";
+    case SpTile::k256c1: return "256c1";
+    case SpTile::k128c1: return "128c1";
+  }
+  return "?";
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks).
+// The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu, measured there); this
+// kernel's own tile choice has not been measured yet.
+SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
+  if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
+    if (env[0] != '\0') {
+      for (SpTile t : {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1}) {
+        if (std::strcmp(env, tile_name(t)) == 0) return t;
+      }
+      TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env,
+                  "' is not one of 256c2, 256c1, 128c1");
+    }
+  }
+  const int64_t f_tiles = ceil_div(N, 128);
+  if (f_tiles * ceil_div(M, 256) < caps.sm_count) return SpTile::k128c1;
+  if (f_tiles % 2 == 1 && f_tiles < 16) return SpTile::k256c1;
+  return SpTile::k256c2;
+}
+
+// Per device and instantiation, once: the shared-memory opt-in and how many CTAs can be
+// resident at once (one per SM; with clusters, what the GPCs can place).
+template <class Cfg, class El, class OutT>
+int max_resident_ctas(int device, const DeviceCaps& caps, const char* op) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<int, kMaxDevices> value;
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, op, ": device index ", device, " out of range");
+  std::call_once(once[device], [&] {
+    auto kernel = sparse24_gemm_sm90a_kernel<Cfg, El, OutT>;
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        Cfg::kSmemBytes));
+    int ctas = caps.sm_count;
+    if (Cfg::kCM > 1) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(Cfg::kCM * caps.sm_count, 1, 1);
+      cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+      cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = Cfg::kCM;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
+        ctas = clusters * Cfg::kCM;
+      } else {
+        (void)cudaGetLastError();
+        ctas = (caps.sm_count / Cfg::kCM) * Cfg::kCM;
+      }
+    }
+    value[device] = std::max(ctas, Cfg::kCM);
+  });
+  return value[device];
+}
+
+// The three operands as TMA sees them (byte rows), in bytes per element of the activation.
+struct SpOperands {
+  const void* values;  // [N, K / 2] elements
+  const void* meta;    // [N, K / 8] bytes
+  const void* x;       // [M, K] elements
+  int elem_bytes;      // 1 (int8) or 2 (fp16 / bf16)
+};
+
+template <class Cfg, class El, class OutT>
+void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps,
+            cudaStream_t stream, const char* op) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  const int64_t K = args.K;
+  const CUtensorMap tmap_v = tma::make_tmap_2d(o.values, args.N, K / 2 * o.elem_bytes, Cfg::kAK,
+                                               Cfg::kBF, CU_TENSOR_MAP_SWIZZLE_64B, op);
+  const CUtensorMap tmap_m = tma::make_tmap_2d(o.meta, args.N, K / 8, Cfg::kMK, Cfg::kBF,
+                                               CU_TENSOR_MAP_SWIZZLE_NONE, op);
+  const CUtensorMap tmap_x = tma::make_tmap_2d(o.x, args.M, K * o.elem_bytes, Cfg::kBK,
+                                               Cfg::kBBoxRows, CU_TENSOR_MAP_SWIZZLE_128B, op);
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
+  args.num_f_units = static_cast<int>(ceil_div(args.num_f_tiles, Cfg::kCM));
+  args.num_units = args.num_f_units * args.num_t_tiles;
+  args.num_kb = static_cast<int>(K / El::kLogicalPerStage);
+  args.group_units = std::max(1, 16 / Cfg::kCM);
+
+  const int max_ctas = max_resident_ctas<Cfg, El, OutT>(device, caps, op);
+  const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(clusters * Cfg::kCM, 1, 1);
+  cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
+  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (Cfg::kCM > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = Cfg::kCM;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, tmap_v,
+                                    tmap_m, tmap_x, args));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <class El, class OutT>
+void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
+                 const DeviceCaps& caps, cudaStream_t stream, const char* op) {
+  switch (t) {
+    case SpTile::k256c2: launch<Cfg256c2, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k256c1: launch<Cfg256c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k128c1: launch<Cfg128c1, El, OutT>(o, args, device, caps, stream, op); break;
+  }
+}
+
+// TMA needs 16-byte aligned base addresses; a view with an odd storage offset gets a copy.
+at::Tensor tma_ready(const at::Tensor& t) {
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;
+  return t.clone(at::MemoryFormat::Contiguous);
+}
+
+// This path's own preconditions, after the op's validator.
+const DeviceCaps& check_path(const at::Tensor& lead, int64_t M, int64_t N, int64_t K,
+                             const char* op) {
+  TORCH_CHECK(lead.is_cuda(), op, ": operands must be CUDA tensors, got ", lead.device());
+  TORCH_CHECK(K % 128 == 0, op, ": path 'wgmma' needs K % 128 == 0 (TMA copies the meta rows, "
+              "K / 8 bytes, which must be a multiple of 16), got K = ", K,
+              "; path 'mma' takes K % 32 == 0");
+  TORCH_CHECK(M < (int64_t(1) << 31) - 256 && N < (int64_t(1) << 31) - 256, op,
+              ": M and N must fit the TMA's 32-bit coordinates, got M = ", M, ", N = ", N);
+  const DeviceCaps& caps = device_caps(lead.get_device());
+  TORCH_CHECK(caps.major == 9 && caps.minor == 0, op,
+              ": path 'wgmma' needs a compute capability 9.0 GPU (H100/H200; the code is built "
+              "for sm_90a only), this device is sm_", caps.major, caps.minor);
+  return caps;
+}
+
+at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
+                                    const c10::optional<at::Tensor>& a_zero,
+                                    const at::Tensor& w_values, const at::Tensor& w_meta,
+                                    const at::Tensor& w_scale,
+                                    const c10::optional<at::Tensor>& w_colsum,
+                                    const c10::optional<at::Tensor>& bias,
+                                    c10::optional<at::ScalarType> out_dtype) {
+  const char* op = "sparse24_int8_matmul";
+  const Int8MatmulShape s = validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta,
+                                                          w_scale, w_colsum, bias, out_dtype);
+  const c10::cuda::CUDAGuard device_guard(a_q.device());
+  const DeviceCaps& caps = check_path(a_q, s.M, s.N, s.K, op);
+  const int device = a_q.get_device();
+
+  const at::Tensor x = tma_ready(a_q);
+  const at::Tensor values = tma_ready(w_values);
+  const at::Tensor meta = tma_ready(w_meta);
+  at::Tensor colsum;
+  if (a_zero.has_value()) {
+    colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_values, {1}, false, at::kInt).contiguous();
+  }
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  at::Tensor y = at::empty({s.M, s.N}, a_q.options().dtype(s.out_dtype));
+  SpArgs args = {};
+  args.M = static_cast<int>(s.M);
+  args.N = static_cast<int>(s.N);
+  args.K = static_cast<int>(s.K);
+  args.out = y.data_ptr();
+  args.a_scale = a_scale.data_ptr<float>();
+  args.a_scale_step = a_scale.numel() == 1 ? 0 : 1;
+  args.w_scale = w_scale.data_ptr<float>();
+  args.w_scale_step = w_scale.numel() == 1 ? 0 : 1;
+  const int32_t* any_int = reinterpret_cast<const int32_t*>(args.a_scale);
+  args.has_zero = a_zero.has_value() ? 1 : 0;
+  args.a_zero = a_zero.has_value() ? a_zero->data_ptr<int32_t>() : any_int;
+  args.a_zero_step = a_zero.has_value() && a_zero->numel() != 1 ? 1 : 0;
+  args.colsum = a_zero.has_value() ? colsum.data_ptr<int32_t>() : any_int;
+  args.colsum_step = a_zero.has_value() ? 1 : 0;
+  args.has_bias = bias.has_value() ? 1 : 0;
+  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
+  args.bias_step = bias.has_value() ? 1 : 0;
+
+  const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 1};
+  const SpTile tile = choose_sp_config(s.M, s.N, caps, op);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  dispatch_float_cuda(s.out_dtype, op, [&](auto tag) {
+    launch_tile<ElS8, decltype(tag)>(tile, o, args, device, caps, stream, op);
+  });
+  return y;
+}
+
+at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_in,
+                               const at::Tensor& meta_in, const c10::optional<at::Tensor>& bias) {
+  const char* op = "sparse24_gemv";
+  const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = check_path(x_in, s.M, s.N, s.K, op);
+  const int device = x_in.get_device();
+
+  const at::Tensor x = tma_ready(x_in);
+  const at::Tensor values = tma_ready(values_in);
+  const at::Tensor meta = tma_ready(meta_in);
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  SpArgs args = {};
+  args.M = static_cast<int>(s.M);
+  args.N = static_cast<int>(s.N);
+  args.K = static_cast<int>(s.K);
+  args.out = y.data_ptr();
+  args.has_zero = 0;
+  args.has_bias = bias.has_value() ? 1 : 0;
+  // The 16-bit epilogue reads only the bias; every other pointer needs to be valid memory.
+  const float* any_float = reinterpret_cast<const float*>(values.data_ptr());
+  args.a_scale = any_float;
+  args.w_scale = any_float;
+  args.a_zero = reinterpret_cast<const int32_t*>(any_float);
+  args.colsum = reinterpret_cast<const int32_t*>(any_float);
+  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : any_float;
+  args.bias_step = bias.has_value() ? 1 : 0;
+
+  const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 2};
+  const SpTile tile = choose_sp_config(s.M, s.N, caps, op);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) {
+    launch_tile<ElF16, __half>(tile, o, args, device, caps, stream, op);
+  } else {
+    launch_tile<ElBF16, __nv_bfloat16>(tile, o, args, device, caps, stream, op);
+  }
+  return y;
+}
+
+}  // namespace
+}  // namespace sp24
+}  // namespace sm90a
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("_sparse24_int8_gemm_sm90a", &torchquant::sm90a::sp24::sparse24_int8_gemm_sm90a);
+  m.impl("_sparse24_gemm_sm90a", &torchquant::sm90a::sp24::sparse24_gemm_sm90a);
+}

@@ -1,0 +1,651 @@
+// Hopper (sm_90a) GEMM over a 2:4 weight in compress24's form, on sparse warpgroup MMA
+// (wgmma.mma_async.sp), for the two torchquant ops
+//   _sparse24_int8_gemm_sm90a   W8A8, int8_matmul's epilogue (bit-identical to the CPU op:
+//                               exact int32 accumulation, the same fp32 operations in order)
+//   _sparse24_gemm_sm90a        fp16 / bf16 activations and weight, fp32 accumulation,
+//                               + bias in fp32, one rounding to the activation's dtype
+// y[m, n] = sum_k x[m, k] * W[n, k], W = decompress24(values, meta), never decompressed.
+//
+// Roles. The sparse operand of wgmma.sp is A, so the weight is A and the activation is B:
+// each CTA computes D[feature, token] = W[128 features, :] . X[kBT tokens, :]^T and the
+// epilogue writes it transposed into y [M tokens, N features]. Everything else follows the
+// dense kernel (int8/int8_gemm_sm90a_kernels.cuh, whose PTX wrappers this file reuses):
+// persistent grid, warpgroup 0 a TMA producer (setmaxnreg 40), warpgroups 1 and 2 consumers
+// of 64 features each (setmaxnreg 232), a ring of kStages stages with full / empty mbarriers,
+// optional pairs of CTAs along the features that multicast the shared activation tile.
+//
+// One stage covers kAK = 64 stored bytes of every weight row:
+//   int8    64 kept values = 128 logical K;  activation 128 B = 128 K;  2 x wgmma ...k64.s8
+//   16-bit  32 kept values =  64 logical K;  activation 128 B =  64 K;  2 x wgmma ...k32.{f16,bf16}
+// so both element kinds move the same bytes per stage:
+//   A    128 rows x 64 B   values, TMA box {64 B, 128 rows}, 64-byte swizzle (K-major canonical
+//        SW64 layout: rows 64 B apart, 8-row groups 512 B apart = descriptor SBO); the j-th wgmma
+//        of the stage reads 32 stored bytes per row at start + 32 j;
+//   meta 128 rows x 16 B   compress24's uint8 [N, K/8] rows as they are, TMA box {16 B, 128 rows},
+//        no swizzle; at x = kb * (logical K per stage / 8). The 16-bit stage uses the first 8 of
+//        the 16 bytes (a TMA box must be a multiple of 16 bytes wide; the other 8 are the next
+//        stage's, read twice);
+//   B    kBT rows x 128 B  activations, TMA box {128 B, kBT / kCM rows}, 128-byte swizzle, as the
+//        dense kernel's operands; the j-th wgmma reads 64 bytes per row at start + 64 j.
+//
+// Metadata registers (one 32-bit register per thread and wgmma; the thread-to-metadata maps
+// are those CUTLASS's sm_90 sparse GMMA traits state, ELayout_64x64 and ELayout_64x32):
+//   int8 (m64nNk64): thread (warp w, lane l) of a consumer warpgroup supplies the 32 logical K
+//     [32 h, 32 h + 32) of the wgmma's K range of row 16 w + l / 4 + 8 (l & 1), h = (l >> 1) & 1:
+//     8 nibbles = 4 consecutive bytes of that meta row (nibble i = group i, low nibble first,
+//     compress24's order), i.e. one 32-bit word of the stage's 16-byte meta row: word 2 j + h.
+//   16-bit (m64nNk32, sparsity selector 0): rows 16 w + l / 4 (low half) and + 8 (high half),
+//     logical K [16 (l & 1), + 16) of the wgmma: the 16-bit half (l & 1) of word j of each row.
+//   Zero-filled rows (features past N; a padding tile) would give nibble 0b0000, which the ISA
+//   calls undefined; every zero nibble is turned into 0b0100 (positions 0 and 1) first. Their
+//   values are zero and their outputs are never stored. compress24 never writes a zero nibble
+//   (its positions satisfy p0 < p1), so real metadata passes through unchanged.
+//
+// Epilogue: thread (w, l) holds D rows (features) r = 16 w + l / 4 and r + 8 and columns
+// (tokens) 8 j + 2 (l % 4) + {0, 1}. Neighbouring features live in lanes l and l ^ 4, so one
+// shuffle per row and j gives each thread two adjacent features of one token: the even-row
+// thread keeps token 2 (l % 4), the odd-row one token 2 (l % 4) + 1, and each stores one pair
+// (8 tokens x 16 contiguous bytes per bf16 store instruction). Per-feature operands (w_scale,
+// colsum, bias) are loaded into registers and per-token ones (a_scale, a_zero) staged in a
+// double-buffered shared block, both at the start of each tile.
+//
+// Preconditions (checked by the host side, sparse24_gemm_sm90a.cu): compute capability 9.0,
+// K % 128 == 0 (16-byte TMA row strides of the meta), 16-byte aligned bases, M, N < 2^31 - 256.
+#pragma once
+
+#include "int8/int8_gemm_sm90a_kernels.cuh"
+
+namespace torchquant {
+namespace sm90a {
+namespace sp24 {
+
+// ------------------------------------------------------------------ configuration --
+// BT_: tokens per tile (the wgmma N: 256 or 128); STAGES_: ring depth; CM_: CTAs per cluster
+// along the features, which share (multicast) the activation tile.
+template <int BT_, int STAGES_, int CM_>
+struct SpConfig {
+  static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
+  static constexpr int kBT = BT_;
+  static constexpr int kAK = 64;    // stored weight bytes per row per stage
+  static constexpr int kBK = 128;   // activation bytes per row per stage
+  static constexpr int kMK = 16;    // meta bytes per row per stage (TMA box width)
+  static constexpr int kStages = STAGES_;
+  static constexpr int kCM = CM_;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerWarps = 8;
+  static constexpr int kABytes = kBF * kAK;          // 8 KB
+  static constexpr int kMBytes = kBF * kMK;          // 2 KB
+  static constexpr int kBBytes = kBT * kBK;          // 32 KB (kBT 256) or 16 KB
+  static constexpr int kBBoxRows = kBT / kCM;
+  static constexpr int kStageBytes = kABytes + kMBytes + kBBytes;  // bytes landing per stage
+  static constexpr int kAcc = kBT / 2;               // accumulators per consumer thread
+  // After the 1024-byte aligned base: A stages, meta stages, B stages (each stage buffer
+  // 1024-byte aligned), 2 x kStages mbarriers (128 bytes reserved), two buffers of per-token
+  // epilogue operands (a_scale, a_zero: 2 x kBT x 4 bytes each).
+  static constexpr int kMetaOffset = kStages * kABytes;
+  static constexpr int kBOffset = kMetaOffset + kStages * kMBytes;
+  static constexpr int kBarrierOffset = kBOffset + kStages * kBBytes;
+  static constexpr int kParamsOffset = kBarrierOffset + 128;
+  static constexpr int kParamsBytes = 2 * 2 * kBT * 4;
+  static constexpr int kSmemBytes = 1024 + kParamsOffset + kParamsBytes;
+  static_assert(2 * kStages * 8 <= 128, "barrier area");
+  static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
+  static_assert(kBT == 128 || kBT == 256, "tile width");
+  static_assert(kCM == 1 || kCM == 2, "cluster size");
+  static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
+  static_assert(kMetaOffset % 1024 == 0 && kBOffset % 1024 == 0 && kBBytes % 1024 == 0,
+                "stage buffers stay 1024-byte aligned");
+  static_assert(kStageBytes < (1 << 20), "mbarrier transaction count range");
+};
+
+// Everything the kernel needs besides the three tensor maps. M counts tokens (rows of x and
+// y), N features (rows of the weight, columns of y), K the logical (dense) reduction length.
+struct SpArgs {
+  int M, N, K;
+  int num_f_tiles;   // ceil(N / 128)
+  int num_t_tiles;   // ceil(M / kBT)
+  int num_f_units;   // ceil(num_f_tiles / kCM): a unit is kCM feature tiles x one token tile
+  int num_units;     // num_f_units * num_t_tiles
+  int num_kb;        // stages per tile: K / (logical K per stage)
+  int group_units;   // raster group height, in feature units
+  void* out;         // [M, N] row-major, OutT
+  // Epilogue operands: every pointer valid (an absent one points at a present one with step
+  // 0); the flags say whether to use them. The 16-bit op uses bias only.
+  const float* a_scale;   // per token
+  const int32_t* a_zero;  // per token, read only when has_zero
+  const float* w_scale;   // per feature
+  const int32_t* colsum;  // per feature, read only when has_zero
+  const float* bias;      // per feature, fp32
+  int a_scale_step;
+  int a_zero_step;
+  int w_scale_step;
+  int colsum_step;
+  int bias_step;
+  int has_zero;
+  int has_bias;
+};
+
+// ------------------------------------------------------------------ sparse wgmma --
+// D[64 x 256] (+)= A[64 x 64 logical, 2:4 sparse: 64 x 32 stored] * B[256 x 64]^T, s8 x s8 -> s32.
+__device__ __forceinline__ void wgmma_sp_m64n256k64_s8(int (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, %130, 0, p;\n}\n"
+      :
+        "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+        "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+        "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+        "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+        "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+        "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+        "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+        "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+        "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 64 logical, 2:4 sparse: 64 x 32 stored] * B[128 x 64]^T, s8 x s8 -> s32.
+__device__ __forceinline__ void wgmma_sp_m64n128k64_s8(int (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, %66, 0, p;\n}\n"
+      :
+        "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// D[64 x 256] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[256 x 32]^T, f16 -> f32.
+__device__ __forceinline__ void wgmma_sp_m64n256k32_f16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[128 x 32]^T, f16 -> f32.
+__device__ __forceinline__ void wgmma_sp_m64n128k32_f16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, %66, 0, p, 1, 1, 0, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// D[64 x 256] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[256 x 32]^T, bf16 -> f32.
+__device__ __forceinline__ void wgmma_sp_m64n256k32_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[128 x 32]^T, bf16 -> f32.
+__device__ __forceinline__ void wgmma_sp_m64n128k32_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                   uint32_t meta, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+      "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, %66, 0, p, 1, 1, 0, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
+}
+
+// Element kinds: the accumulator type, the logical K one stage covers, and the two wgmma of a
+// stage for a tile of kBT tokens.
+struct ElS8 {
+  using Acc = int;
+  static constexpr bool kInt = true;
+  static constexpr int kLogicalPerStage = 128;
+  template <int kBT>
+  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
+                                             uint32_t e, int acc) {
+    if constexpr (kBT == 256) {
+      wgmma_sp_m64n256k64_s8(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n128k64_s8(d, a, b, e, acc);
+    }
+  }
+};
+struct ElF16 {
+  using Acc = float;
+  static constexpr bool kInt = false;
+  static constexpr int kLogicalPerStage = 64;
+  template <int kBT>
+  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
+                                             uint32_t e, int acc) {
+    if constexpr (kBT == 256) {
+      wgmma_sp_m64n256k32_f16(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n128k32_f16(d, a, b, e, acc);
+    }
+  }
+};
+struct ElBF16 {
+  using Acc = float;
+  static constexpr bool kInt = false;
+  static constexpr int kLogicalPerStage = 64;
+  template <int kBT>
+  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
+                                             uint32_t e, int acc) {
+    if constexpr (kBT == 256) {
+      wgmma_sp_m64n256k32_bf16(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n128k32_bf16(d, a, b, e, acc);
+    }
+  }
+};
+
+// Pins float accumulators (the int version is fence_acc in the dense header).
+template <int kN>
+__device__ __forceinline__ void fence_acc(float (&d)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int kN>
+__device__ __forceinline__ void fence_acc(int (&d)[kN]) {
+  ::torchquant::sm90a::fence_acc(d);
+}
+
+// Descriptor of a K-major operand stored as 64-byte swizzled rows (the weight values):
+// start >> 4, LBO 1 (unused with a swizzle), SBO 512 B (the next 8-row group), swizzle mode 2
+// (64-byte) in bits 62-63; every stage buffer is 1024-byte aligned, so base offset 0.
+__device__ __forceinline__ uint64_t make_desc_sw64(uint32_t saddr) {
+  return static_cast<uint64_t>((saddr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(1) << 16) |
+         (static_cast<uint64_t>(512 >> 4) << 32) | (static_cast<uint64_t>(2) << 62);
+}
+
+// Every zero nibble (positions 0 and 0, undefined for the tensor cores; only zero-filled rows
+// past N have them) becomes 0b0100 (positions 0 and 1). Other nibbles are unchanged.
+__device__ __forceinline__ uint32_t fix_zero_nibbles(uint32_t e) {
+  uint32_t nz = e | (e >> 1);
+  nz |= nz >> 2;
+  nz &= 0x11111111u;  // bit 4 i set iff nibble i != 0
+  return e | (((~nz) & 0x11111111u) << 2);
+}
+
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+// The two metadata registers of one stage for this thread (see the header comment).
+template <class El>
+__device__ __forceinline__ void stage_meta(uint32_t meta_stage, int row_in_tile, int lane,
+                                           uint32_t& e0, uint32_t& e1) {
+  if constexpr (El::kInt) {
+    // Row 16 w + l / 4 + 8 (l & 1) of this warpgroup; word 2 j + h of its 16-byte meta row.
+    const uint32_t base = meta_stage + 16u * static_cast<uint32_t>(row_in_tile + 8 * (lane & 1)) +
+                          4u * static_cast<uint32_t>((lane >> 1) & 1);
+    e0 = lds32(base);
+    e1 = lds32(base + 8);
+  } else {
+    // Rows r (low half) and r + 8 (high half); word j, half (l & 1), of each row.
+    const uint32_t r0 = meta_stage + 16u * static_cast<uint32_t>(row_in_tile);
+    const uint32_t r1 = r0 + 16u * 8u;
+    const uint32_t sel = (lane & 1) ? 0x7632u : 0x5410u;
+    e0 = __byte_perm(lds32(r0), lds32(r1), sel);
+    e1 = __byte_perm(lds32(r0 + 4), lds32(r1 + 4), sel);
+  }
+  e0 = fix_zero_nibbles(e0);
+  e1 = fix_zero_nibbles(e1);
+}
+
+// Unit u -> (feature unit, token tile): groups of `group_units` feature units, the feature unit
+// running fastest inside a group, so CTAs working at the same time share one activation tile
+// and the group's weight rows stay in L2 while the group walks across the tokens.
+__device__ __forceinline__ void sp_unit_coords(int u, const SpArgs& p, int& fu, int& tt) {
+  const int per_group = p.group_units * p.num_t_tiles;
+  const int g = u / per_group;
+  const int first = g * p.group_units;
+  const int rows = min(p.num_f_units - first, p.group_units);
+  const int r = u - g * per_group;
+  fu = first + r % rows;
+  tt = r / rows;
+}
+
+// Per-feature epilogue operands of one consumer thread (its features f and f + 8).
+struct FeatParams {
+  float ws0, ws1;
+  int cs0, cs1;
+  float b0, b1;
+};
+
+// Per-token operands of one tile, staged in shared memory (clamped to M - 1 past the edge).
+template <int kBT>
+struct TokParams {
+  float a_scale[kBT];
+  int a_zero[kBT];
+};
+
+// int8_matmul's epilogue for one element, in the CPU op's order: c = acc - z * colsum in int64,
+// s = a_scale * w_scale, y = float(c) * s, then + bias (only with a bias), each rounded once.
+__device__ __forceinline__ float sp_dequant(int acc, int z, int cs, float as, float ws, float b,
+                                            bool has_bias) {
+  const long long c = static_cast<long long>(acc) - static_cast<long long>(z) * cs;
+  float y = __fmul_rn(__ll2float_rn(c), __fmul_rn(as, ws));
+  if (has_bias) y = __fadd_rn(y, b);
+  return y;
+}
+
+// Writes one consumer warpgroup's 64 features x kBT tokens, transposed into y [M, N]:
+// f0 = this thread's first feature (the second is f0 + 8), tokens t_base + [0, kBT).
+template <class El, class OutT, int kBT, bool kPairs>
+__device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 2],
+                                            const TokParams<kBT>& tp, const FeatParams& fp,
+                                            const SpArgs& p, int f0, int t_base, int lane) {
+  const bool odd = ((lane >> 2) & 1) != 0;  // odd feature row: keeps the odd token of a pair
+  const bool has_bias = p.has_bias != 0;
+  const int tl = 2 * (lane & 3);
+  // The pair this thread stores: features (fa, fa + 1) with fa even, one token per j.
+  const int fa = odd ? f0 - 1 : f0;
+  const int fb = fa + 8;
+  OutT* const out = static_cast<OutT*>(p.out);
+#pragma unroll
+  for (int j = 0; j < kBT / 8; ++j) {
+    const int l = tl + 8 * j;  // token within the tile (even)
+    float v00, v01, v10, v11;  // (feature f0 | f0 + 8) x (token l | l + 1)
+    if constexpr (El::kInt) {
+      const float2 as = *reinterpret_cast<const float2*>(&tp.a_scale[l]);
+      const int2 az = *reinterpret_cast<const int2*>(&tp.a_zero[l]);
+      v00 = sp_dequant(acc[4 * j + 0], az.x, fp.cs0, as.x, fp.ws0, fp.b0, has_bias);
+      v01 = sp_dequant(acc[4 * j + 1], az.y, fp.cs0, as.y, fp.ws0, fp.b0, has_bias);
+      v10 = sp_dequant(acc[4 * j + 2], az.x, fp.cs1, as.x, fp.ws1, fp.b1, has_bias);
+      v11 = sp_dequant(acc[4 * j + 3], az.y, fp.cs1, as.y, fp.ws1, fp.b1, has_bias);
+    } else {
+      v00 = acc[4 * j + 0];
+      v01 = acc[4 * j + 1];
+      v10 = acc[4 * j + 2];
+      v11 = acc[4 * j + 3];
+      if (has_bias) {
+        v00 = __fadd_rn(v00, fp.b0);
+        v01 = __fadd_rn(v01, fp.b0);
+        v10 = __fadd_rn(v10, fp.b1);
+        v11 = __fadd_rn(v11, fp.b1);
+      }
+    }
+    // Lane l ^ 4 holds the neighbouring feature (f0 ^ 1) for the same two tokens.
+    const float ra = __shfl_xor_sync(0xffffffffu, odd ? v00 : v01, 4);
+    const float rb = __shfl_xor_sync(0xffffffffu, odd ? v10 : v11, 4);
+    const int t = t_base + l + (odd ? 1 : 0);
+    const float a_lo = odd ? ra : v00, a_hi = odd ? v01 : ra;
+    const float b_lo = odd ? rb : v10, b_hi = odd ? v11 : rb;
+    if (t < p.M) {
+      OutT* const row = out + static_cast<int64_t>(t) * p.N;
+      if constexpr (kPairs) {
+        if (fa < p.N) store_pair(row + fa, a_lo, a_hi);
+        if (fb < p.N) store_pair(row + fb, b_lo, b_hi);
+      } else {
+        if (fa < p.N) store_one(row + fa, a_lo);
+        if (fa + 1 < p.N) store_one(row + fa + 1, a_hi);
+        if (fb < p.N) store_one(row + fb, b_lo);
+        if (fb + 1 < p.N) store_one(row + fb + 1, b_hi);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ kernel --
+template <class Cfg, class El, class OutT>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    sparse24_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_v,
+                               const __grid_constant__ CUtensorMap tmap_m,
+                               const __grid_constant__ CUtensorMap tmap_x, const SpArgs p) {
+#if defined(TQ_SM90A_ENABLED)
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kCM = Cfg::kCM;
+  constexpr int kMetaStep = El::kLogicalPerStage / 8;  // meta bytes per row per stage
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA = smem;                              // kStages x [128 x 64 B]
+  const uint32_t sM = smem + Cfg::kMetaOffset;           // kStages x [128 x 16 B]
+  const uint32_t sB = smem + Cfg::kBOffset;              // kStages x [kBT x 128 B]
+  const uint32_t bar_full = smem + Cfg::kBarrierOffset;  // kStages x 8 B
+  const uint32_t bar_empty = bar_full + kStages * 8;     // kStages x 8 B
+
+  const int wg = threadIdx.x / 128;
+  const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
+  const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
+  const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_full + 8 * s, 1);
+      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
+    }
+    fence_barrier_init();
+  }
+  if constexpr (kCM > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer --
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tmap(&tmap_v);
+      prefetch_tmap(&tmap_m);
+      prefetch_tmap(&tmap_x);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = cluster; u < p.num_units; u += nclusters) {
+        int fu, tt;
+        sp_unit_coords(u, p, fu, tt);
+        const int ft = fu * kCM + static_cast<int>(rank);
+        // A wholly out-of-bounds box (a padding feature tile when kCM == 2 and the tile count
+        // is odd, or an activation half past M) is pointed at row 0 instead: real bytes, the
+        // same transaction count, results never stored.
+        const int f_row = ft < p.num_f_tiles ? ft * Cfg::kBF : 0;
+        int t_row = tt * Cfg::kBT + static_cast<int>(rank) * Cfg::kBBoxRows;
+        if (t_row >= p.M) t_row = 0;
+        for (int kb = 0; kb < p.num_kb; ++kb) {
+          mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+          const uint32_t full = bar_full + 8 * stage;
+          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_v, kb * Cfg::kAK, f_row, full);
+          tma_load_2d(sM + stage * Cfg::kMBytes, &tmap_m, kb * kMetaStep, f_row, full);
+          const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
+          if constexpr (kCM > 1) {
+            tma_load_2d_multicast(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full,
+                                  static_cast<uint16_t>((1u << kCM) - 1u));
+          } else {
+            tma_load_2d(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- consumers --
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;                    // features [64 cw, 64 cw + 64) of the tile
+    const int warp = (threadIdx.x / 32) % 4;  // 16-feature slice of the warpgroup's 64
+    const int lane = threadIdx.x % 32;
+    const int row_in_tile = cw * 64 + warp * 16 + (lane >> 2);  // this thread's first D row
+    const uint32_t signal = lane == 0;
+    typename El::Acc acc[Cfg::kAcc];
+#pragma unroll
+    for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0;
+
+    auto release = [&](int s) {
+      if constexpr (kCM > 1) {
+#pragma unroll
+        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
+      } else {
+        mbar_arrive_local(bar_empty + 8 * s, signal);
+      }
+    };
+
+    const int ct = static_cast<int>(threadIdx.x) - 128;  // consumer thread 0..255
+    TokParams<Cfg::kBT>* const tok_bufs = reinterpret_cast<TokParams<Cfg::kBT>*>(
+        smem_raw + (smem - smem_u32(smem_raw)) + Cfg::kParamsOffset);
+
+    int stage = 0;
+    uint32_t phase = 0;
+    int iter = 0;
+    for (int u = cluster; u < p.num_units; u += nclusters, ++iter) {
+      int fu, tt;
+      sp_unit_coords(u, p, fu, tt);
+      const int ft = fu * kCM + static_cast<int>(rank);
+      const int t_base = tt * Cfg::kBT;
+      const int f0 = ft * Cfg::kBF + row_in_tile;
+
+      // Epilogue operands now (clamped indices, always in bounds), used after the k-loop.
+      float tok_as = 0.f;
+      int tok_z = 0;
+      if (El::kInt && ct < Cfg::kBT) {
+        const int64_t tc = min(t_base + ct, p.M - 1);
+        tok_as = __ldg(p.a_scale + tc * p.a_scale_step);
+        tok_z = p.has_zero ? __ldg(p.a_zero + tc * p.a_zero_step) : 0;
+      }
+      FeatParams fp;
+      {
+        const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
+        fp.ws0 = El::kInt ? __ldg(p.w_scale + fc0 * p.w_scale_step) : 0.f;
+        fp.ws1 = El::kInt ? __ldg(p.w_scale + fc1 * p.w_scale_step) : 0.f;
+        fp.cs0 = p.has_zero ? __ldg(p.colsum + fc0 * p.colsum_step) : 0;
+        fp.cs1 = p.has_zero ? __ldg(p.colsum + fc1 * p.colsum_step) : 0;
+        fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
+        fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      }
+
+      int prev = 0;
+      for (int i = 0; i < p.num_kb; ++i) {
+        mbar_wait(bar_full + 8 * stage, phase);
+        __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
+        uint32_t e0, e1;
+        stage_meta<El>(sM + stage * Cfg::kMBytes, row_in_tile, lane, e0, e1);
+        const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kAK);
+        const uint32_t b0 = sB + stage * Cfg::kBBytes;
+        fence_acc(acc);
+        wgmma_fence();
+        El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0), make_smem_desc(b0), e0, i != 0);
+        El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0 + 32), make_smem_desc(b0 + 64), e1, 1);
+        wgmma_commit();
+        fence_acc(acc);
+        if (i > 0) {
+          wgmma_wait<1>();
+          fence_acc(acc);
+          release(prev);
+        }
+        prev = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      wgmma_wait<0>();
+      fence_acc(acc);
+      release(prev);
+      // Publish this tile's token operands (double-buffered by unit parity, as the dense
+      // kernel's column operands: the buffer written here was last read two units ago).
+      TokParams<Cfg::kBT>& tp = tok_bufs[iter & 1];
+      if (El::kInt && ct < Cfg::kBT) {
+        tp.a_scale[ct] = tok_as;
+        tp.a_zero[ct] = tok_z;
+      }
+      consumer_bar_sync();
+      if ((p.N & 1) == 0) {
+        sp_epilogue<El, OutT, Cfg::kBT, true>(acc, tp, fp, p, f0, t_base, lane);
+      } else {
+        sp_epilogue<El, OutT, Cfg::kBT, false>(acc, tp, fp, p, f0, t_base, lane);
+      }
+      __syncwarp();
+    }
+  }
+
+  if constexpr (kCM > 1) cluster_sync();
+#else
+  __trap();  // built for another target: the host refuses to launch on anything but sm_90
+#endif
+}
+
+}  // namespace sp24
+}  // namespace sm90a
+}  // namespace torchquant

@@ -1,0 +1,286 @@
+"""The Hopper sparse-wgmma 2:4 GEMMs (torch.ops.torchquant._sparse24_int8_gemm_sm90a and
+_sparse24_gemm_sm90a, reached by path="wgmma" of sparse24_int8_matmul / sparse24_gemv).
+
+int8: bit-identical to the CPU sparse24_int8_matmul (exact int32 core, the same rounded
+epilogue) over odd shapes, every epilogue variant and every tile configuration forced through
+TORCHQUANT_SP24_WGMMA_TILE. fp16 / bf16: within the derived fp32-accumulation bound of a
+float64 reference over the dense pruned weight. Both: an identity activation reads the weight
+back exactly (pins the fragment and metadata layouts, and names the first misread group),
+CUDA-graph capture, bad inputs. Outputs are poisoned (NaN) before every launch.
+
+Skipped unless the GPU is compute capability 9.0 and torchquant._C_sm90a is loaded.
+"""
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
+from torchquant.reference import fp32_accum_bound, linear_ref
+
+from conftest import HAS_CUDA, cuda_capability, poison_cuda
+
+ops = torch.ops.torchquant
+ENV = "TORCHQUANT_SP24_WGMMA_TILE"
+CONFIGS = ["256c2", "256c1", "128c1"]
+HALF = [torch.float16, torch.bfloat16]
+
+
+def _has_ops():
+    try:
+        return hasattr(ops, "_sparse24_int8_gemm_sm90a") and hasattr(ops, "_sparse24_gemm_sm90a")
+    except Exception:  # pragma: no cover - a broken registration
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_ops()),
+    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_config(monkeypatch):
+    """Each test starts from the automatic tile choice unless it forces one."""
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _bits(t):
+    as_int = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+    return t.view(as_int[t.dtype]) if t.dtype in as_int else t
+
+
+def _assert_bit_equal(got, want, what=""):
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    g, w = _bits(got.cpu()), _bits(want.cpu())
+    if not torch.equal(g, w):
+        bad = (g != w).nonzero()
+        m, n = (int(v) for v in bad[0])
+        raise AssertionError(f"{what}: {len(bad)} of {g.numel()} outputs differ; first at token {m}, "
+                             f"feature {n}: got {got.cpu()[m, n].item()}, want {want.cpu()[m, n].item()}")
+
+
+def _d(t):
+    return None if t is None else t.cuda()
+
+
+def _int8_case(M, N, K, seed, zero=False, per_row=True):
+    """CPU (a_q, a_scale, a_zero, dense pruned int8 weight, w_scale, values, meta)."""
+    g = _gen(seed)
+    a_q = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8)
+    w = torch.randint(-127, 128, (N, K), generator=g, dtype=torch.int8)
+    wp, _ = ops.prune24(w)
+    values, meta = ops.compress24(wp)
+    a_scale = torch.rand(M if per_row else (), generator=g) * 0.05 + 1e-3
+    w_scale = torch.rand(N if per_row else (), generator=g) * 0.01 + 1e-4
+    a_zero = torch.randint(-128, 128, (M,) if per_row else (), generator=g, dtype=torch.int32) if zero else None
+    return a_q, a_scale, a_zero, wp, w_scale, values, meta
+
+
+def _variants(N):
+    b = torch.randn(N, generator=_gen(N)) * 2.0
+    return [
+        dict(bias=None, out_dtype=None),
+        dict(bias=b, out_dtype=torch.float16),
+        dict(bias=b.to(torch.bfloat16), out_dtype=torch.bfloat16),
+        dict(bias=b.to(torch.float16), out_dtype=torch.float32),
+    ]
+
+
+def _half_case(N, K, dtype, seed):
+    w = torch.randn(N, K, generator=_gen(seed)).to(dtype)
+    wp, _ = ops.prune24(w)
+    values, meta = ops.compress24(wp)
+    return values, meta, wp
+
+
+def _check_bound(y, x, w_dense, bias):
+    assert y.shape == (x.shape[0], w_dense.shape[0]) and y.dtype == x.dtype
+    y64 = y.to(torch.float64)
+    assert bool(torch.isfinite(y64).all()), "non-finite output (an element left unwritten?)"
+    ref = linear_ref(x, w_dense, bias)
+    bound = fp32_accum_bound(x, w_dense, bias, x.dtype)
+    err = (y64 - ref).abs()
+    assert bool((err <= bound).all()), f"worst error / bound = {float((err / bound).max()):.3g}"
+
+
+def _first_misread(seen, want, label):
+    bad = (seen != want).nonzero()
+    if not len(bad):
+        return
+    n, k = (int(v) for v in bad[0])
+    g = k // 4
+    raise AssertionError(
+        f"{label}: {len(bad)} of {want.numel()} weight elements read wrong; first at feature {n} "
+        f"(row {n % 64} of its 64-row warpgroup slice, {'+8' if n % 16 >= 8 else '+0'} half), "
+        f"group {g} (K {4 * g}..{4 * g + 3}): want {want[n, 4 * g:4 * g + 4].tolist()}, "
+        f"kernel used {seen[n, 4 * g:4 * g + 4].tolist()}")
+
+
+# ------------------------------------------------------------------------ int8 --
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("K", [128, 256, 640])
+def test_int8_identity_reads_the_weight(monkeypatch, config, K):
+    """a_q = identity (K tokens), unit scales, fp32 out: y[m, n] = W[n, m] exactly."""
+    monkeypatch.setenv(ENV, config)
+    N = 200  # two feature tiles, the second partial
+    w = torch.randint(-127, 128, (N, K), generator=_gen(K)).to(torch.int8)
+    w[w == 0] = 1  # every kept value nonzero, so a misplaced one is visible
+    wp, _ = ops.prune24(w)
+    values, meta = ops.compress24(wp)
+    aq = torch.eye(K, dtype=torch.int8)
+    poison_cuda()
+    y = ops._sparse24_int8_gemm_sm90a(_d(aq), _d(torch.ones(K)), None, _d(values), _d(meta),
+                                      _d(torch.ones(N)), None, None, torch.float32).cpu()
+    _first_misread(y.T.contiguous(), wp.float(), f"int8 {config} K={K}")
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M", [1, 5, 16, 129, 300])
+@pytest.mark.parametrize("N,K", [(197, 1024), (256, 256), (1000, 128)])
+@pytest.mark.parametrize("zero", [False, True])
+def test_int8_bit_exact_vs_cpu(monkeypatch, config, M, N, K, zero):
+    monkeypatch.setenv(ENV, config)
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=M * 31 + N + K + int(zero), zero=zero)
+    for v in _variants(N):
+        want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, v["bias"], v["out_dtype"], "cpu")
+        poison_cuda()
+        got = ops._sparse24_int8_gemm_sm90a(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None,
+                                            _d(v["bias"]), v["out_dtype"])
+        _assert_bit_equal(got, want, f"{config} M={M} N={N} K={K} zero={zero} {v['out_dtype']}")
+
+
+def test_int8_one_element_scales_and_explicit_colsum():
+    aq, sa, za, wp, sw, values, meta = _int8_case(37, 130, 384, seed=7, zero=True, per_row=False)
+    cs = wp.to(torch.int32).sum(1).to(torch.int32)
+    want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, cs, None, torch.bfloat16, "cpu")
+    poison_cuda()
+    got = ops.sparse24_int8_matmul(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), _d(cs), None,
+                                   torch.bfloat16, "wgmma")
+    _assert_bit_equal(got, want, "one-element scales")
+
+
+def test_int8_model_shape_matches_dense_int8_matmul():
+    """A Llama-shaped GEMM: the 2:4 result equals int8_matmul over the dense pruned weight."""
+    M, N, K = 512, 4096, 4096
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=11, zero=True)
+    want = ops.int8_matmul(_d(aq), _d(sa), _d(za), _d(wp), _d(sw), None, None, torch.bfloat16, "auto")
+    poison_cuda()
+    got = ops.sparse24_int8_matmul(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None, None,
+                                   torch.bfloat16, "wgmma")
+    _assert_bit_equal(got, want, "4096x4096 M=512")
+
+
+# ----------------------------------------------------------------- fp16 / bf16 --
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("K", [128, 384])
+def test_half_identity_reads_the_weight(monkeypatch, dtype, config, K):
+    """x = identity: each output is one exact product, so y^T is the weight bit for bit."""
+    monkeypatch.setenv(ENV, config)
+    N = 136
+    values, meta, wp = _half_case(N, K, dtype, seed=K + 3)
+    x = torch.eye(K, dtype=dtype)
+    poison_cuda()
+    y = ops._sparse24_gemm_sm90a(_d(x), _d(values), _d(meta), None).cpu()
+    # Values, not bits: a dropped (+0) position may come back as -0 (a sum of 0 x negative).
+    _first_misread(y.T.contiguous().float(), wp.float(), f"{dtype} {config} K={K}")
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M", [1, 16, 77, 257])
+@pytest.mark.parametrize("N,K", [(197, 512), (256, 128), (64, 1152)])
+def test_half_within_bound(monkeypatch, dtype, config, M, N, K):
+    monkeypatch.setenv(ENV, config)
+    values, meta, wp = _half_case(N, K, dtype, seed=M + N + K)
+    x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
+    bias = torch.randn(N, generator=_gen(N)).to(dtype)
+    for b in (None, bias):
+        poison_cuda()
+        y = ops.sparse24_gemv(_d(x), _d(values), _d(meta), _d(b), "wgmma")
+        _check_bound(y.cpu(), x, wp, b)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_model_shape_within_bound(dtype):
+    M, N, K = 256, 4096, 4096
+    values, meta, wp = _half_case(N, K, dtype, seed=13)
+    x = torch.randn(M, K, generator=_gen(14)).to(dtype)
+    poison_cuda()
+    y = ops.sparse24_gemv(_d(x), _d(values), _d(meta), None, "wgmma")
+    _check_bound(y.cpu(), x, wp, None)
+
+
+# ------------------------------------------------------------- both / plumbing --
+def test_graph_capture_and_determinism():
+    aq, sa, za, wp, sw, values, meta = _int8_case(300, 520, 512, seed=21, zero=True)
+    vh, mh, _ = _half_case(520, 512, torch.bfloat16, seed=22)
+    xh = torch.randn(300, 512, generator=_gen(23)).to(torch.bfloat16).cuda()
+    i8 = [_d(t) for t in (aq, sa, za, values, meta, sw)]
+    vh, mh = vh.cuda(), mh.cuda()
+
+    def run():
+        return (ops.sparse24_int8_matmul(*i8, None, None, torch.float16, "wgmma"),
+                ops.sparse24_gemv(xh, vh, mh, None, "wgmma"))
+
+    eager = run()
+    again = run()
+    assert all(torch.equal(a, b) for a, b in zip(eager, again))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        run()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = run()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(eager, captured))
+
+
+def test_misaligned_views_are_copied():
+    aq, sa, za, wp, sw, values, meta = _int8_case(40, 64, 256, seed=31)
+    want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, None, "cpu")
+
+    def shifted(t):
+        base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+        base[1:] = t.reshape(-1).cuda()
+        return base[1:].view(t.shape)
+
+    poison_cuda()
+    got = ops.sparse24_int8_matmul(shifted(aq), _d(sa), None, shifted(values), shifted(meta), _d(sw),
+                                   None, None, None, "wgmma")
+    _assert_bit_equal(got, want, "misaligned views")
+
+
+def test_bad_inputs(monkeypatch):
+    aq, sa, za, wp, sw, values, meta = _int8_case(4, 32, 96, seed=41)  # K % 128 != 0
+    with pytest.raises(RuntimeError, match="path 'wgmma' needs K % 128 == 0"):
+        ops.sparse24_int8_matmul(_d(aq), _d(sa), None, _d(values), _d(meta), _d(sw), None, None, None, "wgmma")
+    vh, mh, _ = _half_case(32, 96, torch.float16, seed=42)
+    xh = torch.randn(4, 96).to(torch.float16)
+    with pytest.raises(RuntimeError, match="path 'wgmma' needs K % 128 == 0"):
+        ops.sparse24_gemv(_d(xh), _d(vh), _d(mh), None, "wgmma")
+    # The op's own validation runs first, with the op's words.
+    with pytest.raises(RuntimeError, match="x must be float16 or bfloat16"):
+        ops.sparse24_gemv(_d(xh).float(), _d(vh), _d(mh), None, "wgmma")
+    with pytest.raises(RuntimeError, match="not a CPU path"):
+        ops.sparse24_gemv(xh, vh, mh, None, "wgmma")
+    aq, sa, za, wp, sw, values, meta = _int8_case(4, 32, 128, seed=43)
+    monkeypatch.setenv(ENV, "64c9")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_SP24_WGMMA_TILE='64c9'"):
+        ops.sparse24_int8_matmul(_d(aq), _d(sa), None, _d(values), _d(meta), _d(sw), None, None, None, "wgmma")
+
+
+def test_opcheck_internal_ops():
+    aq, sa, za, wp, sw, values, meta = _int8_case(9, 40, 256, seed=51, zero=True)
+    torch.library.opcheck(ops._sparse24_int8_gemm_sm90a,
+                          tuple(_d(t) for t in (aq, sa, za, values, meta, sw)) + (None, None, torch.bfloat16))
+    vh, mh, _ = _half_case(40, 256, torch.bfloat16, seed=52)
+    xh = torch.randn(9, 256).to(torch.bfloat16)
+    torch.library.opcheck(ops._sparse24_gemm_sm90a, (_d(xh), _d(vh), _d(mh), None))
