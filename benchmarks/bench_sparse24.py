@@ -13,8 +13,9 @@ Rows per (shape, M):
                         w_scale, None, None, bf16, path): the pruned weight quantized
                         per output channel (symmetric int8) then compress24'd, the
                         activation quantized per token (symmetric) outside the timed
-                        region; "mma" is mma.sp .s8, "simt" the CUDA-core fallback,
-                        timed for M <= --forced-max-m, "wgmma" sparse wgmma (sm_90)
+                        region; "gemv" the dp4a decode GEMV and "simt" the CUDA-core
+                        fallback (both timed for M <= --forced-max-m), "mma" mma.sp .s8,
+                        "wgmma" sparse wgmma (sm_90)
   peers:
   tq int8 dense (same pruned weight)  torchquant's int8_matmul (auto) on the same a_q
                         and the dense int8 pruned weight: the dense counterpart of the
@@ -53,7 +54,7 @@ OP = "sparse24"
 # CUDA paths of sparse24_gemv and sparse24_int8_matmul (csrc/sparse/sparse24.cu); "wgmma" is the
 # Hopper sparse-wgmma GEMM (csrc/sparse/sparse24_gemm_sm90a.cu, sm_90 only, K % 128 == 0).
 FORCED = ("fma", "mma", "wgmma")
-INT8_FORCED = ("mma", "simt", "wgmma")
+INT8_FORCED = ("gemv", "mma", "simt", "wgmma")
 
 
 def local_prune24(w: torch.Tensor) -> torch.Tensor:

@@ -445,11 +445,11 @@ def test_int8_opcheck_cpu():
 
 
 def _int8_cuda_paths():
-    return ["auto", "simt"] + (["mma"] if HAS_SM80 else [])
+    return ["auto", "simt", "gemv"] + (["mma"] if HAS_SM80 else [])
 
 
 @requires_cuda
-@pytest.mark.parametrize("kernel", ["auto", "simt", "mma"])
+@pytest.mark.parametrize("kernel", ["auto", "simt", "gemv", "mma"])
 @pytest.mark.parametrize("M", [1, 2, 5, 8, 9, 16, 17, 31, 33, 64, 100])
 @pytest.mark.parametrize("sym_a", [True, False])
 def test_cuda_int8_bit_exact_vs_cpu(kernel, M, sym_a):
@@ -476,8 +476,8 @@ def test_cuda_int8_shapes_every_path(N, K):
     want = ops.int8_matmul(aq, sa, za, wp, sw, None, None, None, "auto")
     d = lambda t: None if t is None else t.cuda()  # noqa: E731
     for kernel in _int8_cuda_paths():
-        if kernel == "mma" and K % 32:
-            with pytest.raises(RuntimeError, match="kernel 'mma' needs K % 32 == 0"):
+        if kernel in ("mma", "gemv") and K % 32:
+            with pytest.raises(RuntimeError, match=f"kernel '{kernel}' needs K % 32 == 0"):
                 ops.sparse24_int8_matmul(d(aq), d(sa), d(za), d(values), d(meta), d(sw), None, None, None, kernel)
             continue
         poison_cuda()
@@ -526,3 +526,22 @@ def test_int8_opcheck_cuda():
     for kernel in _int8_cuda_paths():
         torch.library.opcheck(ops.sparse24_int8_matmul,
                               (d(aq), d(sa), d(za), d(values), d(meta), d(sw), None, None, torch.bfloat16, kernel))
+
+
+@requires_cuda
+def test_cuda_int8_misaligned_views_every_path():
+    """Views at odd byte offsets (a_q, values, meta) are copied, not misread."""
+    M, N, K = 3, 40, 256
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=77, sym_a=False)
+    want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, None, "cpu")
+
+    def shifted(t):
+        base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+        base[1:] = t.reshape(-1).cuda()
+        return base[1:].view(t.shape)
+
+    for kernel in _int8_cuda_paths():
+        poison_cuda()
+        got = ops.sparse24_int8_matmul(shifted(aq), sa.cuda(), za.cuda(), shifted(values), shifted(meta),
+                                       sw.cuda(), None, None, None, kernel)
+        _assert_bit_equal(got, want)

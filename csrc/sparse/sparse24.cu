@@ -297,7 +297,7 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
 }
 
 // -------------------------------------------------- sparse24_int8_matmul --
-enum class Int8Path { kSimt, kMma };
+enum class Int8Path { kSimt, kGemv, kMma };
 
 // The one place that picks a sparse24_int8_matmul path for kernel="auto".
 Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t K) {
@@ -309,6 +309,28 @@ Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t K) {
 }
 
 constexpr int kI8Stages = 3;
+
+// The dp4a decode GEMV (sparse24_int8_gemv_kernel): MT rows of a_q per M tile,
+// RW weight rows per warp (4 for MT <= 2, else 2, as the bf16 CUDA-core GEMV).
+template <typename OutT, int MT>
+void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
+                         const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
+                         cudaStream_t stream) {
+  constexpr int RW = MT <= 2 ? 4 : 2;
+  const dim3 grid((N + 8 * RW - 1) / (8 * RW), static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535)));
+  sparse24::sparse24_int8_gemv_kernel<OutT, MT, RW><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename OutT>
+void launch_int8_gemv(const int8_t* a, const int8_t* v, const uint8_t* m,
+                      const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
+                      cudaStream_t stream) {
+  if (M == 1) launch_int8_gemv_mt<OutT, 1>(a, v, m, ep, y, M, N, K, stream);
+  else if (M == 2) launch_int8_gemv_mt<OutT, 2>(a, v, m, ep, y, M, N, K, stream);
+  else if (M <= 4) launch_int8_gemv_mt<OutT, 4>(a, v, m, ep, y, M, N, K, stream);
+  else launch_int8_gemv_mt<OutT, 8>(a, v, m, ep, y, M, N, K, stream);
+}
 
 template <typename OutT, int NT>
 void launch_int8_mma_nt(const int8_t* a, const int8_t* v, const uint8_t* m,
@@ -337,7 +359,7 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                                                           w_meta_in, w_scale, w_colsum, bias,
                                                           out_dtype);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"simt", "mma", "wgmma"}, op, "CUDA");
+  check_kernel_name(kernel, {"simt", "gemv", "mma", "wgmma"}, op, "CUDA");
   if (kernel == "wgmma") {
     return sm90a_op("torchquant::_sparse24_int8_gemm_sm90a", op)
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
@@ -353,6 +375,12 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
   Int8Path path;
   if (kernel == "simt") {
     path = Int8Path::kSimt;
+  } else if (kernel == "gemv") {
+    // Forced only for now: written and compiled, not yet run on a GPU (the
+    // auto rule below keeps the measured paths until it has been).
+    TORCH_CHECK(s.K % 32 == 0, op, ": kernel 'gemv' needs K % 32 == 0, got K = ", s.K,
+                "; use 'simt' or 'auto'");
+    path = Int8Path::kGemv;
   } else if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, op, ": kernel 'mma' needs sm_80 or newer (mma.sp), this device is sm_",
                 caps.cc());
@@ -394,7 +422,9 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
   auto run = [&](auto tag) {
     using OutT = decltype(tag);
     OutT* yp = reinterpret_cast<OutT*>(y.data_ptr());
-    if (path == Int8Path::kMma) {
+    if (path == Int8Path::kGemv) {
+      launch_int8_gemv<OutT>(ap, vp, mp, ep, yp, M, N, K, stream);
+    } else if (path == Int8Path::kMma) {
       // Tokens per block: the smallest of 8, 16, 32, 64 that covers M (64
       // beyond), so decode shapes stream the weight once per 8/16 tokens and
       // larger M reuse each weight tile for 64 tokens.

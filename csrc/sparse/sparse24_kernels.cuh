@@ -27,6 +27,7 @@
 //   sparse24_gemv_fma_kernel   CUDA cores, any sm, K % 4 == 0 (see below).
 //   sparse24_gemv_mma_kernel   mma.sp m16n8k32 tensor cores, sm_80+, K % 32 == 0.
 //   sparse24_int8_simt_kernel  int8 x 2:4 int8, CUDA cores, any K % 4 == 0.
+//   sparse24_int8_gemv_kernel  int8 x 2:4 int8 decode, CUDA cores (dp4a), K % 32 == 0.
 //   sparse24_int8_mma_kernel   int8 x 2:4 int8, mma.sp m16n8k32 .s8, sm_80+.
 //
 // Both GEMV kernels compute y[m, n] = sum_k x[m, k] w[n, k] (+ bias[n]) with
@@ -786,6 +787,138 @@ __global__ void __launch_bounds__(256) sparse24_int8_simt_kernel(
 #pragma unroll
       for (int m = 0; m < MT; ++m)
         if (m < mv) int8_epilogue(ep, y, M, N, m0 + m, n, acc[m]);
+    }
+  }
+}
+
+// ----------------------------------------------------- gemv int8 ------
+// sparse24_int8_gemv_kernel<OutT, MT, RW>: the decode path of
+// sparse24_int8_matmul (path "gemv": CUDA cores, dp4a; K % 32 == 0, values
+// and a_q 16-byte aligned, meta 4-byte aligned: the host copies misaligned
+// views). A warp owns RW weight rows and MT rows of a_q (further M tiles in
+// grid.y). Lanes walk K in steps of 32: 16 kept int8 values (one 16-byte
+// load) and 8 groups (one 32-bit meta word); lane l takes steps l, l + 32,
+// ..., so one warp load is 512 contiguous bytes of a row, and the next step
+// is in registers before the current one is consumed (L1::no_allocate: each
+// weight byte is read from DRAM once). a_q (M x K bytes, shared by every
+// warp) goes through L1, two 16-byte loads per step and row.
+// Per pair of groups (8 K; 4 kept values = one 32-bit word of the value
+// load) one prmt picks the 4 matching a_q bytes out of the pair's 8: the
+// selector nibbles are the first group's positions p0, p1 and the second
+// group's q0 + 4, q1 + 4, spread out of the pair's meta byte once per (row,
+// pair) and reused for all MT rows of a_q; one dp4a then multiplies and adds
+// the 4 products (exact int32). The lane sums meet in a fixed xor butterfly
+// (integers: exact), then lane l < RW * MT runs int8_matmul's epilogue
+// (int8_epilogue) for one (row, a_q row) output, so the result is
+// bit-identical to every other path.
+// Cost per 16-byte value load at M = 1: ~14 selector ops per row, 4 prmt +
+// 4 dp4a + 2 loads per a_q row, ~6 of loop and address work: ~30 issue slots
+// for 20 bytes of weight (values + meta), under a quarter of an SM's issue
+// rate at the HBM rate; each extra a_q row adds ~10.
+// Launch: grid (ceil(N / (8 RW)), min(ceil(M / MT), 65535)), block 256.
+template <typename OutT, int MT, int RW>
+__global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
+    const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int row0 = (blockIdx.x * 8 + warp) * RW;
+  if (row0 >= N) return;  // no block-wide barrier below: a whole warp may leave
+  const int nsteps = K / 32;
+  const int8_t* vrow[RW];
+  const uint8_t* mrow[RW];
+#pragma unroll
+  for (int r = 0; r < RW; ++r) {
+    const int n = min(row0 + r, N - 1);  // rows past N re-read row N - 1, never stored
+    vrow[r] = values + static_cast<int64_t>(n) * (K / 2);
+    mrow[r] = meta + static_cast<int64_t>(n) * (K / 8);
+  }
+  auto load_step = [&](int c, uint4 (&v)[RW], uint32_t (&m)[RW]) {
+#pragma unroll
+    for (int r = 0; r < RW; ++r) {
+      v[r] = ld_stream_v4(vrow[r] + 16 * c);
+      m[r] = ld_stream_u32(mrow[r] + 4 * c);
+    }
+  };
+  // Spreads the four 2-bit positions of a meta byte (in each 16-bit half of
+  // x) into the four selector nibbles of that half, + 4 on the upper two.
+  auto spread = [](uint32_t x) {
+    x = (x | (x << 4)) & 0x0F0F0F0Fu;
+    x = (x | (x << 2)) & 0x33333333u;
+    return x | 0x44004400u;
+  };
+
+  const int mtiles = (M + MT - 1) / MT;
+  for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
+    const int m0 = mt * MT;
+    const int mv = min(MT, M - m0);
+    int32_t acc[RW][MT];
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m) acc[r][m] = 0;
+
+    uint4 cv[RW];
+    uint32_t cm[RW];
+    if (lane < nsteps) load_step(lane, cv, cm);
+    for (int c = lane; c < nsteps; c += 32) {
+      uint4 nv[RW];
+      uint32_t nm[RW];
+      if (c + 32 < nsteps) load_step(c + 32, nv, nm);
+      // Selector of pair i (meta byte i) of each row, in the low 16 bits.
+      uint32_t sel[RW][4];
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        const uint32_t lo = spread(prmt(cm[r], 0u, 0x4140u));  // bytes 0, 1 -> halves
+        const uint32_t hi = spread(prmt(cm[r], 0u, 0x4342u));  // bytes 2, 3
+        sel[r][0] = lo;
+        sel[r][1] = lo >> 16;
+        sel[r][2] = hi;
+        sel[r][3] = hi >> 16;
+      }
+      const int k = c * 32;
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        if (m < mv) {
+          const int8_t* xp = a_q + static_cast<int64_t>(m0 + m) * K + k;
+          const uint4 x0 = ld_cached_v4(xp);
+          const uint4 x1 = ld_cached_v4(xp + 16);
+          const uint32_t xw[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+          for (int r = 0; r < RW; ++r) {
+            const uint32_t vw[4] = {cv[r].x, cv[r].y, cv[r].z, cv[r].w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              acc[r][m] = __dp4a(static_cast<int>(vw[i]),
+                                 static_cast<int>(prmt(xw[2 * i], xw[2 * i + 1], sel[r][i])), acc[r][m]);
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < RW; ++r) {
+        cv[r] = nv[r];
+        cm[r] = nm[r];
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < RW; ++r)
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[r][m] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][m], o);
+
+    // Lane l < RW * MT (after the butterfly every lane holds every sum) runs
+    // the epilogue of output (r, m) = (l / MT, l % MT): one element per lane.
+    {
+      const int r = lane / MT, m = lane % MT;
+      int32_t v = 0;
+#pragma unroll
+      for (int rr = 0; rr < RW; ++rr)
+#pragma unroll
+        for (int mm = 0; mm < MT; ++mm)
+          if (rr == r && mm == m) v = acc[rr][mm];
+      if (lane < RW * MT && m < mv && row0 + r < N) int8_epilogue(ep, y, M, N, m0 + m, row0 + r, v);
     }
   }
 }
