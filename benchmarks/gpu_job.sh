@@ -10,6 +10,7 @@
 #   kernel-name regex, default gemv, dq_tile for the tiled GEMM), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
 #   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
+#   FIRST_TESTS (pytest arguments run first, under FIRST_TIMEOUT seconds: new kernels),
 #   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
 #   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck),
 #   TORCHQUANT_COMMIT (the commit stamped on every table; pass it from the
@@ -84,6 +85,16 @@ if [ "${NCU:-0}" = 1 ]; then
   echo "ncu rc=$?"
 fi
 rc=0
+# FIRST_TESTS: pytest arguments run before everything else under a hard wall-clock
+# limit (FIRST_TIMEOUT seconds, default 180) and 60 s per test: a kernel run for the first
+# time that hangs (a wrong barrier count) costs minutes, not the session.
+if [ -n "${FIRST_TESTS:-}" ]; then
+  t0=$(date +%s)
+  timeout -k 10 ${FIRST_TIMEOUT:-180} $PY -m pytest -q -x --timeout=60 -p no:cacheprovider $FIRST_TESTS \
+    > "$OUTDIR/first_tests.log" 2>&1; frc=$?
+  tail -n ${FIRST_TAIL:-30} "$OUTDIR/first_tests.log"
+  echo "first tests: rc=$frc (124 = wall-clock limit), $(( $(date +%s) - t0 )) s"
+fi
 if [ $TESTS = 1 ]; then
   t0=$(date +%s)
   $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
@@ -124,6 +135,6 @@ if [ $BENCH = 1 ]; then
 fi
 # At most 8 files come back from the device tool's $OUT: keep tests.log,
 # bench.log, env.txt, bench.tar.gz and any CSV beside them; pack the rest.
-(cd "$OUTDIR" && rest=$(ls build.log build2.log spills.txt sanitizer.log ncu.txt stream_patterns.txt sweep.log py_*.log 2>/dev/null || true) &&
+(cd "$OUTDIR" && rest=$(ls build.log build2.log spills.txt sanitizer.log ncu.txt stream_patterns.txt sweep.log py_*.log first_tests.log 2>/dev/null || true) &&
   [ -n "$rest" ] && tar czf logs.tar.gz $rest && rm -f $rest)
 exit $rc
