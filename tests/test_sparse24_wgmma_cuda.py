@@ -21,7 +21,7 @@ from conftest import HAS_CUDA, cuda_capability, poison_cuda
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1"]
+CONFIGS = ["256c4", "256c2", "256c1", "128c1"]
 HALF = [torch.float16, torch.bfloat16]
 
 

@@ -22,9 +22,9 @@
 //        SW64 layout: rows 64 B apart, 8-row groups 512 B apart = descriptor SBO); the j-th wgmma
 //        of the stage reads 32 stored bytes per row at start + 32 j;
 //   meta 128 rows x 16 B   compress24's uint8 [N, K/8] rows as they are, TMA box {16 B, 128 rows},
-//        no swizzle; at x = kb * (logical K per stage / 8). The 16-bit stage uses the first 8 of
-//        the 16 bytes (a TMA box must be a multiple of 16 bytes wide; the other 8 are the next
-//        stage's, read twice);
+//        no swizzle, starting at the 16-byte boundary at or below kb * (logical K per stage / 8)
+//        (a box start off a 16-byte boundary faulted). The 16-bit stage's 8 bytes are the first
+//        (even kb) or second (odd kb) half of the box: each 16 bytes are read twice;
 //   B    kBT rows x 128 B  activations, TMA box {128 B, kBT / kCM rows}, 128-byte swizzle, as the
 //        dense kernel's operands; the j-th wgmma reads 64 bytes per row at start + 64 j.
 //
@@ -91,7 +91,7 @@ struct SpConfig {
   static_assert(2 * kStages * 8 <= 128, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kBT == 128 || kBT == 256, "tile width");
-  static_assert(kCM == 1 || kCM == 2, "cluster size");
+  static_assert(kCM == 1 || kCM == 2 || kCM == 4, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kMetaOffset % 1024 == 0 && kBOffset % 1024 == 0 && kBBytes % 1024 == 0,
                 "stage buffers stay 1024-byte aligned");
@@ -526,7 +526,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const uint32_t full = bar_full + 8 * stage;
           mbar_arrive_expect_tx(full, Cfg::kStageBytes);
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_v, kb * Cfg::kAK, f_row, full);
-          tma_load_2d(sM + stage * Cfg::kMBytes, &tmap_m, kb * kMetaStep, f_row, full);
+          // The meta box starts at a 16-byte boundary (a TMA box start off one raised an
+          // illegal-instruction error on the H200): the 16-bit stage's 8 bytes are the first
+          // or second half of it, the consumers pick by k-block parity.
+          tma_load_2d(sM + stage * Cfg::kMBytes, &tmap_m, (kb * kMetaStep) & ~15, f_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
           if constexpr (kCM > 1) {
             tma_load_2d_multicast(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full,
@@ -600,7 +603,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         mbar_wait(bar_full + 8 * stage, phase);
         __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
         uint32_t e0, e1;
-        stage_meta<El>(sM + stage * Cfg::kMBytes, row_in_tile, lane, e0, e1);
+        stage_meta<El>(sM + stage * Cfg::kMBytes + ((i * kMetaStep) & 15), row_in_tile, lane, e0, e1);
         const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kAK);
         const uint32_t b0 = sB + stage * Cfg::kBBytes;
         fence_acc(acc);
