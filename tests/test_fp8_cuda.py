@@ -147,21 +147,16 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [48, 64, 128, 256])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
-@pytest.mark.parametrize("occ", ["", "3"])
-def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits, occ):
+def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
     """The tiled GEMM (path "tile", auto for M > 48): several 64-row M tiles with a
     ragged last one, rows past N in the last 64-column tile, a K tail inside the
     last 128-wide k tile and a ragged last scale block, with the automatic K split
     (N = 257 gives 5 column tiles, so it splits) and forced ones
-    (TORCHQUANT_TILE_SPLITS), against the float64 bound; auto matches forced.
-    occ = "3": the 3-blocks-per-SM configuration (TORCHQUANT_TILE_OCC; block sizes
-    that are not multiples of 64 keep the default one)."""
+    (TORCHQUANT_TILE_SPLITS), against the float64 bound; auto matches forced."""
     if not HAS_MMA:
         pytest.skip("the tile path needs sm_80+")
     if splits:
         monkeypatch.setenv("TORCHQUANT_TILE_SPLITS", splits)
-    if occ:
-        monkeypatch.setenv("TORCHQUANT_TILE_OCC", occ)
     gen = torch.Generator().manual_seed(bs + 7)
     n, k = 257, 2048 + 48
     w_q, w_scale = make_weight(n, k, bs, gen)
@@ -170,7 +165,7 @@ def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits, occ):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         for b in (None, bias):
             y = run_gemv(x, w_q, w_scale, bs, b, "tile")
-            check_against_reference(y, x, w_q, w_scale, bs, b, f"tile occ={occ} splits={splits} {dtype} bs={bs} M={m}")
+            check_against_reference(y, x, w_q, w_scale, bs, b, f"tile splits={splits} {dtype} bs={bs} M={m}")
             if m > 48:  # auto takes the tile path from M = 49
                 assert torch.equal(run_gemv(x, w_q, w_scale, bs, b, "auto"), y)
 

@@ -162,14 +162,10 @@ def test_gemv_forced_paths(path, dtype, N, K):
 # weight decoded once per block into shared memory, K split across blocks
 # (fp32 workspace + ordered reduce) when the tiles leave SMs idle.
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("occ", ["", "3"])
-def test_tile_one_hot_decodes_every_byte(monkeypatch, dtype, occ):
+def test_tile_one_hot_decodes_every_byte(dtype):
     """x = I (M = K = 256: four 64-row M tiles): every byte value with every block
-    scale, negative and subnormal ones too, must equal the CPU dequantization.
-    occ = "3": the 3-blocks-per-SM configuration (TORCHQUANT_TILE_OCC)."""
+    scale, negative and subnormal ones too, must equal the CPU dequantization."""
     _need("tile")
-    if occ:
-        monkeypatch.setenv("TORCHQUANT_TILE_OCC", occ)
     N, K = 64, 256
     wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
     ws = _scales(N, K // 16, _gen(K + 1), negative=True)
@@ -185,13 +181,10 @@ def test_tile_one_hot_decodes_every_byte(monkeypatch, dtype, occ):
 @pytest.mark.parametrize("N", [1, 17, 64, 257])
 @pytest.mark.parametrize("K", [128, 1024, 4224])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
-@pytest.mark.parametrize("occ", ["", "3"])
-def test_tile_forced(monkeypatch, dtype, N, K, splits, occ):
+def test_tile_forced(monkeypatch, dtype, N, K, splits):
     _need("tile")
     if splits:
         monkeypatch.setenv("TORCHQUANT_TILE_SPLITS", splits)
-    if occ:
-        monkeypatch.setenv("TORCHQUANT_TILE_OCC", occ)
     x_all, wp, ws, gs, bias = _operands(130, N, K, dtype, seed=N * 7 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in (1, 5, 16, 17, 40, 64, 65, 130):
@@ -201,7 +194,7 @@ def test_tile_forced(monkeypatch, dtype, N, K, splits, occ):
             y = ops.nvfp4_gemv(x, wp, ws, gs, b, "tile")
             assert y.dtype == dtype and y.shape == (M, N)
             frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, dtype))
-            assert frac <= 1.0, f"tile occ={occ} splits={splits} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+            assert frac <= 1.0, f"tile splits={splits} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
             if M > 48:  # auto takes the tile path from M = 49
                 assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "auto"), y)
 

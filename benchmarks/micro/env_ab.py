@@ -13,8 +13,6 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
-  TORCHQUANT_TILE_OCC=3           the tiled GEMM (--path tile) at 3 blocks per SM
-                                  (2 stages, 2-step unroll; docs/tile_gemm.md)
 
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_KS \
     --values auto,1,2,4,8 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]
@@ -22,8 +20,6 @@ PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4
     --values auto,16,8,4,2 --shapes 4096x4096,1024x4096,14336x4096,4096x14336 --ms 2,4,8,16
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_REG_KERNEL \
     --values 0,1 --ms 9,12,16
-PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --path tile --var TORCHQUANT_TILE_OCC \
-    --values auto,3 --shapes 28672x8192,14336x4096,4096x14336,4096x4096 --ms 49,64,96,128
 """
 from __future__ import annotations
 

@@ -45,8 +45,7 @@ namespace dqt {
 // 32 x 32, 3 stages, 2 blocks per SM. (A wide 64 x 256 block with k tiles of
 // 64, 8 warps of 32 x 64 and 4 stages, which re-reads x 4x less, measured
 // slower on every shape: results/h200/2026-12-01_1115, docs/tile_gemm.md.)
-// UNROLL_: k16 steps per unrolled body of the mma loop (0: all of the k tile).
-template <int BN_, int BK_, int WN_, int STAGES_, int MINB_, int UNROLL_ = 0>
+template <int BN_, int BK_, int WN_, int STAGES_, int MINB_>
 struct TileCfg {
   static constexpr int kBM = 64;
   static constexpr int kBN = BN_;
@@ -61,19 +60,10 @@ struct TileCfg {
   static constexpr int kWTile = BN_ * kRowBytes;
   static constexpr int kStages = STAGES_;
   static constexpr int kMinBlocks = MINB_;
-  static constexpr int kUnroll = UNROLL_;
-  static_assert(kStages >= 2, "the ring refills the stage read one k tile earlier");
   static_assert(kPieces >= 8, "the swizzle needs >= 8 pieces per row");
   static_assert(kJ % 2 == 0, "n8 tiles come in ldmatrix.x4 pairs");
 };
 using SmallCfg = TileCfg<64, 128, 2, 3, 2>;
-// The occupancy variant (A/B knob TORCHQUANT_TILE_OCC=3, not measured yet): the same tile with
-// 2 stages (64 KB of shared memory for fp8), __launch_bounds__(128, 3) and a 2-step unroll, so
-// 3 blocks = 12 warps fit per SM instead of 8 (the kernel measured latency-bound at ~1
-// instruction per SM cycle, docs/tile_gemm.md). ptxas: <= 168 registers, no spills, for
-// nvfp4 and for fp8 scale windows of >= 4 k16 steps (block sizes that are multiples of 64;
-// the launchers keep SmallCfg for the others, whose windows would spill).
-using Occ3Cfg = TileCfg<64, 128, 2, 2, 3, 2>;
 
 template <class Cfg>
 __device__ __forceinline__ uint32_t swz(int row, int piece) {
@@ -226,9 +216,7 @@ __global__ void __launch_bounds__(Format::Cfg::kThreads, Format::Cfg::kMinBlocks
     // multiples of 64): a partial unroll keeps the per-window scale loads from
     // spilling; the window position is still known at compile time. Formats
     // without windows (nvfp4) unroll fully.
-    // A configuration may ask for a partial unroll itself (Cfg::kUnroll).
-    constexpr int kUnrollS = Cfg::kUnroll > 0 ? Cfg::kUnroll
-                             : (!Format::kScaleAfter || Format::kFW >= 4) ? kBK / 16 : 2;
+    constexpr int kUnrollS = (!Format::kScaleAfter || Format::kFW >= 4) ? kBK / 16 : 2;
 #pragma unroll kUnrollS
     for (int s = 0; s < kBK / 16; ++s) {
       uint32_t af[2][4], bf[kJ / 2][4];

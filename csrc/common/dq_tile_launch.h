@@ -34,10 +34,6 @@ inline int choose_splits(int64_t tiles, int ktiles, int64_t slots, int bk) {
   return (ktiles + per - 1) / per;
 }
 
-// The A/B knob of the tile configuration (read per call; tests and benchmarks):
-// TORCHQUANT_TILE_OCC=3 runs Occ3Cfg where the format allows it, anything else SmallCfg.
-inline bool use_occ3() { return env_int("TORCHQUANT_TILE_OCC") == 3; }
-
 // Launches Format's kernel for `a`, whose operand, scale and shape fields the
 // caller has filled (M, N, K, x, w, wsc, bias, y; global / gfactor for
 // global-scale formats, bs / nb for block-scaled ones); this fills the grid

@@ -237,7 +237,7 @@ void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
 
 // The tiled GEMM (common/dq_tile.cuh; grid, K splits and the ordered reduce
 // in dq_tile_launch.h) with a scale window of FW k16 steps.
-template <typename T, int FW, class Cfg>
+template <typename T, int FW>
 void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const at::Tensor& like) {
   dqt::Args a{};
   a.x = g.x;
@@ -251,31 +251,21 @@ void launch_tile_t(const GemvArgs& g, int sm_count, cudaStream_t stream, const a
   a.K = g.K;
   a.bs = g.bs;
   a.nb = g.nb;
-  dqt::launch_tile<T, fp8::TileFormat<T, FW, Cfg>>(a, sm_count, stream, like, kGemvOp);
+  dqt::launch_tile<T, fp8::TileFormat<T, FW, dqt::SmallCfg>>(a, sm_count, stream, like, kGemvOp);
 }
 
 template <typename T>
 void launch_tile(const GemvArgs& a, int sm_count, cudaStream_t stream, const at::Tensor& like) {
   // The scale window: the widest of 128 / 64 / 32 / 16 (the k tile is 128)
-  // that divides block_size. TORCHQUANT_TILE_OCC=3 (A/B knob) runs the
-  // 3-blocks-per-SM configuration for windows of >= 4 steps (narrower ones
-  // would spill in it).
-  const bool occ3 = dqt::use_occ3();
-  if (a.bs % 128 == 0) {
-    if (occ3)
-      launch_tile_t<T, 8, dqt::Occ3Cfg>(a, sm_count, stream, like);
-    else
-      launch_tile_t<T, 8, dqt::SmallCfg>(a, sm_count, stream, like);
-  } else if (a.bs % 64 == 0) {
-    if (occ3)
-      launch_tile_t<T, 4, dqt::Occ3Cfg>(a, sm_count, stream, like);
-    else
-      launch_tile_t<T, 4, dqt::SmallCfg>(a, sm_count, stream, like);
-  } else if (a.bs % 32 == 0) {
-    launch_tile_t<T, 2, dqt::SmallCfg>(a, sm_count, stream, like);
-  } else {
-    launch_tile_t<T, 1, dqt::SmallCfg>(a, sm_count, stream, like);
-  }
+  // that divides block_size.
+  if (a.bs % 128 == 0)
+    launch_tile_t<T, 8>(a, sm_count, stream, like);
+  else if (a.bs % 64 == 0)
+    launch_tile_t<T, 4>(a, sm_count, stream, like);
+  else if (a.bs % 32 == 0)
+    launch_tile_t<T, 2>(a, sm_count, stream, like);
+  else
+    launch_tile_t<T, 1>(a, sm_count, stream, like);
 }
 
 template <typename T, int RM>

@@ -442,24 +442,11 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     a.M = static_cast<int>(M);
     a.N = static_cast<int>(N);
     a.K = static_cast<int>(K);
-    // TORCHQUANT_TILE_OCC=3: the 3-blocks-per-SM configuration (A/B knob, dq_tile.cuh).
-    auto run = [&](auto tag, auto cfg) {
-      using T = decltype(tag);
-      using Cfg = decltype(cfg);
-      dqt::launch_tile<T, nvfp4::TileFormat<T, Cfg>>(a, caps.sm_count, stream, x, kGemvOp);
-    };
-    const bool occ3 = dqt::use_occ3();
-    if (x.scalar_type() == at::kHalf) {
-      if (occ3)
-        run(__half{}, dqt::Occ3Cfg{});
-      else
-        run(__half{}, dqt::SmallCfg{});
-    } else {
-      if (occ3)
-        run(__nv_bfloat16{}, dqt::Occ3Cfg{});
-      else
-        run(__nv_bfloat16{}, dqt::SmallCfg{});
-    }
+    if (x.scalar_type() == at::kHalf)
+      dqt::launch_tile<__half, nvfp4::TileFormat<__half, dqt::SmallCfg>>(a, caps.sm_count, stream, x, kGemvOp);
+    else
+      dqt::launch_tile<__nv_bfloat16, nvfp4::TileFormat<__nv_bfloat16, dqt::SmallCfg>>(a, caps.sm_count,
+                                                                                        stream, x, kGemvOp);
     return y;
   }
 

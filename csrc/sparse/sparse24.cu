@@ -36,8 +36,27 @@ namespace {
 using sparse24::kNoError;
 
 // The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a (built when 9.0 is in the arch
-// list, imported by torchquant/__init__.py); path="wgmma" reaches them through the dispatcher.
-// Only forced for now: "auto" never picks them (no GPU measurement of them yet).
+// list, imported by torchquant/__init__.py); path="wgmma" (and "auto" from kWgmmaMinM rows)
+// reaches them through the dispatcher.
+// The sm_90a op `name` when torchquant._C_sm90a is loaded with a CUDA kernel for it.
+c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
+  auto h = c10::Dispatcher::singleton().findSchema({name, ""});
+  if (h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA)) return h;
+  return c10::nullopt;
+}
+
+// From this M on, "auto" takes the sparse-wgmma GEMM where it runs (compute capability 9.0,
+// the sm_90a module, K % 128 == 0). H200, 2026-12-01 (results/h200/2026-12-01_sp24), us,
+// mma.sp / wgmma: bf16 28672x8192 M = 16 108 / 272, M = 64 359 / 212, M = 256 1376 / 152,
+// M = 2048 11535 / 1049; 4096x4096 M = 64 26.0 / 23.0; int8 28672x8192 M = 16 74 / 158,
+// M = 64 111 / 124, M = 256 369 / 85, M = 2048 2910 / 561; 4096x4096 M = 64 24.3 / 13.7.
+constexpr int64_t kWgmmaMinM = 64;
+
+bool wgmma_runs(const DeviceCaps& caps, int64_t M, int64_t K, const char* name) {
+  return M >= kWgmmaMinM && caps.major == 9 && caps.minor == 0 && K % 128 == 0 &&
+         find_sm90a_op(name).has_value();
+}
+
 c10::optional<c10::OperatorHandle> sm90a_op(const char* name, const char* op) {
   auto h = c10::Dispatcher::singleton().findSchema({name, ""});
   const bool ok = h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
@@ -246,7 +265,11 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
   const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "wgmma"}, op, "CUDA");
-  if (kernel == "wgmma") {
+  TORCH_CHECK(x_in.is_cuda(), op, ": expected CUDA tensors, x is on ", x_in.device());
+  const bool auto_wgmma =
+      kernel == "auto" &&
+      wgmma_runs(device_caps(x_in.get_device()), s.M, s.K, "torchquant::_sparse24_gemm_sm90a");
+  if (kernel == "wgmma" || auto_wgmma) {
     return sm90a_op("torchquant::_sparse24_gemm_sm90a", op)
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                            const c10::optional<at::Tensor>&)>()
@@ -299,8 +322,15 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
 // -------------------------------------------------- sparse24_int8_matmul --
 enum class Int8Path { kSimt, kGemv, kMma };
 
-// The one place that picks a sparse24_int8_matmul path for kernel="auto".
-Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t K) {
+// Largest M the dp4a GEMV is picked for. H200, 2026-12-01, us, gemv / mma.sp:
+// 28672x8192 M = 1 38.9 / 94.2, M = 2 42.7 / 91.6, M = 4 50.1 / 83.6, M = 8 78.6 / 66.2;
+// 4096x4096 M = 1..8 6.1-10.9 / 14.6-16.0 (dense int8 on the same weight: 58.9 / 6.3 at M = 1).
+constexpr int64_t kInt8GemvMaxM = 4;
+
+// The one place that picks a sparse24_int8_matmul path for kernel="auto" (the sparse-wgmma
+// GEMM from kWgmmaMinM rows on sm_90 is picked before this, in sparse24_int8_matmul_cuda).
+Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
+  if (K % 32 == 0 && M <= kInt8GemvMaxM) return Int8Path::kGemv;
   // Tensor cores whenever they can run: the int8 mma.sp needs sm_80 and
   // consumes K in steps of 32. The CUDA-core kernel is the fallback for
   // K % 32 != 0 (it reads a_q bytewise: correct for any shape, not fast).
@@ -360,7 +390,11 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                                                           out_dtype);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"simt", "gemv", "mma", "wgmma"}, op, "CUDA");
-  if (kernel == "wgmma") {
+  TORCH_CHECK(a_q_in.is_cuda(), op, ": expected CUDA tensors, a_q is on ", a_q_in.device());
+  const bool auto_wgmma =
+      kernel == "auto" &&
+      wgmma_runs(device_caps(a_q_in.get_device()), s.M, s.K, "torchquant::_sparse24_int8_gemm_sm90a");
+  if (kernel == "wgmma" || auto_wgmma) {
     return sm90a_op("torchquant::_sparse24_int8_gemm_sm90a", op)
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                            const at::Tensor&, const at::Tensor&, const at::Tensor&,
@@ -376,8 +410,6 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
   if (kernel == "simt") {
     path = Int8Path::kSimt;
   } else if (kernel == "gemv") {
-    // Forced only for now: written and compiled, not yet run on a GPU (the
-    // auto rule below keeps the measured paths until it has been).
     TORCH_CHECK(s.K % 32 == 0, op, ": kernel 'gemv' needs K % 32 == 0, got K = ", s.K,
                 "; use 'simt' or 'auto'");
     path = Int8Path::kGemv;
@@ -388,7 +420,7 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                 "; use 'simt' or 'auto'");
     path = Int8Path::kMma;
   } else {
-    path = choose_int8_kernel(caps, s.K);
+    path = choose_int8_kernel(caps, s.M, s.K);
   }
 
   const at::Tensor a_q = aligned16(a_q_in) ? a_q_in : a_q_in.clone();

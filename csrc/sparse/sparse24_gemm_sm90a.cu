@@ -35,20 +35,16 @@ namespace {
 // 128 features x 256 tokens, 5 stages (210 KB), pairs of CTAs along the features
 // multicasting the activation tile (each loads 128 of its 256 rows).
 using Cfg256c2 = SpConfig<256, 5, 2>;
-// 128 x 256, 5 stages, clusters of 4 along the features: each CTA loads 64 of the 256 x rows
-// and multicasts them, so a CTA pulls 8 KB instead of 16 KB of x per stage from L2.
-using Cfg256c4 = SpConfig<256, 5, 4>;
 // 128 x 256, 5 stages, no cluster.
 using Cfg256c1 = SpConfig<256, 5, 1>;
 // 128 x 128, 8 stages (208 KB), no cluster: twice the tiles for grids that cannot fill the
 // GPU with 128 x 256 ones.
 using Cfg128c1 = SpConfig<128, 8, 1>;
 
-enum class SpTile { k256c4, k256c2, k256c1, k128c1 };
+enum class SpTile { k256c2, k256c1, k128c1 };
 
 const char* tile_name(SpTile t) {
   switch (t) {
-    case SpTile::k256c4: return "256c4";
     case SpTile::k256c2: return "256c2";
     case SpTile::k256c1: return "256c1";
     case SpTile::k128c1: return "128c1";
@@ -59,17 +55,20 @@ const char* tile_name(SpTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
-// N features). TORCHQUANT_SP24_WGMMA_TILE=256c4|256c2|256c1|128c1 forces one (tests, benchmarks).
-// The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu, measured there); this
-// kernel's own tile choice has not been measured yet.
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks).
+// The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
+// on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
+// 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
+// Clusters of 4 (each CTA loading a quarter of the x tile) were no faster (int8 28672x8192
+// 561, 4096x4096 60.5) and gave wrong 16-bit results in one forced test; not kept.
 SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
-      for (SpTile t : {SpTile::k256c4, SpTile::k256c2, SpTile::k256c1, SpTile::k128c1}) {
+      for (SpTile t : {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1}) {
         if (std::strcmp(env, tile_name(t)) == 0) return t;
       }
       TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env,
-                  "' is not one of 256c4, 256c2, 256c1, 128c1");
+                  "' is not one of 256c2, 256c1, 128c1");
     }
   }
   const int64_t f_tiles = ceil_div(N, 128);
@@ -168,7 +167,6 @@ template <class El, class OutT>
 void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
                  const DeviceCaps& caps, cudaStream_t stream, const char* op) {
   switch (t) {
-    case SpTile::k256c4: launch<Cfg256c4, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k256c2: launch<Cfg256c2, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k256c1: launch<Cfg256c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k128c1: launch<Cfg128c1, El, OutT>(o, args, device, caps, stream, op); break;

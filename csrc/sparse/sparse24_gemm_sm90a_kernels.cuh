@@ -91,7 +91,7 @@ struct SpConfig {
   static_assert(2 * kStages * 8 <= 128, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kBT == 128 || kBT == 256, "tile width");
-  static_assert(kCM == 1 || kCM == 2 || kCM == 4, "cluster size");
+  static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kMetaOffset % 1024 == 0 && kBOffset % 1024 == 0 && kBBytes % 1024 == 0,
                 "stage buffers stay 1024-byte aligned");

@@ -53,9 +53,27 @@ CPU_DEQUANT_MIN_M = 128
 W8A8_CAPABILITY_MAJOR = 9
 
 
-def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant") -> str:
+# The 2:4 ops run a sparse-wgmma GEMM from this M on an sm_90 GPU when the
+# sm_90a module is loaded and K % 128 == 0 (csrc/sparse/sparse24.cu,
+# kWgmmaMinM). H200, 2026-12-01, us, 28672x8192 bf16: M = 256 wgmma 151.8
+# against bf16 F.linear 195.8 (dense, no decompression), M = 2048 1049-1052
+# against 1218-1430; so the sparse24 layer calls the op at every M there
+# instead of decompress24 + cuBLAS.
+SPARSE24_WGMMA_MIN_M = 64
+
+
+def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
+    """True when sparse24_gemv's "auto" takes the sparse-wgmma GEMM at large M here."""
+    if device.type != "cuda" or k <= 0 or k % 128 != 0 or torch.cuda.get_device_capability(device) != (9, 0):
+        return False
+    return hasattr(torch.ops.torchquant, "_sparse24_gemm_sm90a")
+
+
+def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0) -> str:
     """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "w8a8_mm", "w8a8_emulated"
-    ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM).
+    ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
+    "gemv": the format's op with its own "auto" dispatch). k: in_features (0 if
+    unknown), which decides whether the sparse-wgmma GEMM can run.
 
     prefill="w8a8" (fp8_block only, chosen when the layer is built) quantizes
     the activation to e4m3 in 1 x 128 blocks for M > GEMV_MAX_M and runs an
@@ -88,6 +106,10 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # sparse24_int8_matmul likewise picks mma.sp (half the MACs of the
         # dense weight) or its CUDA-core path itself, for any M.
         return "int8_mma"
+    if fmt == "sparse24" and m >= SPARSE24_WGMMA_MIN_M and sparse24_wgmma_runs(device, k):
+        # The op's own dispatch runs the Hopper sparse-wgmma GEMM (no host
+        # sync, unlike decompress24: graph-capturable at every M).
+        return "gemv"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
         # reads 1.03 (fp8), 0.56 (nvfp4) or 1.125 (2:4 values + meta) bytes
