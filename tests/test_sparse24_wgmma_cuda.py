@@ -15,9 +15,8 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from torchquant.reference import fp32_accum_bound, linear_ref
-
 from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from test_sparse24 import _check_gemv, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
@@ -91,20 +90,12 @@ def _variants(N):
 
 
 def _half_case(N, K, dtype, seed):
-    w = torch.randn(N, K, generator=_gen(seed)).to(dtype)
-    wp, _ = ops.prune24(w)
-    values, meta = ops.compress24(wp)
-    return values, meta, wp
+    """(values, meta, dense pruned weight) of a random weight: test_sparse24's _sparse_weight."""
+    return _sparse_weight(N, K, dtype, seed)
 
 
-def _check_bound(y, x, w_dense, bias):
-    assert y.shape == (x.shape[0], w_dense.shape[0]) and y.dtype == x.dtype
-    y64 = y.to(torch.float64)
-    assert bool(torch.isfinite(y64).all()), "non-finite output (an element left unwritten?)"
-    ref = linear_ref(x, w_dense, bias)
-    bound = fp32_accum_bound(x, w_dense, bias, x.dtype)
-    err = (y64 - ref).abs()
-    assert bool((err <= bound).all()), f"worst error / bound = {float((err / bound).max()):.3g}"
+# |y - float64 reference| within the fp32-accumulation bound (test_sparse24.py's check).
+_check_bound = _check_gemv
 
 
 def _first_misread(seen, want, label):

@@ -37,8 +37,8 @@ using sparse24::kNoError;
 
 // The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a (built when 9.0 is in the arch
 // list, imported by torchquant/__init__.py); path="wgmma" (and "auto" from kWgmmaMinM rows)
-// reaches them through the dispatcher.
-// The sm_90a op `name` when torchquant._C_sm90a is loaded with a CUDA kernel for it.
+// reaches them through the dispatcher. find_sm90a_op: the op `name` when that module is
+// loaded with a CUDA kernel for it.
 c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
   auto h = c10::Dispatcher::singleton().findSchema({name, ""});
   if (h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA)) return h;
@@ -58,9 +58,8 @@ bool wgmma_runs(const DeviceCaps& caps, int64_t M, int64_t K, const char* name) 
 }
 
 c10::optional<c10::OperatorHandle> sm90a_op(const char* name, const char* op) {
-  auto h = c10::Dispatcher::singleton().findSchema({name, ""});
-  const bool ok = h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
-  TORCH_CHECK(ok, op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 in "
+  auto h = find_sm90a_op(name);
+  TORCH_CHECK(h.has_value(), op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 in "
               "TORCH_CUDA_ARCH_LIST), and it is not loaded");
   return h;
 }
