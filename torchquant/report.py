@@ -86,9 +86,9 @@ def seed_operands(m: int, n: int, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
 _FLOORS = [
     ("INT8 tensor cores (mma.sync m16n8k32 s8)", 80, "int8_matmul 'mma' and 'gemv' paths"),
     ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' paths"),
-    ("2:4 sparse tensor cores (mma.sp)", 80, "sparse 2:4 execution"),
+    ("2:4 sparse tensor cores (mma.sp)", 80, "sparse24_gemv / sparse24_int8_matmul 'mma' paths"),
     ("FP8 e4m3/e5m2 tensor cores", 89, "not used: weights are widened to fp16/bf16 exactly"),
-    ("Hopper warpgroup MMA (wgmma, sm_90a)", 90, "int8_matmul 'wgmma' path where built"),
+    ("Hopper warpgroup MMA (wgmma, sm_90a)", 90, "int8_matmul and 2:4 'wgmma' paths where built"),
     ("FP4 (e2m1) tensor cores", 100, "not used: NVFP4 decodes with prmt lookups on any sm_80+"),
 ]
 
@@ -124,10 +124,18 @@ def capability_report() -> List[str]:
                 verdict = ("yes -> " + use) if ok else "no on this card"
             lines.append(f"  {name:<44} {verdict}")
         tc = cc >= 80
-        lines.append("  torchquant will use:")
-        lines.append(f"    int8_matmul     {'M <= 16: gemv; M > 16: mma tiles' if tc else 'no CUDA path below sm_80 (run on CPU)'}")
-        lines.append(f"    fp8_block_gemv  {'mma (m16n8k16, fp32 accumulate)' if tc else 'fma (scalar)'}")
-        lines.append(f"    nvfp4_gemv      {'mma (m16n8k16, prmt decode)' if tc else 'fma (scalar, prmt decode)'}")
+        # sm_90 with the sm_90a module: the wgmma GEMMs take the large-M shapes (the ops'
+        # own dispatch, csrc/int8/int8_matmul.cu and csrc/sparse/sparse24.cu).
+        wg = cc == 90 and _has_cuda_kernel("_int8_gemm_sm90a")
+        wg24 = cc == 90 and _has_cuda_kernel("_sparse24_gemm_sm90a")
+        big = "wgmma (TMA, sm_90a)" if wg else "mma tiles"
+        lines.append("  torchquant will use (by M, the op's automatic choice):")
+        lines.append(f"    int8_matmul     {'M <= 32: gemv; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
+        lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16); above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
+        lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode); above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
+        sp_big = "; M >= 64 (K % 128 == 0): sparse wgmma" if wg24 else ""
+        lines.append(f"    sparse24_gemv   {'M <= 2: fma; then mma.sp' + sp_big if tc else 'fma (scalar)'}")
+        lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp_big if tc else 'then simt'}")
     return lines
 
 
