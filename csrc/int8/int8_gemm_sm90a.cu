@@ -23,16 +23,14 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
-#include "common/tma_host.h"
+#include "common/sm90a_host.h"
 #include "int8/int8_gemm_sm90a_kernels.cuh"
 
 namespace torchquant {
@@ -96,7 +94,7 @@ struct SplitPlan {
 
 // The second dispatch decision: into how many K ranges each tile is cut.
 // units: tile units of the chosen config (ceil(ceil(M / 128) / kCM) * ceil(N / kBN));
-// num_kb: k-blocks of 128 bytes; max_units: tile units resident at once (max_resident_ctas / kCM).
+// num_kb: k-blocks of 128 bytes; max_units: tile units resident at once (resident CTAs / kCM).
 // Why: a grid of fewer tile units than SMs leaves SMs idle while each CTA streams its W rows.
 // Measured on the H200 (cold L2, graph replay, bf16 out, benchmarks/micro/env_ab.py --op int8,
 // results/h200/2026-12-01_0535/ab_int8_split.csv), us unsplit / best split:
@@ -141,44 +139,6 @@ CUtensorMap make_tmap(const void* base, int64_t rows, int64_t K, int box_rows) {
   return tma::make_tmap_2d(base, rows, K, 128, box_rows, CU_TENSOR_MAP_SWIZZLE_128B, kOp);
 }
 
-// Per device and kernel instantiation, once: opt in to the dynamic shared memory and find how
-// many CTAs can be resident at once (one per SM; with clusters, what the GPCs can place).
-template <class Cfg, class OutT>
-int max_resident_ctas(int device, const DeviceCaps& caps) {
-  constexpr int kMaxDevices = 64;
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<int, kMaxDevices> value;
-  TORCH_CHECK(device >= 0 && device < kMaxDevices, kOp, ": device index ", device, " out of range");
-  std::call_once(once[device], [&] {
-    auto kernel = int8_gemm_sm90a_kernel<Cfg, OutT>;
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        Cfg::kSmemBytes));
-    int ctas = caps.sm_count;
-    if (Cfg::kCM > 1) {
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(Cfg::kCM * caps.sm_count, 1, 1);
-      cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
-      cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = Cfg::kCM;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
-        ctas = clusters * Cfg::kCM;
-      } else {
-        (void)cudaGetLastError();  // clear it; assume every SM pairs up
-        ctas = (caps.sm_count / Cfg::kCM) * Cfg::kCM;
-      }
-    }
-    value[device] = std::max(ctas, Cfg::kCM);
-  });
-  return value[device];
-}
-
 template <class Cfg, class OutT>
 void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
             const DeviceCaps& caps, cudaStream_t stream) {
@@ -194,7 +154,9 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   // resident CTAs are on (~8 x 2 MB) stay inside the 50-60 MB L2.
   args.group_units = std::max(1, 16 / Cfg::kCM);
 
-  const int max_ctas = max_resident_ctas<Cfg, OutT>(device, caps);
+  const int max_ctas =
+      tma::resident_ctas(reinterpret_cast<const void*>(int8_gemm_sm90a_kernel<Cfg, OutT>),
+                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps);
   const int tile_units = args.num_m_units * args.num_n_tiles;
   // A tile unit occupies kCM CTAs, so one wave holds max_ctas / kCM of them.
   const SplitPlan plan =
@@ -215,22 +177,8 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   }
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
 
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(clusters * Cfg::kCM, 1, 1);
-  cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
-  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  if (Cfg::kCM > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = Cfg::kCM;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, int8_gemm_sm90a_kernel<Cfg, OutT>, tmap_a, tmap_b, args));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  tma::launch_clusters(int8_gemm_sm90a_kernel<Cfg, OutT>, clusters * Cfg::kCM, Cfg::kThreads,
+                       Cfg::kSmemBytes, Cfg::kCM, stream, tmap_a, tmap_b, args);
 }
 
 template <class OutT>
@@ -241,12 +189,6 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x256c1: launch<Cfg256c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
   }
-}
-
-// TMA needs a 16-byte aligned base address; a view with an odd storage offset gets a fresh copy.
-at::Tensor tma_ready(const at::Tensor& t) {
-  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;
-  return t.clone(at::MemoryFormat::Contiguous);
 }
 
 at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
@@ -270,8 +212,8 @@ at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
               ": needs a compute capability 9.0 GPU (H100/H200; the code is built for sm_90a "
               "only), this device is sm_", caps.major, caps.minor);
 
-  const at::Tensor a = tma_ready(a_q);
-  const at::Tensor w = tma_ready(w_q);
+  const at::Tensor a = tma::tma_ready(a_q);
+  const at::Tensor w = tma::tma_ready(w_q);
   at::Tensor colsum;
   if (a_zero.has_value()) {
     colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_q, {1}, false, at::kInt);

@@ -16,14 +16,12 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "common/checks.h"
 #include "common/device.h"
-#include "common/tma_host.h"
+#include "common/sm90a_host.h"
 #include "sparse/sparse24_checks.h"
 #include "sparse/sparse24_gemm_sm90a_kernels.cuh"
 
@@ -81,44 +79,6 @@ SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char
   return SpTile::k256c2;
 }
 
-// Per device and instantiation, once: the shared-memory opt-in and how many CTAs can be
-// resident at once (one per SM; with clusters, what the GPCs can place).
-template <class Cfg, class El, class OutT>
-int max_resident_ctas(int device, const DeviceCaps& caps, const char* op) {
-  constexpr int kMaxDevices = 64;
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<int, kMaxDevices> value;
-  TORCH_CHECK(device >= 0 && device < kMaxDevices, op, ": device index ", device, " out of range");
-  std::call_once(once[device], [&] {
-    auto kernel = sparse24_gemm_sm90a_kernel<Cfg, El, OutT>;
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        Cfg::kSmemBytes));
-    int ctas = caps.sm_count;
-    if (Cfg::kCM > 1) {
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(Cfg::kCM * caps.sm_count, 1, 1);
-      cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
-      cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = Cfg::kCM;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
-        ctas = clusters * Cfg::kCM;
-      } else {
-        (void)cudaGetLastError();
-        ctas = (caps.sm_count / Cfg::kCM) * Cfg::kCM;
-      }
-    }
-    value[device] = std::max(ctas, Cfg::kCM);
-  });
-  return value[device];
-}
-
 // The three operands as TMA sees them (byte rows), in bytes per element of the activation.
 struct SpOperands {
   const void* values;  // [N, K / 2] elements
@@ -146,25 +106,13 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
   args.num_kb = static_cast<int>(K / El::kLogicalPerStage);
   args.group_units = std::max(1, 16 / Cfg::kCM);
 
-  const int max_ctas = max_resident_ctas<Cfg, El, OutT>(device, caps, op);
+  const int max_ctas =
+      tma::resident_ctas(reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>),
+                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps);
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(clusters * Cfg::kCM, 1, 1);
-  cfg.blockDim = dim3(Cfg::kThreads, 1, 1);
-  cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  if (Cfg::kCM > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = Cfg::kCM;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, tmap_v,
-                                    tmap_m, tmap_x, args));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  tma::launch_clusters(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, clusters * Cfg::kCM,
+                       Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, stream, tmap_v, tmap_m, tmap_x,
+                       args);
 }
 
 template <class El, class OutT>
@@ -175,12 +123,6 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k256c1: launch<Cfg256c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k128c1: launch<Cfg128c1, El, OutT>(o, args, device, caps, stream, op); break;
   }
-}
-
-// TMA needs 16-byte aligned base addresses; a view with an odd storage offset gets a copy.
-at::Tensor tma_ready(const at::Tensor& t) {
-  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;
-  return t.clone(at::MemoryFormat::Contiguous);
 }
 
 // This path's own preconditions, after the op's validator.
@@ -213,9 +155,9 @@ at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_s
   const DeviceCaps& caps = check_path(a_q, s.M, s.N, s.K, op);
   const int device = a_q.get_device();
 
-  const at::Tensor x = tma_ready(a_q);
-  const at::Tensor values = tma_ready(w_values);
-  const at::Tensor meta = tma_ready(w_meta);
+  const at::Tensor x = tma::tma_ready(a_q);
+  const at::Tensor values = tma::tma_ready(w_values);
+  const at::Tensor meta = tma::tma_ready(w_meta);
   at::Tensor colsum;
   if (a_zero.has_value()) {
     colsum = w_colsum.has_value() ? *w_colsum : at::sum(w_values, {1}, false, at::kInt).contiguous();
@@ -260,9 +202,9 @@ at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_
   const DeviceCaps& caps = check_path(x_in, s.M, s.N, s.K, op);
   const int device = x_in.get_device();
 
-  const at::Tensor x = tma_ready(x_in);
-  const at::Tensor values = tma_ready(values_in);
-  const at::Tensor meta = tma_ready(meta_in);
+  const at::Tensor x = tma::tma_ready(x_in);
+  const at::Tensor values = tma::tma_ready(values_in);
+  const at::Tensor meta = tma::tma_ready(meta_in);
   at::Tensor bias_f;
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
 

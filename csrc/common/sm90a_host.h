@@ -1,0 +1,130 @@
+// Host side shared by the sm_90a (TMA + wgmma) kernels: the driver's tensor-map encoder,
+// reached through the runtime (cudaGetDriverEntryPointByVersion), so nothing links against
+// libcuda; a helper that encodes a 2-D byte-addressed map; the copy that gives TMA an aligned
+// base; and the persistent, optionally clustered launch (resident-CTA query and launch).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/util/Exception.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "common/device.h"
+
+namespace torchquant {
+namespace tma {
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded. `op` names the caller
+// in the error message.
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn(const char* op) {
+  // Thread-safe static initialization; a failed lookup throws and is retried on the next call.
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [op] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    TORCH_CHECK(e == cudaSuccess && q == cudaDriverEntryPointSuccess && p != nullptr, op,
+                ": cannot get cuTensorMapEncodeTiled from the CUDA driver (",
+                cudaGetErrorString(e), ")");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// A 2-D map over a row-major tensor viewed as bytes: `rows` rows of `row_bytes` bytes (a
+// multiple of 16, as the base address must be 16-byte aligned), boxes of box_bytes x box_rows,
+// the given swizzle, zero fill out of bounds.
+inline CUtensorMap make_tmap_2d(const void* base, int64_t rows, int64_t row_bytes, int box_bytes,
+                                int box_rows, CUtensorMapSwizzle swizzle, const char* op) {
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_bytes), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode_fn(op)(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base),
+                                   dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(r == CUDA_SUCCESS, op, ": cuTensorMapEncodeTiled failed (CUresult ", int(r),
+              ") for a [", rows, ", ", row_bytes, "]-byte operand, box ", box_bytes, " x ",
+              box_rows);
+  return map;
+}
+
+// TMA needs a 16-byte aligned base address; a view with an odd storage offset gets a fresh copy.
+inline at::Tensor tma_ready(const at::Tensor& t) {
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;
+  return t.clone(at::MemoryFormat::Contiguous);
+}
+
+// `cfg` for `ctas` CTAs of `threads` threads and `smem` bytes of dynamic shared memory, in
+// clusters of `cm` CTAs along x when cm > 1 (through `attr`, which must outlive cfg's use).
+inline void cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int ctas,
+                           int threads, int smem, int cm, cudaStream_t stream) {
+  cfg = {};
+  cfg.gridDim = dim3(ctas, 1, 1);
+  cfg.blockDim = dim3(threads, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  if (cm > 1) {
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cm;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+}
+
+// Once per device and kernel: opt `kernel` in to `smem` bytes of dynamic shared memory and find
+// how many of its CTAs can be resident at once (one per SM; with clusters of cm, what the GPCs
+// can place). `device` must be the current device.
+inline int resident_ctas(const void* kernel, int threads, int smem, int cm, int device,
+                         const DeviceCaps& caps) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find({kernel, device});
+  if (it != cache.end()) return it->second;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int ctas = caps.sm_count;
+  if (cm > 1) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    cluster_config(cfg, attr, cm * caps.sm_count, threads, smem, cm, nullptr);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
+      ctas = clusters * cm;
+    } else {
+      (void)cudaGetLastError();  // clear it; assume every SM pairs up
+      ctas = (caps.sm_count / cm) * cm;
+    }
+  }
+  const int value = std::max(ctas, cm);
+  cache[{kernel, device}] = value;
+  return value;
+}
+
+// Launches `kernel` on `ctas` CTAs (a multiple of cm) in clusters of cm along x.
+template <class... Params, class... Args>
+void launch_clusters(void (*kernel)(Params...), int ctas, int threads, int smem, int cm,
+                     cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg;
+  cudaLaunchAttribute attr;
+  cluster_config(cfg, attr, ctas, threads, smem, cm, stream);
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace tma
+}  // namespace torchquant
