@@ -61,6 +61,13 @@ def _sparse_weight(N, K, dtype, seed):
     return values, meta, pruned
 
 
+def _shifted_cuda(t):
+    """A CUDA copy of t viewed one element past an allocation's start: not 16-byte aligned."""
+    base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+    base[1:] = t.reshape(-1).cuda()
+    return base[1:].view(t.shape)
+
+
 def _check_gemv(y, x, w_dense, bias):
     """|y - float64 reference| within the fp32-accumulation bound, elementwise."""
     assert y.shape == (x.shape[0], w_dense.shape[0]) and y.dtype == x.dtype
@@ -301,11 +308,7 @@ def test_cuda_gemv_misaligned_views(kernel):
     values, meta, w = _sparse_weight(N, K, dtype, seed=21)
     x = torch.randn(M, K, generator=_gen(22)).to(dtype)
     y_ref = ops.sparse24_gemv(x.cuda(), values.cuda(), meta.cuda(), None, kernel)
-    def shifted(t):
-        base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-        base[1:] = t.reshape(-1).cuda()
-        return base[1:].view(t.shape)
-    xs, vs, ms = shifted(x), shifted(values), shifted(meta)
+    xs, vs, ms = _shifted_cuda(x), _shifted_cuda(values), _shifted_cuda(meta)
     assert xs.data_ptr() % 16 and vs.data_ptr() % 16 and ms.data_ptr() % 16
     poison_cuda()
     y = ops.sparse24_gemv(xs, vs, ms, None, kernel)
@@ -534,14 +537,8 @@ def test_cuda_int8_misaligned_views_every_path():
     M, N, K = 3, 40, 256
     aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=77, sym_a=False)
     want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, None, "cpu")
-
-    def shifted(t):
-        base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-        base[1:] = t.reshape(-1).cuda()
-        return base[1:].view(t.shape)
-
     for kernel in _int8_cuda_paths():
         poison_cuda()
-        got = ops.sparse24_int8_matmul(shifted(aq), sa.cuda(), za.cuda(), shifted(values), shifted(meta),
-                                       sw.cuda(), None, None, None, kernel)
+        got = ops.sparse24_int8_matmul(_shifted_cuda(aq), sa.cuda(), za.cuda(), _shifted_cuda(values),
+                                       _shifted_cuda(meta), sw.cuda(), None, None, None, kernel)
         _assert_bit_equal(got, want)

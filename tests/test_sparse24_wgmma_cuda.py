@@ -16,7 +16,7 @@ import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
 from conftest import HAS_CUDA, cuda_capability, poison_cuda
-from test_sparse24 import _check_gemv, _sparse_weight
+from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
@@ -237,15 +237,9 @@ def test_graph_capture_and_determinism():
 def test_misaligned_views_are_copied():
     aq, sa, za, wp, sw, values, meta = _int8_case(40, 64, 256, seed=31)
     want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, None, "cpu")
-
-    def shifted(t):
-        base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-        base[1:] = t.reshape(-1).cuda()
-        return base[1:].view(t.shape)
-
     poison_cuda()
-    got = ops.sparse24_int8_matmul(shifted(aq), _d(sa), None, shifted(values), shifted(meta), _d(sw),
-                                   None, None, None, "wgmma")
+    got = ops.sparse24_int8_matmul(_shifted_cuda(aq), _d(sa), None, _shifted_cuda(values),
+                                   _shifted_cuda(meta), _d(sw), None, None, None, "wgmma")
     _assert_bit_equal(got, want, "misaligned views")
 
 

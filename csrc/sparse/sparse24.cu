@@ -52,16 +52,21 @@ c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
 // M = 64 111 / 124, M = 256 369 / 85, M = 2048 2910 / 561; 4096x4096 M = 64 24.3 / 13.7.
 constexpr int64_t kWgmmaMinM = 64;
 
-bool wgmma_runs(const DeviceCaps& caps, int64_t M, int64_t K, const char* name) {
-  return M >= kWgmmaMinM && caps.major == 9 && caps.minor == 0 && K % 128 == 0 &&
-         find_sm90a_op(name).has_value();
-}
-
-c10::optional<c10::OperatorHandle> sm90a_op(const char* name, const char* op) {
-  auto h = find_sm90a_op(name);
-  TORCH_CHECK(h.has_value(), op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 in "
-              "TORCH_CUDA_ARCH_LIST), and it is not loaded");
-  return h;
+// The sm_90a op that runs `kernel` for this shape, or nullopt for the other paths: forced
+// "wgmma" requires it (a clear error without the module), "auto" takes it from kWgmmaMinM rows
+// on compute capability 9.0 when K % 128 == 0 and the module is loaded.
+c10::optional<c10::OperatorHandle> wgmma_op_for(const std::string& kernel, const char* name,
+                                                int device, int64_t M, int64_t K, const char* op) {
+  if (kernel == "wgmma") {
+    auto h = find_sm90a_op(name);
+    TORCH_CHECK(h.has_value(), op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 "
+                "in TORCH_CUDA_ARCH_LIST), and it is not loaded");
+    return h;
+  }
+  if (kernel != "auto" || M < kWgmmaMinM || K % 128 != 0) return c10::nullopt;
+  const DeviceCaps& caps = device_caps(device);
+  if (caps.major != 9 || caps.minor != 0) return c10::nullopt;
+  return find_sm90a_op(name);
 }
 
 // Calls f(T{}) with T the device storage type of a 2:4 dtype.
@@ -264,12 +269,9 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
   const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "wgmma"}, op, "CUDA");
-  TORCH_CHECK(x_in.is_cuda(), op, ": expected CUDA tensors, x is on ", x_in.device());
-  const bool auto_wgmma =
-      kernel == "auto" &&
-      wgmma_runs(device_caps(x_in.get_device()), s.M, s.K, "torchquant::_sparse24_gemm_sm90a");
-  if (kernel == "wgmma" || auto_wgmma) {
-    return sm90a_op("torchquant::_sparse24_gemm_sm90a", op)
+  if (auto wg = wgmma_op_for(kernel, "torchquant::_sparse24_gemm_sm90a", x_in.get_device(), s.M,
+                             s.K, op)) {
+    return wg
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                            const c10::optional<at::Tensor>&)>()
         .call(x_in, values_in, meta_in, bias);
@@ -389,12 +391,9 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                                                           out_dtype);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"simt", "gemv", "mma", "wgmma"}, op, "CUDA");
-  TORCH_CHECK(a_q_in.is_cuda(), op, ": expected CUDA tensors, a_q is on ", a_q_in.device());
-  const bool auto_wgmma =
-      kernel == "auto" &&
-      wgmma_runs(device_caps(a_q_in.get_device()), s.M, s.K, "torchquant::_sparse24_int8_gemm_sm90a");
-  if (kernel == "wgmma" || auto_wgmma) {
-    return sm90a_op("torchquant::_sparse24_int8_gemm_sm90a", op)
+  if (auto wg = wgmma_op_for(kernel, "torchquant::_sparse24_int8_gemm_sm90a", a_q_in.get_device(),
+                             s.M, s.K, op)) {
+    return wg
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                            const at::Tensor&, const at::Tensor&, const at::Tensor&,
                            const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&,

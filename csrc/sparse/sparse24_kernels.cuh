@@ -265,6 +265,18 @@ __device__ __forceinline__ uint2 ld_cached_v2(const void* p) {
   return r;
 }
 
+// Every element of acc summed over the 32 lanes of the warp, in a fixed xor-butterfly order
+// (deterministic), the sum left in every lane.
+template <typename A, int R, int C>
+__device__ __forceinline__ void warp_sum_all(A (&acc)[R][C]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc[r][c] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][c], o);
+}
+
 // -------------------------------------------------------- fma GEMV ------
 // sparse24_gemv_fma_kernel<T, MT, RW, VEC>
 //
@@ -413,12 +425,7 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
       }
     }
 
-#pragma unroll
-    for (int r = 0; r < RW; ++r)
-#pragma unroll
-      for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc[r][m] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][m], o);
+    warp_sum_all(acc);
 
     if (lane == 0) {
 #pragma unroll
@@ -901,12 +908,7 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
       }
     }
 
-#pragma unroll
-    for (int r = 0; r < RW; ++r)
-#pragma unroll
-      for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) acc[r][m] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][m], o);
+    warp_sum_all(acc);
 
     // Lane l < RW * MT (after the butterfly every lane holds every sum) runs
     // the epilogue of output (r, m) = (l / MT, l % MT): one element per lane.
