@@ -63,15 +63,26 @@ def prefill_w8a8(x, w_q, w_s):
     return torch._scaled_mm(x_q, w_q.t(), scale_a=x_s, scale_b=w_s.t().contiguous(), out_dtype=x.dtype)
 
 
+def prefill_wgmma(x, w_q, w_s):
+    # What QuantLinear runs at M > 64 on sm_90: the dequantizing wgmma GEMM (same weight values
+    # as prefill_dequant, converted in registers).
+    return torch.ops.torchquant._fp8_block_gemm_sm90a(x, w_q, w_s, BLOCK, None)
+
+
 def prefill_impls(ctx: C.Ctx, x, w_q, w_s, why: str, flops: float, lazies: List[C.Lazy]) -> List[C.Impl]:
-    """QuantLinear's two prefill paths (M > 16 only)."""
+    """QuantLinear's prefill paths (M > 16 only)."""
     M, K = x.shape
     if M <= 16:
         return []
     N = w_s.shape[0] if w_s is not None else 0
     out: List[C.Impl] = []
-    for name, fn in (("tq prefill dequant", prefill_dequant), ("tq prefill w8a8", prefill_w8a8)):
+    for name, fn in (("tq prefill dequant", prefill_dequant), ("tq prefill wgmma", prefill_wgmma),
+                     ("tq prefill w8a8", prefill_w8a8)):
         skip = why
+        if not skip and name.endswith("wgmma"):
+            if not (ctx.on_gpu and torch.cuda.get_device_capability(ctx.device) == (9, 0)
+                    and hasattr(torch.ops.torchquant, "_fp8_block_gemm_sm90a")):
+                skip = "dequantizing wgmma GEMM: sm_90 with torchquant._C_sm90a only"
         if not skip and name.endswith("w8a8"):
             if not ctx.on_gpu or torch.cuda.get_device_capability(ctx.device)[0] != 9:
                 skip = "blockwise torch._scaled_mm: Hopper only"

@@ -46,4 +46,14 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
       "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
       "ScalarType? out_dtype=None) -> Tensor");
   m.def("_sparse24_gemm_sm90a(Tensor x, Tensor values, Tensor meta, Tensor? bias=None) -> Tensor");
+
+  // fp8_block weight x fp16/bf16 activations on Hopper wgmma (sm_90a only), the weight
+  // converted in registers: y = x @ dequantize_fp8_block(w_q, w_scale, block_size,
+  // out_dtype=x.dtype)^T (+ bias), fp32 accumulation, one rounding to x's dtype. The contract
+  // of dequantize + matmul (the weight rounded to x's dtype), not fp8_block_gemv's exact
+  // products. fp8_block_gemv's validation (under the name fp8_block_gemm), plus: compute
+  // capability 9.0. QuantLinear's fp8_block prefill on sm_90.
+  m.def(
+      "_fp8_block_gemm_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
+      "Tensor? bias=None) -> Tensor");
 }

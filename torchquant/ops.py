@@ -149,6 +149,11 @@ def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=No
 
 
 def _register_sm90a_fakes() -> None:
+    # Every schema below is declared by csrc/sm90a_module.cpp; a stale module built before
+    # one of them existed simply lacks that op (nothing to register).
+    def has(name: str) -> bool:
+        return hasattr(torch.ops.torchquant, name)
+
     torch.library.register_fake("torchquant::_int8_gemm_sm90a")(
         lambda a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None: _int8_matmul_fake(
             a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype
@@ -162,6 +167,10 @@ def _register_sm90a_fakes() -> None:
     torch.library.register_fake("torchquant::_sparse24_gemm_sm90a")(
         lambda x, values, meta, bias=None: _sparse24_gemv_fake(x, values, meta, bias)
     )
+    if has("_fp8_block_gemm_sm90a"):
+        torch.library.register_fake("torchquant::_fp8_block_gemm_sm90a")(
+            lambda x, w_q, w_scale, block_size=128, bias=None: _fp8_block_gemv_fake(x, w_q, w_scale, block_size, bias)
+        )
 
 
 @torch.library.register_fake("torchquant::quantize_int8")

@@ -166,8 +166,8 @@ struct GemvShape {
 
 inline GemvShape validate_fp8_block_gemv(const at::Tensor& x, const at::Tensor& w_q,
                                          const at::Tensor& w_scale, int64_t block_size,
-                                         const c10::optional<at::Tensor>& bias) {
-  const char* op = "fp8_block_gemv";
+                                         const c10::optional<at::Tensor>& bias,
+                                         const char* op = "fp8_block_gemv") {
   check_block_size(block_size, op);
   check_dim(x, 2, op, "x");
   check_dim(w_q, 2, op, "w_q");

@@ -374,7 +374,9 @@ __device__ __forceinline__ void stage_meta(uint32_t meta_stage, int row_in_tile,
 // Unit u -> (feature unit, token tile): groups of `group_units` feature units, the feature unit
 // running fastest inside a group, so CTAs working at the same time share one activation tile
 // and the group's weight rows stay in L2 while the group walks across the tokens.
-__device__ __forceinline__ void sp_unit_coords(int u, const SpArgs& p, int& fu, int& tt) {
+// Any Args with group_units, num_t_tiles and num_f_units (SpArgs, and the dequantizing GEMM's).
+template <class Args>
+__device__ __forceinline__ void sp_unit_coords(int u, const Args& p, int& fu, int& tt) {
   const int per_group = p.group_units * p.num_t_tiles;
   const int g = u / per_group;
   const int first = g * p.group_units;
@@ -410,10 +412,12 @@ __device__ __forceinline__ float sp_dequant(int acc, int z, int cs, float as, fl
 
 // Writes one consumer warpgroup's 64 features x kBT tokens, transposed into y [M, N]:
 // f0 = this thread's first feature (the second is f0 + 8), tokens t_base + [0, kBT).
-template <class El, class OutT, int kBT, bool kPairs>
+// tp (the per-token operands) is read by the int8 epilogue only; Args is any struct with M,
+// N, out and has_bias (SpArgs, and the dequantizing GEMM's).
+template <class El, class OutT, int kBT, bool kPairs, class Args>
 __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 2],
-                                            const TokParams<kBT>& tp, const FeatParams& fp,
-                                            const SpArgs& p, int f0, int t_base, int lane) {
+                                            const TokParams<kBT>* tp, const FeatParams& fp,
+                                            const Args& p, int f0, int t_base, int lane) {
   const bool odd = ((lane >> 2) & 1) != 0;  // odd feature row: keeps the odd token of a pair
   const bool has_bias = p.has_bias != 0;
   const int tl = 2 * (lane & 3);
@@ -426,8 +430,8 @@ __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 
     const int l = tl + 8 * j;  // token within the tile (even)
     float v00, v01, v10, v11;  // (feature f0 | f0 + 8) x (token l | l + 1)
     if constexpr (El::kInt) {
-      const float2 as = *reinterpret_cast<const float2*>(&tp.a_scale[l]);
-      const int2 az = *reinterpret_cast<const int2*>(&tp.a_zero[l]);
+      const float2 as = *reinterpret_cast<const float2*>(&tp->a_scale[l]);
+      const int2 az = *reinterpret_cast<const int2*>(&tp->a_zero[l]);
       v00 = sp_dequant(acc[4 * j + 0], az.x, fp.cs0, as.x, fp.ws0, fp.b0, has_bias);
       v01 = sp_dequant(acc[4 * j + 1], az.y, fp.cs0, as.y, fp.ws0, fp.b0, has_bias);
       v10 = sp_dequant(acc[4 * j + 2], az.x, fp.cs1, as.x, fp.ws1, fp.b1, has_bias);
@@ -635,9 +639,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       consumer_bar_sync();
       if ((p.N & 1) == 0) {
-        sp_epilogue<El, OutT, Cfg::kBT, true>(acc, tp, fp, p, f0, t_base, lane);
+        sp_epilogue<El, OutT, Cfg::kBT, true>(acc, &tp, fp, p, f0, t_base, lane);
       } else {
-        sp_epilogue<El, OutT, Cfg::kBT, false>(acc, tp, fp, p, f0, t_base, lane);
+        sp_epilogue<El, OutT, Cfg::kBT, false>(acc, &tp, fp, p, f0, t_base, lane);
       }
       __syncwarp();
     }

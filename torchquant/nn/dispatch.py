@@ -69,8 +69,23 @@ def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
     return hasattr(torch.ops.torchquant, "_sparse24_gemm_sm90a")
 
 
+# fp8_block prefill on an sm_90 GPU with the sm_90a module: the dequantizing
+# wgmma GEMM (csrc/dqgemm, torch.ops.torchquant._fp8_block_gemm_sm90a) from this
+# M on, instead of dequantize_fp8_block + F.linear. Same weight values (the
+# dequantized weight rounded to x's dtype), no bf16 copy of the weight written
+# and read back per call.
+FP8_WGMMA_MIN_M = LAYER_GEMV_MAX_M + 1
+
+
+def fp8_wgmma_runs(device: torch.device) -> bool:
+    """True when the dequantizing fp8_block wgmma GEMM can run on this device."""
+    if device.type != "cuda" or torch.cuda.get_device_capability(device) != (9, 0):
+        return False
+    return hasattr(torch.ops.torchquant, "_fp8_block_gemm_sm90a")
+
+
 def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0) -> str:
-    """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "w8a8_mm", "w8a8_emulated"
+    """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "dq_wgmma", "w8a8_mm", "w8a8_emulated"
     ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
     "gemv": the format's op with its own "auto" dispatch). k: in_features (0 if
     unknown), which decides whether the sparse-wgmma GEMM can run.
@@ -110,6 +125,8 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # The op's own dispatch runs the Hopper sparse-wgmma GEMM (no host
         # sync, unlike decompress24: graph-capturable at every M).
         return "gemv"
+    if fmt == "fp8_block" and m >= FP8_WGMMA_MIN_M and fp8_wgmma_runs(device):
+        return "dq_wgmma"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
         # reads 1.03 (fp8), 0.56 (nvfp4) or 1.125 (2:4 values + meta) bytes

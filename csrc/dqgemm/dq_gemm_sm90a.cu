@@ -1,0 +1,157 @@
+// _fp8_block_gemm_sm90a: the Hopper dequantizing GEMM (kernel: dq_gemm_sm90a_kernels.cuh),
+// y = x @ dequantize_fp8_block(w_q, w_scale, block_size, out_dtype=x.dtype)^T (+ bias), fp32
+// accumulation, one rounding. QuantLinear's fp8_block prefill calls it instead of
+// dequantize_fp8_block + F.linear on sm_90 (the same weight values, no bf16 copy of the
+// weight in memory).
+//
+// Host side: fp8_block_gemv's validator (same messages, under this op's name), this path's
+// preconditions (compute capability 9.0, M / N / K ranges), two TMA maps (codes, activations),
+// the tile configuration (choose_dq_config) and a persistent launch of at most one CTA per SM,
+// in clusters of two when the pair shares the activation tile. No host synchronization.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/checks.h"
+#include "common/device.h"
+#include "common/sm90a_host.h"
+#include "dqgemm/dq_gemm_sm90a_kernels.cuh"
+
+namespace torchquant {
+namespace sm90a {
+namespace dqg {
+namespace {
+
+constexpr const char* kOp = "fp8_block_gemm";
+
+// 128 features x 256 tokens, 5 stages (200 KB), pairs along the features multicasting x.
+using Cfg256c2 = DqConfig<256, 5, 2>;
+using Cfg256c1 = DqConfig<256, 5, 1>;
+// 128 x 128, 8 stages (192 KB): small M, and grids with fewer 128 x 256 tiles than SMs.
+using Cfg128c1 = DqConfig<128, 8, 1>;
+
+enum class DqTile { k256c2, k256c1, k128c1 };
+
+const char* tile_name(DqTile t) {
+  switch (t) {
+    case DqTile::k256c2: return "256c2";
+    case DqTile::k256c1: return "256c1";
+    case DqTile::k128c1: return "128c1";
+  }
+  return "?";
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The one dispatch function of this op: the tile configuration for M tokens x N features.
+// TORCHQUANT_DQ_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks). The rule is the
+// 2:4 kernel's (same CTA structure and tiles), to be re-measured for this kernel.
+DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps) {
+  if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_TILE")) {
+    if (env[0] != '\0') {
+      for (DqTile t : {DqTile::k256c2, DqTile::k256c1, DqTile::k128c1}) {
+        if (std::strcmp(env, tile_name(t)) == 0) return t;
+      }
+      TORCH_CHECK(false, kOp, ": TORCHQUANT_DQ_WGMMA_TILE='", env,
+                  "' is not one of 256c2, 256c1, 128c1");
+    }
+  }
+  const int64_t f_tiles = ceil_div(N, 128);
+  if (M <= 128) return DqTile::k128c1;
+  if (f_tiles * ceil_div(M, 256) < caps.sm_count) return DqTile::k128c1;
+  if (f_tiles % 2 == 1 && f_tiles < 16) return DqTile::k256c1;
+  return DqTile::k256c2;
+}
+
+template <class Cfg, class T>
+void launch(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
+            cudaStream_t stream) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  const int64_t K = args.K;
+  const CUtensorMap tmap_w = tma::make_tmap_2d(w, args.N, K, Cfg::kAK, Cfg::kBF,
+                                               CU_TENSOR_MAP_SWIZZLE_64B, kOp);
+  const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, Cfg::kBK, Cfg::kBBoxRows,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, kOp);
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
+  args.num_f_units = static_cast<int>(ceil_div(args.num_f_tiles, Cfg::kCM));
+  args.num_units = args.num_f_units * args.num_t_tiles;
+  args.num_kb = static_cast<int>(ceil_div(K, Cfg::kKS));
+  args.group_units = std::max(1, 16 / Cfg::kCM);
+
+  const auto kernel = fp8_block_gemm_sm90a_kernel<Cfg, T>;
+  const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
+                                          Cfg::kSmemBytes, Cfg::kCM, device, caps);
+  const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
+  tma::launch_clusters(kernel, clusters * Cfg::kCM, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM,
+                       stream, tmap_w, tmap_x, args);
+}
+
+template <class T>
+void launch_tile(DqTile t, const void* w, const void* x, const DqArgs& args, int device,
+                 const DeviceCaps& caps, cudaStream_t stream) {
+  switch (t) {
+    case DqTile::k256c2: launch<Cfg256c2, T>(w, x, args, device, caps, stream); break;
+    case DqTile::k256c1: launch<Cfg256c1, T>(w, x, args, device, caps, stream); break;
+    case DqTile::k128c1: launch<Cfg128c1, T>(w, x, args, device, caps, stream); break;
+  }
+}
+
+at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
+                                const at::Tensor& w_scale, int64_t block_size,
+                                const c10::optional<at::Tensor>& bias) {
+  const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, kOp);
+  TORCH_CHECK(x_in.is_cuda(), kOp, ": x must be a CUDA tensor, got ", x_in.device());
+  TORCH_CHECK(s.M < (int64_t(1) << 31) - 256 && s.N < (int64_t(1) << 31) - 256, kOp,
+              ": M and N must fit the TMA's 32-bit coordinates, got M = ", s.M, ", N = ", s.N);
+  TORCH_CHECK(s.K < (int64_t(1) << 26), kOp, ": K = ", s.K, " must be below 2^26");
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = device_caps(x_in.get_device());
+  TORCH_CHECK(caps.major == 9 && caps.minor == 0, kOp,
+              ": needs a compute capability 9.0 GPU (H100/H200; built for sm_90a only), this "
+              "device is sm_", caps.major, caps.minor);
+  const int device = x_in.get_device();
+
+  const at::Tensor x = tma::tma_ready(x_in);
+  const at::Tensor w = tma::tma_ready(w_in);
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  DqArgs args = {};
+  args.M = static_cast<int>(s.M);
+  args.N = static_cast<int>(s.N);
+  args.K = static_cast<int>(s.K);
+  args.out = y.data_ptr();
+  args.w_scale = w_scale.data_ptr<float>();
+  args.nb = static_cast<int>(ceil_div(s.K, block_size));
+  args.spb = static_cast<int>(block_size / 16);
+  args.has_bias = bias.has_value() ? 1 : 0;
+  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
+  args.bias_step = bias.has_value() ? 1 : 0;
+
+  const DqTile tile = choose_dq_config(s.M, s.N, caps);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) {
+    launch_tile<__half>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream);
+  } else {
+    launch_tile<__nv_bfloat16>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream);
+  }
+  return y;
+}
+
+}  // namespace
+}  // namespace dqg
+}  // namespace sm90a
+}  // namespace torchquant
+
+TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
+  m.impl("_fp8_block_gemm_sm90a", &torchquant::sm90a::dqg::fp8_block_gemm_sm90a);
+}

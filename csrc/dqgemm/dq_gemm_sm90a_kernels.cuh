@@ -1,0 +1,466 @@
+// Hopper (sm_90a) GEMM over an fp8_block weight (e4m3 codes + fp32 scales per block of K)
+// with fp16 / bf16 activations, on warpgroup MMA with the weight converted in registers:
+//   _fp8_block_gemm_sm90a   y[m, n] = sum_k x[m, k] * Wd[n, k] (+ bias[n]),
+//                           Wd = T(float(w_q[n, k]) * w_scale[n, k / bs])   (T = x's dtype)
+// i.e. exactly the weight dequantize_fp8_block(w_q, w_scale, bs, out_dtype=T) produces (one
+// fp32 product, one round to nearest even), multiplied on the tensor cores with fp32
+// accumulation, + bias in fp32, one rounding to T. This is the contract of the dequantize +
+// matmul path it replaces (QuantLinear's prefill); it is NOT fp8_block_gemv's, whose products
+// are exact (the scale applied to fp32 partial sums).
+//
+// Roles. The converted weight can only enter wgmma from registers as the A operand, so the
+// weight is A and the activation B, as in the 2:4 kernel (sparse/sparse24_gemm_sm90a_kernels.cuh,
+// whose producer, tile order and transposed epilogue this kernel shares): each CTA computes
+// D[128 features, kBT tokens] and writes it transposed into y [M tokens, N features].
+// Persistent grid, warpgroup 0 a TMA producer (setmaxnreg 40), warpgroups 1 and 2 consumers of
+// 64 features each (setmaxnreg 232), kStages-deep ring with full / empty mbarriers, optional
+// pairs of CTAs along the features multicasting the activation tile.
+//
+// One stage covers 64 of K:
+//   A  128 rows x 64 B of e4m3 codes, TMA box {64 B, 128 rows}, 64-byte swizzle: byte c of row
+//      r sits at r * 64 + 16 * ((c / 16) ^ ((r / 2) % 4)) + c % 16 (the stage is 1024-byte aligned);
+//   B  kBT rows x 128 B of activations, TMA box {128 B, kBT / kCM rows}, 128-byte swizzle, the
+//      K-major canonical layout; the j-th k16 step reads 32 bytes per row at start + 32 j.
+// Consumers, per stage and k16 step j: thread (warp w, lane l = 4 g + t) of consumer warpgroup
+// cw owns rows r0 = 64 cw + 16 w + g and r1 = r0 + 8, logical K {2t, 2t + 1} (registers 0 / 1
+// for r0 / r1) and {2t + 8, 2t + 9} (registers 2 / 3): four 16-bit shared loads (row r0 and r1
+// share the swizzle phase (g / 2) % 4, and the 16 words a warp reads lie in 16 distinct banks),
+// then per pair cvt.rn.f16x2.e4m3x2 (exact), two fp32 products with the row's block scale, one
+// packed round to T. The fragments of stage i are written while the wgmma group of stage i - 1
+// runs (two register sets, the loop unrolled by two); a group is 4 wgmma.m64n{kBT}k16.
+// The block scales (fp32, [N, ceil(K / bs)], bs % 16 == 0 so a k16 step never straddles two
+// blocks) are read with __ldg one stage ahead into registers; past K the block index is
+// clamped, past N the row (those weights are TMA zero fill, their outputs never stored).
+//
+// Preconditions (the host side, dq_gemm_sm90a.cu, checks them): compute capability 9.0,
+// K % 16 == 0 (16-byte TMA row strides), 16-byte aligned bases, M, N < 2^31 - 256, K < 2^26.
+#pragma once
+
+#include <type_traits>
+
+#include "sparse/sparse24_gemm_sm90a_kernels.cuh"
+
+namespace torchquant {
+namespace sm90a {
+namespace dqg {
+
+// ------------------------------------------------------------------ configuration --
+template <int BT_, int STAGES_, int CM_>
+struct DqConfig {
+  static constexpr int kBF = 128;  // features per tile: 2 consumer warpgroups x 64
+  static constexpr int kBT = BT_;
+  static constexpr int kKS = 64;   // logical K per stage
+  static constexpr int kAK = 64;   // weight bytes per row per stage (e4m3)
+  static constexpr int kBK = 128;  // activation bytes per row per stage
+  static constexpr int kStages = STAGES_;
+  static constexpr int kCM = CM_;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerWarps = 8;
+  static constexpr int kABytes = kBF * kAK;   // 8 KB
+  static constexpr int kBBytes = kBT * kBK;   // 32 KB (kBT 256) or 16 KB
+  static constexpr int kBBoxRows = kBT / kCM;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kAcc = kBT / 2;
+  static constexpr int kBOffset = kStages * kABytes;
+  static constexpr int kBarrierOffset = kBOffset + kStages * kBBytes;
+  static constexpr int kSmemBytes = 1024 + kBarrierOffset + 128;
+  static_assert(2 * kStages * 8 <= 128, "barrier area");
+  static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
+  static_assert(kBT == 128 || kBT == 256, "tile width");
+  static_assert(kCM == 1 || kCM == 2, "cluster size");
+  static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
+  static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers 1024-byte aligned");
+  static_assert(kStageBytes < (1 << 20), "mbarrier transaction count range");
+};
+
+struct DqArgs {
+  int M, N, K;
+  int num_f_tiles;   // ceil(N / 128)
+  int num_t_tiles;   // ceil(M / kBT)
+  int num_f_units;   // ceil(num_f_tiles / kCM)
+  int num_units;     // num_f_units * num_t_tiles
+  int num_kb;        // ceil(K / 64)
+  int group_units;   // raster group height, in feature units
+  void* out;         // [M, N] row-major, T
+  const float* w_scale;  // [N, nb]
+  int nb;                // scale blocks per row, ceil(K / bs)
+  int spb;               // k16 steps per scale block, bs / 16
+  const float* bias;     // fp32 [N] when has_bias, else any valid float
+  int bias_step;
+  int has_bias;
+};
+
+// ------------------------------------------------------------------ wgmma (A in registers) --
+// D[64 x 256] (+)= A[64 x 16] * B[256 x 16]^T, bf16 -> f32; A from registers (the
+// m16n8k16 A fragment of each warp's 16 rows), B K-major from shared memory (128-byte swizzle).
+__device__ __forceinline__ void wgmma_rs_m64n256k16_bf16(float (&d)[128], const uint32_t (&a)[4],
+                                           uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "{%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+// D[64 x 256] (+)= A[64 x 16] * B[256 x 16]^T, f16 -> f32; A from registers (the
+// m16n8k16 A fragment of each warp's 16 rows), B K-major from shared memory (128-byte swizzle).
+__device__ __forceinline__ void wgmma_rs_m64n256k16_f16(float (&d)[128], const uint32_t (&a)[4],
+                                           uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "{%128, %129, %130, %131}, %132, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 16] * B[128 x 16]^T, bf16 -> f32; A from registers (the
+// m16n8k16 A fragment of each warp's 16 rows), B K-major from shared memory (128-byte swizzle).
+__device__ __forceinline__ void wgmma_rs_m64n128k16_bf16(float (&d)[64], const uint32_t (&a)[4],
+                                           uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+// D[64 x 128] (+)= A[64 x 16] * B[128 x 16]^T, f16 -> f32; A from registers (the
+// m16n8k16 A fragment of each warp's 16 rows), B K-major from shared memory (128-byte swizzle).
+__device__ __forceinline__ void wgmma_rs_m64n128k16_f16(float (&d)[64], const uint32_t (&a)[4],
+                                           uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+template <class T, int kBT>
+struct RsMma;
+template <>
+struct RsMma<__nv_bfloat16, 256> {
+  static __device__ __forceinline__ void mma(float (&d)[128], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n256k16_bf16(d, a, b, acc);
+  }
+};
+template <>
+struct RsMma<__nv_bfloat16, 128> {
+  static __device__ __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n128k16_bf16(d, a, b, acc);
+  }
+};
+template <>
+struct RsMma<__half, 256> {
+  static __device__ __forceinline__ void mma(float (&d)[128], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n256k16_f16(d, a, b, acc);
+  }
+};
+template <>
+struct RsMma<__half, 128> {
+  static __device__ __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n128k16_f16(d, a, b, acc);
+  }
+};
+
+// The epilogue's element kind (float accumulators, + bias, one rounding): the 2:4 kernel's.
+template <class T>
+struct EpiEl;
+template <>
+struct EpiEl<__nv_bfloat16> {
+  using El = sp24::ElBF16;
+};
+template <>
+struct EpiEl<__half> {
+  using El = sp24::ElF16;
+};
+
+// Pins the A fragment registers (wgmma reads them asynchronously until wgmma.wait_group).
+__device__ __forceinline__ void fence_frag(uint32_t (&a)[4][4]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(a[j][r])::"memory");
+}
+
+__device__ __forceinline__ uint32_t lds_u16(uint32_t addr) {
+  uint16_t v;
+  asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(addr));
+  return v;
+}
+
+// Two e4m3 codes (element 0 in the low byte) times the block scale s, rounded once to T:
+// float(code) * s in fp32, then round to nearest even (dequantize_fp8_block's operations).
+template <class T>
+__device__ __forceinline__ uint32_t fp8x2_scaled(uint32_t two, float s) {
+  uint32_t h;
+  asm("{ .reg .b16 lo; cvt.u16.u32 lo, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(two));
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+  const float x = __fmul_rn(f.x, s), y = __fmul_rn(f.y, s);
+  if constexpr (std::is_same<T, __half>::value) {
+    const __half2 o = __floats2half2_rn(x, y);
+    return *reinterpret_cast<const uint32_t*>(&o);
+  } else {
+    const __nv_bfloat162 o = __floats2bfloat162_rn(x, y);
+    return *reinterpret_cast<const uint32_t*>(&o);
+  }
+}
+
+// ------------------------------------------------------------------ kernel --
+template <class Cfg, class T>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    fp8_block_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                                const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
+#if defined(TQ_SM90A_ENABLED)
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kCM = Cfg::kCM;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA = smem;                              // kStages x [128 x 64 B]
+  const uint32_t sB = smem + Cfg::kBOffset;              // kStages x [kBT x 128 B]
+  const uint32_t bar_full = smem + Cfg::kBarrierOffset;  // kStages x 8 B
+  const uint32_t bar_empty = bar_full + kStages * 8;
+
+  const int wg = threadIdx.x / 128;
+  const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
+  const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
+  const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_full + 8 * s, 1);
+      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
+    }
+    fence_barrier_init();
+  }
+  if constexpr (kCM > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer --
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tmap(&tmap_w);
+      prefetch_tmap(&tmap_x);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = cluster; u < p.num_units; u += nclusters) {
+        int fu, tt;
+        sp24::sp_unit_coords(u, p, fu, tt);
+        const int ft = fu * kCM + static_cast<int>(rank);
+        // A wholly out-of-bounds box (a padding feature tile, an activation half past M) is
+        // pointed at row 0: real bytes, the same transaction count, results never stored.
+        const int f_row = ft < p.num_f_tiles ? ft * Cfg::kBF : 0;
+        int t_row = tt * Cfg::kBT + static_cast<int>(rank) * Cfg::kBBoxRows;
+        if (t_row >= p.M) t_row = 0;
+        for (int kb = 0; kb < p.num_kb; ++kb) {
+          mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+          const uint32_t full = bar_full + 8 * stage;
+          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
+          const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
+          if constexpr (kCM > 1) {
+            tma_load_2d_multicast(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full,
+                                  static_cast<uint16_t>((1u << kCM) - 1u));
+          } else {
+            tma_load_2d(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- consumers --
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int g = lane >> 2, t = lane & 3;
+    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8
+    const uint32_t signal = lane == 0;
+    // Byte offsets of this thread's two 16-bit pieces of step j in rows r0 / r1 of a stage:
+    // r * 64 + 16 (j ^ swz) + 2t (+ 8); rows r0 and r1 = r0 + 8 share swz = (g / 2) % 4.
+    const uint32_t swz = static_cast<uint32_t>((g >> 1) & 3);
+    const uint32_t off_r0 = static_cast<uint32_t>(row_in_tile * 64 + 2 * t);
+    float acc[Cfg::kAcc];
+#pragma unroll
+    for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.f;
+
+    auto release = [&](int s) {
+      if constexpr (kCM > 1) {
+#pragma unroll
+        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
+      } else {
+        mbar_arrive_local(bar_empty + 8 * s, signal);
+      }
+    };
+
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int u = cluster; u < p.num_units; u += nclusters) {
+      int fu, tt;
+      sp24::sp_unit_coords(u, p, fu, tt);
+      const int ft = fu * kCM + static_cast<int>(rank);
+      const int t_base = tt * Cfg::kBT;
+      const int f0 = ft * Cfg::kBF + row_in_tile;
+
+      sp24::FeatParams fp = {};
+      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
+      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
+      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      const float* const srow0 = p.w_scale + fc0 * p.nb;
+      const float* const srow1 = p.w_scale + fc1 * p.nb;
+
+      // Scales of the next stage to fetch: block of k16 step q = q / spb, walked incrementally.
+      int nblk = 0, nrem = 0;
+      float sc[4][2];
+      auto fetch_scales = [&]() {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int b = min(nblk, p.nb - 1);
+          sc[j][0] = __ldg(srow0 + b);
+          sc[j][1] = __ldg(srow1 + b);
+          if (++nrem == p.spb) {
+            nrem = 0;
+            ++nblk;
+          }
+        }
+      };
+      fetch_scales();
+
+      // One stage: convert its A fragments into `a` (whose previous wgmma group has retired),
+      // issue its 4 wgmma, keep one group in flight, release the stage before it.
+      int prev = 0;
+      auto do_stage = [&](int i, uint32_t (&a)[4][4]) {
+        mbar_wait(bar_full + 8 * stage, phase);
+        const uint32_t a_st = sA + stage * Cfg::kABytes + off_r0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t base = a_st + 16u * (static_cast<uint32_t>(j) ^ swz);
+          const uint32_t lo0 = lds_u16(base), hi0 = lds_u16(base + 8);
+          const uint32_t lo1 = lds_u16(base + 8 * 64), hi1 = lds_u16(base + 8 * 64 + 8);
+          a[j][0] = fp8x2_scaled<T>(lo0, sc[j][0]);
+          a[j][1] = fp8x2_scaled<T>(lo1, sc[j][1]);
+          a[j][2] = fp8x2_scaled<T>(hi0, sc[j][0]);
+          a[j][3] = fp8x2_scaled<T>(hi1, sc[j][1]);
+        }
+        fetch_scales();  // for stage i + 1 (clamped past the end: harmless reads)
+        __syncwarp();
+        const uint32_t b0 = sB + stage * Cfg::kBBytes;
+        sp24::fence_acc(acc);
+        fence_frag(a);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          RsMma<T, Cfg::kBT>::mma(acc, a[j], make_smem_desc(b0 + 32 * j), (i != 0 || j != 0) ? 1 : 0);
+        }
+        wgmma_commit();
+        sp24::fence_acc(acc);
+        fence_frag(a);
+        if (i > 0) {
+          wgmma_wait<1>();
+          sp24::fence_acc(acc);
+          release(prev);
+        }
+        prev = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      };
+
+      uint32_t fa[4][4], fb[4][4];
+      int i = 0;
+      for (; i + 1 < p.num_kb; i += 2) {
+        do_stage(i, fa);
+        do_stage(i + 1, fb);
+      }
+      if (i < p.num_kb) do_stage(i, fa);
+      wgmma_wait<0>();
+      sp24::fence_acc(acc);
+      release(prev);
+      using El = typename EpiEl<T>::El;
+      if ((p.N & 1) == 0) {
+        sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, p, f0, t_base, lane);
+      } else {
+        sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, p, f0, t_base, lane);
+      }
+      __syncwarp();
+    }
+  }
+
+  if constexpr (kCM > 1) cluster_sync();
+#else
+  __trap();  // built for another target: the host refuses to launch on anything but sm_90
+#endif
+}
+
+}  // namespace dqg
+}  // namespace sm90a
+}  // namespace torchquant

@@ -1,0 +1,215 @@
+"""The Hopper dequantizing fp8_block GEMM (torch.ops.torchquant._fp8_block_gemm_sm90a):
+y = x @ dequantize_fp8_block(w_q, w_scale, bs, out_dtype=x.dtype)^T (+ bias), the weight
+converted in registers and multiplied on wgmma tensor cores with fp32 accumulation.
+
+Its contract is that of dequantize + matmul (QuantLinear's fp8_block prefill, which it
+replaces on sm_90): the weight it multiplies is exactly dequantize_fp8_block's (one fp32
+product, one rounding to x's dtype). So: an identity activation reads that weight back bit for
+bit (pins the fragment layout, the swizzle and the per-step scale), and every output is within
+the derived fp32-accumulation bound of a float64 reference over it; odd M / N, K tails
+(K % 64 != 0), block sizes 16..256 incl. ones that do not divide K, every tile configuration
+forced through TORCHQUANT_DQ_WGMMA_TILE, bias, CUDA-graph capture, misaligned views, bad inputs,
+and QuantLinear's dispatch to it. Outputs are poisoned (NaN) before every launch.
+
+Skipped unless the GPU is compute capability 9.0 and torchquant._C_sm90a is loaded.
+"""
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
+from torchquant.reference import fp32_accum_bound, linear_ref
+from conftest import HAS_CUDA, cuda_capability, poison_cuda
+
+ops = torch.ops.torchquant
+ENV = "TORCHQUANT_DQ_WGMMA_TILE"
+CONFIGS = ["256c2", "256c1", "128c1"]
+HALF = [torch.float16, torch.bfloat16]
+
+
+def _has_op():
+    try:
+        return hasattr(ops, "_fp8_block_gemm_sm90a")
+    except Exception:  # pragma: no cover - a broken registration
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
+    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_config(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _case(N, K, bs, dtype, seed):
+    """CPU (w_q, w_scale, the dequantized weight in dtype: what the kernel must multiply)."""
+    g = _gen(seed)
+    # Rows of different magnitude, so the block scales differ by row and by block.
+    w = torch.randn(N, K, generator=g) * torch.rand(N, 1, generator=g) * 4
+    w_q, w_scale = ops.quantize_fp8_block(w, bs)
+    w_dq = ops.dequantize_fp8_block(w_q, w_scale, bs, dtype)
+    return w_q, w_scale, w_dq
+
+
+def _check(y, x, w_dq, bias):
+    assert y.shape == (x.shape[0], w_dq.shape[0]) and y.dtype == x.dtype
+    y64 = y.cpu().to(torch.float64)
+    assert bool(torch.isfinite(y64).all()), "non-finite output (an element left unwritten?)"
+    ref = linear_ref(x, w_dq, bias)
+    bound = fp32_accum_bound(x, w_dq, bias, x.dtype)
+    err = (y64 - ref).abs()
+    worst = float((err / bound).max())
+    assert bool((err <= bound).all()), f"worst error / bound = {worst:.3g}"
+
+
+def _run(x, w_q, w_scale, bs, bias):
+    poison_cuda()
+    return ops._fp8_block_gemm_sm90a(x.cuda(), w_q.cuda(), w_scale.cuda(), bs,
+                                     None if bias is None else bias.cuda())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("K,bs", [(128, 128), (384, 16), (208, 48), (80, 32)])
+def test_identity_reads_the_dequantized_weight(monkeypatch, dtype, config, K, bs):
+    """x = identity: each output is one exact product, so y^T is the weight bit for bit."""
+    monkeypatch.setenv(ENV, config)
+    N = 136
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=K + bs)
+    y = _run(torch.eye(K, dtype=dtype), w_q, w_scale, bs, None).cpu()
+    got, want = y.T.contiguous().float(), w_dq.float()
+    if not torch.equal(got, want):  # values: a -0 weight may come back as +0
+        bad = (got != want).nonzero()
+        n, k = (int(v) for v in bad[0])
+        raise AssertionError(f"{len(bad)} weights misread; first feature {n}, k {k}: "
+                             f"got {got[n, k].item()}, want {want[n, k].item()}")
+
+
+CASES = [  # M, N, K, bs
+    (1, 197, 512, 128),
+    (16, 256, 128, 64),
+    (77, 64, 1152, 128),
+    (257, 197, 512, 16),
+    (130, 300, 208, 48),   # K % 64 != 0, bs does not divide K
+    (300, 520, 256, 256),  # bs > K: one partial block
+]
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M,N,K,bs", CASES)
+def test_within_bound(monkeypatch, dtype, config, M, N, K, bs):
+    monkeypatch.setenv(ENV, config)
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
+    x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
+    bias = torch.randn(N, generator=_gen(N)).to(dtype)
+    for b in (None, bias):
+        _check(_run(x, w_q, w_scale, bs, b), x, w_dq, b)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_model_shape_within_bound(dtype):
+    M, N, K = 512, 4096, 4096
+    w_q, w_scale, w_dq = _case(N, K, 128, dtype, seed=13)
+    x = torch.randn(M, K, generator=_gen(14)).to(dtype)
+    _check(_run(x, w_q, w_scale, 128, None), x, w_dq, None)
+
+
+def test_matches_dequantize_then_matmul():
+    """The path it replaces: the same weight values, so the two differ by summation order only."""
+    w_q, w_scale, w_dq = _case(1000, 1024, 128, torch.bfloat16, seed=5)
+    x = torch.randn(200, 1024, generator=_gen(6)).to(torch.bfloat16).cuda()
+    wd = ops.dequantize_fp8_block(w_q.cuda(), w_scale.cuda(), 128, torch.bfloat16)
+    assert torch.equal(wd.cpu(), w_dq)
+    y = ops._fp8_block_gemm_sm90a(x, w_q.cuda(), w_scale.cuda(), 128, None)
+    _check(y, x.cpu(), w_dq, None)
+
+
+def test_graph_capture_and_determinism():
+    w_q, w_scale, _ = _case(520, 512, 128, torch.bfloat16, seed=21)
+    x = torch.randn(300, 512, generator=_gen(22)).to(torch.bfloat16).cuda()
+    args = (x, w_q.cuda(), w_scale.cuda(), 128, None)
+    eager = ops._fp8_block_gemm_sm90a(*args)
+    assert torch.equal(eager, ops._fp8_block_gemm_sm90a(*args))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        ops._fp8_block_gemm_sm90a(*args)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = ops._fp8_block_gemm_sm90a(*args)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(eager, captured)
+
+
+def _shifted_cuda(t):
+    """A CUDA copy of t viewed one element past an allocation's start: not 16-byte aligned."""
+    base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+    base[1:] = t.reshape(-1).cuda()
+    return base[1:].view(t.shape)
+
+
+def test_misaligned_views_are_copied():
+    w_q, w_scale, w_dq = _case(64, 256, 128, torch.float16, seed=31)
+    x = torch.randn(40, 256, generator=_gen(32)).to(torch.float16)
+    poison_cuda()
+    y = ops._fp8_block_gemm_sm90a(_shifted_cuda(x), _shifted_cuda(w_q), w_scale.cuda(), 128, None)
+    _check(y, x, w_dq, None)
+
+
+def test_bad_inputs(monkeypatch):
+    w_q, w_scale, _ = _case(32, 128, 128, torch.float16, seed=41)
+    x = torch.randn(4, 128).to(torch.float16).cuda()
+    wq, ws = w_q.cuda(), w_scale.cuda()
+    with pytest.raises(RuntimeError, match="fp8_block_gemm: x must be float16 or bfloat16"):
+        ops._fp8_block_gemm_sm90a(x.float(), wq, ws, 128, None)
+    with pytest.raises(RuntimeError, match="fp8_block_gemm: block_size must be a multiple of 16"):
+        ops._fp8_block_gemm_sm90a(x, wq, ws, 40, None)
+    with pytest.raises(RuntimeError, match="their K differ"):
+        ops._fp8_block_gemm_sm90a(x[:, :64].contiguous(), wq, ws, 128, None)
+    with pytest.raises(RuntimeError, match="w_scale must be"):
+        ops._fp8_block_gemm_sm90a(x, wq, ws[:, :0].contiguous(), 128, None)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        ops._fp8_block_gemm_sm90a(x, wq.t(), ws, 128, None)
+    with pytest.raises(RuntimeError, match="bias"):
+        ops._fp8_block_gemm_sm90a(x, wq, ws, 128, torch.zeros(33, dtype=torch.float16, device="cuda"))
+    with pytest.raises(RuntimeError):  # no CPU kernel: the dispatcher names the backend
+        ops._fp8_block_gemm_sm90a(x.cpu(), w_q, w_scale, 128, None)
+    monkeypatch.setenv(ENV, "64c9")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_DQ_WGMMA_TILE='64c9'"):
+        ops._fp8_block_gemm_sm90a(x, wq, ws, 128, None)
+
+
+def test_opcheck():
+    w_q, w_scale, _ = _case(40, 256, 64, torch.bfloat16, seed=51)
+    x = torch.randn(9, 256).to(torch.bfloat16)
+    torch.library.opcheck(ops._fp8_block_gemm_sm90a, (x.cuda(), w_q.cuda(), w_scale.cuda(), 64, None))
+
+
+def test_quantlinear_prefill_takes_it():
+    """QuantLinear fp8_block above the GEMV range runs this kernel on sm_90, within the bound
+    of the dequantize path's weight; fullgraph torch.compile has no graph break."""
+    from torchquant.nn import QuantLinear
+    from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, choose_path
+
+    dev = torch.device("cuda")
+    assert choose_path("fp8_block", FP8_WGMMA_MIN_M, dev, k=256) == "dq_wgmma"
+    assert choose_path("fp8_block", FP8_WGMMA_MIN_M, dev, prefill="w8a8", k=256) == "w8a8_mm"
+    lin = torch.nn.Linear(256, 200, bias=True, dtype=torch.bfloat16)
+    q = QuantLinear.from_float(lin, format="fp8_block").cuda()
+    x = torch.randn(FP8_WGMMA_MIN_M + 3, 256, generator=_gen(71)).to(torch.bfloat16).cuda()
+    y = q(x)
+    w_dq = q.dequantized_weight(torch.bfloat16).cpu()
+    _check(y, x.cpu(), w_dq, q.bias.cpu().to(torch.bfloat16))
+    compiled = torch.compile(q, fullgraph=True)
+    assert torch.equal(compiled(x), y)
