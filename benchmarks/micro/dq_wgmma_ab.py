@@ -1,0 +1,93 @@
+"""fp8_block prefill paths side by side, one process (cold L2, CUDA-graph replay, median;
+benchmarks/timing.py): the dequantizing wgmma GEMM (_fp8_block_gemm_sm90a, auto tile and
+each tile forced through TORCHQUANT_DQ_WGMMA_TILE), dequantize_fp8_block + F.linear (the path
+it replaces), fp8_block_gemv "tile" (M <= --tile-max-m), and bf16 F.linear on the unquantized
+weight. Every torchquant row is checked against the dequantize + F.linear output (relative
+max error, printed). bf16 activations, block size 128.
+
+PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x4096 \
+    --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--out rows.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import timing  # noqa: E402
+
+import torchquant  # noqa: E402,F401
+
+ops = torch.ops.torchquant
+ENV = "TORCHQUANT_DQ_WGMMA_TILE"
+BS = 128
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="28672x8192,14336x4096,4096x14336,4096x4096")
+    ap.add_argument("--ms", default="64,128,512,2048")
+    ap.add_argument("--tiles", default="", help="tiles to force besides auto, e.g. 256c2,128c1")
+    ap.add_argument("--tile-max-m", type=int, default=256)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA device: nothing to time")
+        return
+    torch.manual_seed(0)
+    rows = []
+    for shape in args.shapes.split(","):
+        N, K = (int(v) for v in shape.split("x"))
+        w = torch.randn(N, K, device="cuda") * 0.02
+        w_q, w_s = ops.quantize_fp8_block(w, BS)
+        w_bf = w.to(torch.bfloat16)
+        del w
+        qbytes = w_q.numel() + w_s.numel() * 4
+        qcopies = timing.shared_copies((w_q, w_s), qbytes)
+        bcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2)
+        for M in (int(m) for m in args.ms.split(",")):
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            flops = 2.0 * M * N * K
+            want = F.linear(x, ops.dequantize_fp8_block(w_q, w_s, BS, torch.bfloat16)).float()
+            cands = [("deq_cublas", lambda a, b: F.linear(x, ops.dequantize_fp8_block(a, b, BS, x.dtype)), None)]
+            cands.append(("wgmma auto", lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None), None))
+            for t in (v for v in args.tiles.split(",") if v):
+                cands.append((f"wgmma {t}", lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None), t))
+            if M <= args.tile_max_m:
+                cands.append(("gemv tile", lambda a, b: ops.fp8_block_gemv(x, a, b, BS, None, "tile"), None))
+            line = []
+            for name, fn, tile in cands:
+                os.environ.pop(ENV, None)
+                if tile:
+                    os.environ[ENV] = tile
+                try:
+                    y = fn(w_q, w_s).float()
+                    err = float(((y - want).abs().max() / want.abs().max()).item())
+                    r = timing.time_gpu(fn, qcopies, qbytes)
+                finally:
+                    os.environ.pop(ENV, None)
+                rows.append(dict(N=N, K=K, M=M, impl=name, us=round(r["median_us"], 1),
+                                 tflops=round(flops / r["median_us"] / 1e6, 1), rel_err=f"{err:.2e}"))
+                line.append(f"{name} {r['median_us']:.1f}")
+            r = timing.time_gpu(lambda wb: F.linear(x, wb), bcopies, w_bf.numel() * 2)
+            rows.append(dict(N=N, K=K, M=M, impl="bf16 F.linear", us=round(r["median_us"], 1),
+                             tflops=round(flops / r["median_us"] / 1e6, 1), rel_err=""))
+            line.append(f"bf16 {r['median_us']:.1f}")
+            print(f"{N}x{K} M={M}: " + " | ".join(line), flush=True)
+        del qcopies, bcopies, w_q, w_s, w_bf
+        torch.cuda.empty_cache()
+    if args.out and rows:
+        with open(args.out, "w", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+            wr.writeheader()
+            wr.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
