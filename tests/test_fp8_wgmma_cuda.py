@@ -23,7 +23,7 @@ from conftest import HAS_CUDA, cuda_capability, poison_cuda
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_DQ_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1"]
+CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -43,6 +43,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _default_config(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
 
 
 def _gen(seed):
@@ -113,6 +114,35 @@ def test_within_bound(monkeypatch, dtype, config, M, N, K, bs):
     bias = torch.randn(N, generator=_gen(N)).to(dtype)
     for b in (None, bias):
         _check(_run(x, w_q, w_scale, bs, b), x, w_dq, b)
+
+
+SPLIT_ENV = "TORCHQUANT_DQ_WGMMA_SPLITS"
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("splits", [2, 4, 7])
+@pytest.mark.parametrize("M,N,K,bs", [(77, 300, 1152, 128), (33, 197, 1152, 48), (130, 64, 512, 16)])
+def test_split_k_within_bound(monkeypatch, config, splits, M, N, K, bs):
+    """K split across CTAs (fp32 partial sums per split, added in split order by a second
+    kernel): splits starting inside a scale block (K = 1152, bs 128, 4 or 7 splits) included."""
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(SPLIT_ENV, str(splits))
+    dtype = torch.bfloat16 if splits != 4 else torch.float16
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + splits)
+    x = torch.randn(M, K, generator=_gen(M + splits)).to(dtype)
+    bias = torch.randn(N, generator=_gen(N + 1)).to(dtype)
+    for b in (None, bias):
+        _check(_run(x, w_q, w_scale, bs, b), x, w_dq, b)
+
+
+def test_split_k_auto_on_a_small_grid():
+    """4096 features at M = 64: 32 tiles for the SMs, so the automatic rule splits K; the result
+    is deterministic and within the bound."""
+    w_q, w_scale, w_dq = _case(4096, 4096, 128, torch.bfloat16, seed=91)
+    x = torch.randn(64, 4096, generator=_gen(92)).to(torch.bfloat16)
+    y = _run(x, w_q, w_scale, 128, None)
+    _check(y, x, w_dq, None)
+    assert torch.equal(y, _run(x, w_q, w_scale, 128, None))
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -188,6 +218,10 @@ def test_bad_inputs(monkeypatch):
     monkeypatch.setenv(ENV, "64c9")
     with pytest.raises(RuntimeError, match="TORCHQUANT_DQ_WGMMA_TILE='64c9'"):
         ops._fp8_block_gemm_sm90a(x, wq, ws, 128, None)
+    monkeypatch.delenv(ENV)
+    monkeypatch.setenv(SPLIT_ENV, "0")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_DQ_WGMMA_SPLITS='0'"):
+        ops._fp8_block_gemm_sm90a(x, wq, ws, 128, None)
 
 
 def test_opcheck():
@@ -199,19 +233,24 @@ def test_opcheck():
 
 
 def test_quantlinear_prefill_takes_it():
-    """QuantLinear fp8_block above the GEMV range runs this kernel on sm_90, within the bound
-    of the dequantize path's weight; fullgraph torch.compile has no graph break."""
+    """QuantLinear fp8_block with a large N at FP8_WGMMA_MIN_M..FP8_WGMMA_MAX_M runs this kernel
+    on sm_90, within the bound of the dequantize path's weight; fullgraph torch.compile has no
+    graph break."""
     from torchquant.nn import QuantLinear
-    from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, choose_path
+    from torchquant.nn.dispatch import FP8_WGMMA_MAX_M, FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, choose_path
 
     dev = torch.device("cuda")
-    assert choose_path("fp8_block", FP8_WGMMA_MIN_M, dev, k=256) == "dq_wgmma"
-    assert choose_path("fp8_block", FP8_WGMMA_MIN_M, dev, prefill="w8a8", k=256) == "w8a8_mm"
-    lin = torch.nn.Linear(256, 200, bias=True, dtype=torch.bfloat16)
+    N = FP8_WGMMA_MIN_N
+    for M in (FP8_WGMMA_MIN_M, FP8_WGMMA_MAX_M):
+        assert choose_path("fp8_block", M, dev, k=256, n=N) == "dq_wgmma"
+    lin = torch.nn.Linear(256, N, bias=True, dtype=torch.bfloat16)
     q = QuantLinear.from_float(lin, format="fp8_block").cuda()
     x = torch.randn(FP8_WGMMA_MIN_M + 3, 256, generator=_gen(71)).to(torch.bfloat16).cuda()
+    poison_cuda()
     y = q(x)
     w_dq = q.dequantized_weight(torch.bfloat16).cpu()
     _check(y, x.cpu(), w_dq, q.bias.cpu().to(torch.bfloat16))
+    want = ops._fp8_block_gemm_sm90a(x, q.weight_q, q.weight_scale, q.block_size, q.bias.to(torch.bfloat16))
+    assert torch.equal(y, want)  # the layer ran exactly this kernel
     compiled = torch.compile(q, fullgraph=True)
     assert torch.equal(compiled(x), y)

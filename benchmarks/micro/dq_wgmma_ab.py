@@ -34,6 +34,7 @@ def main() -> None:
     ap.add_argument("--shapes", default="28672x8192,14336x4096,4096x14336,4096x4096")
     ap.add_argument("--ms", default="64,128,512,2048")
     ap.add_argument("--tiles", default="", help="tiles to force besides auto, e.g. 256c2,128c1")
+    ap.add_argument("--splits", default="", help="K splits to force besides auto, e.g. 1,2,4")
     ap.add_argument("--tile-max-m", type=int, default=256)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -56,22 +57,25 @@ def main() -> None:
             flops = 2.0 * M * N * K
             want = F.linear(x, ops.dequantize_fp8_block(w_q, w_s, BS, torch.bfloat16)).float()
             cands = [("deq_cublas", lambda a, b: F.linear(x, ops.dequantize_fp8_block(a, b, BS, x.dtype)), None)]
-            cands.append(("wgmma auto", lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None), None))
+            wg = lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None)  # noqa: E731
+            cands.append(("wgmma auto", wg, None))
             for t in (v for v in args.tiles.split(",") if v):
-                cands.append((f"wgmma {t}", lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None), t))
+                cands.append((f"wgmma {t}", wg, (ENV, t)))
+            for v in (v for v in args.splits.split(",") if v):
+                cands.append((f"wgmma S={v}", wg, ("TORCHQUANT_DQ_WGMMA_SPLITS", v)))
             if M <= args.tile_max_m:
                 cands.append(("gemv tile", lambda a, b: ops.fp8_block_gemv(x, a, b, BS, None, "tile"), None))
             line = []
-            for name, fn, tile in cands:
-                os.environ.pop(ENV, None)
-                if tile:
-                    os.environ[ENV] = tile
+            for name, fn, knob in cands:
+                if knob:
+                    os.environ[knob[0]] = knob[1]
                 try:
                     y = fn(w_q, w_s).float()
                     err = float(((y - want).abs().max() / want.abs().max()).item())
                     r = timing.time_gpu(fn, qcopies, qbytes)
                 finally:
-                    os.environ.pop(ENV, None)
+                    if knob:
+                        os.environ.pop(knob[0], None)
                 rows.append(dict(N=N, K=K, M=M, impl=name, us=round(r["median_us"], 1),
                                  tflops=round(flops / r["median_us"] / 1e6, 1), rel_err=f"{err:.2e}"))
                 line.append(f"{name} {r['median_us']:.1f}")

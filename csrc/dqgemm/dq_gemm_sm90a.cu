@@ -35,14 +35,17 @@ using Cfg256c2 = DqConfig<256, 5, 2>;
 using Cfg256c1 = DqConfig<256, 5, 1>;
 // 128 x 128, 8 stages (192 KB): small M, and grids with fewer 128 x 256 tiles than SMs.
 using Cfg128c1 = DqConfig<128, 8, 1>;
+// 128 x 64, 8 stages (128 KB): M <= 64, half the activation traffic of a 128-token tile.
+using Cfg64c1 = DqConfig<64, 8, 1>;
 
-enum class DqTile { k256c2, k256c1, k128c1 };
+enum class DqTile { k256c2, k256c1, k128c1, k64c1 };
 
 const char* tile_name(DqTile t) {
   switch (t) {
     case DqTile::k256c2: return "256c2";
     case DqTile::k256c1: return "256c1";
     case DqTile::k128c1: return "128c1";
+    case DqTile::k64c1: return "64c1";
   }
   return "?";
 }
@@ -55,23 +58,44 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_TILE")) {
     if (env[0] != '\0') {
-      for (DqTile t : {DqTile::k256c2, DqTile::k256c1, DqTile::k128c1}) {
+      for (DqTile t : {DqTile::k256c2, DqTile::k256c1, DqTile::k128c1, DqTile::k64c1}) {
         if (std::strcmp(env, tile_name(t)) == 0) return t;
       }
       TORCH_CHECK(false, kOp, ": TORCHQUANT_DQ_WGMMA_TILE='", env,
-                  "' is not one of 256c2, 256c1, 128c1");
+                  "' is not one of 256c2, 256c1, 128c1, 64c1");
     }
   }
   const int64_t f_tiles = ceil_div(N, 128);
+  if (M <= 64) return DqTile::k64c1;
   if (M <= 128) return DqTile::k128c1;
   if (f_tiles * ceil_div(M, 256) < caps.sm_count) return DqTile::k128c1;
   if (f_tiles % 2 == 1 && f_tiles < 16) return DqTile::k256c1;
   return DqTile::k256c2;
 }
 
+// Split-K factor for a grid of `units` tile units of `num_kb` k-blocks (64 of K each). A split
+// costs an fp32 [M, N] slice written and read back plus a second launch, so it is used only
+// where the tile grid leaves more than half the SMs idle: the largest power of two keeping
+// units * S within the SMs and every split at least 8 k-blocks (512 of K) long.
+// TORCHQUANT_DQ_WGMMA_SPLITS=S forces S (1 = never; tests, benchmarks).
+int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps) {
+  if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS")) {
+    if (env[0] != '\0') {
+      const int v = std::atoi(env);
+      TORCH_CHECK(v >= 1 && v <= 64, kOp, ": TORCHQUANT_DQ_WGMMA_SPLITS='", env,
+                  "' must be an integer in [1, 64]");
+      return static_cast<int>(std::min<int64_t>(v, num_kb));
+    }
+  }
+  if (2 * units > caps.sm_count) return 1;
+  int S = 1;
+  while (units * (2 * S) <= caps.sm_count && num_kb / (2 * S) >= 8) S *= 2;
+  return S;
+}
+
 template <class Cfg, class T>
 void launch(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
-            cudaStream_t stream) {
+            cudaStream_t stream, const at::Tensor& like) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
@@ -85,6 +109,17 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   args.num_units = args.num_f_units * args.num_t_tiles;
   args.num_kb = static_cast<int>(ceil_div(K, Cfg::kKS));
   args.group_units = std::max(1, 16 / Cfg::kCM);
+  const int S0 = choose_splits(args.num_units, args.num_kb, caps);
+  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, S0));
+  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+  at::Tensor ws;
+  void* const y = args.out;
+  if (args.splits > 1) {
+    // Every element of every split is written (each split's tiles cover [M, N]): no zeroing.
+    ws = at::empty({args.splits, args.M, args.N}, like.options().dtype(at::kFloat));
+    args.ws = ws.data_ptr<float>();
+    args.num_units *= args.splits;
+  }
 
   const auto kernel = fp8_block_gemm_sm90a_kernel<Cfg, T>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
@@ -92,15 +127,23 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
   tma::launch_clusters(kernel, clusters * Cfg::kCM, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM,
                        stream, tmap_w, tmap_x, args);
+  if (args.splits > 1) {
+    const int64_t MN = static_cast<int64_t>(args.M) * args.N;
+    const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
+    dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
+        args.ws, args.bias, static_cast<T*>(y), MN, args.N, args.splits, args.has_bias);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
 }
 
 template <class T>
 void launch_tile(DqTile t, const void* w, const void* x, const DqArgs& args, int device,
-                 const DeviceCaps& caps, cudaStream_t stream) {
+                 const DeviceCaps& caps, cudaStream_t stream, const at::Tensor& like) {
   switch (t) {
-    case DqTile::k256c2: launch<Cfg256c2, T>(w, x, args, device, caps, stream); break;
-    case DqTile::k256c1: launch<Cfg256c1, T>(w, x, args, device, caps, stream); break;
-    case DqTile::k128c1: launch<Cfg128c1, T>(w, x, args, device, caps, stream); break;
+    case DqTile::k256c2: launch<Cfg256c2, T>(w, x, args, device, caps, stream, like); break;
+    case DqTile::k256c1: launch<Cfg256c1, T>(w, x, args, device, caps, stream, like); break;
+    case DqTile::k128c1: launch<Cfg128c1, T>(w, x, args, device, caps, stream, like); break;
+    case DqTile::k64c1: launch<Cfg64c1, T>(w, x, args, device, caps, stream, like); break;
   }
 }
 
@@ -136,13 +179,14 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.has_bias = bias.has_value() ? 1 : 0;
   args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
   args.bias_step = bias.has_value() ? 1 : 0;
+  args.splits = 1;
 
   const DqTile tile = choose_dq_config(s.M, s.N, caps);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) {
-    launch_tile<__half>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream);
+    launch_tile<__half>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x);
   } else {
-    launch_tile<__nv_bfloat16>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream);
+    launch_tile<__nv_bfloat16>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x);
   }
   return y;
 }

@@ -29,8 +29,9 @@
 // packed round to T. The fragments of stage i are written while the wgmma group of stage i - 1
 // runs (two register sets, the loop unrolled by two); a group is 4 wgmma.m64n{kBT}k16.
 // The block scales (fp32, [N, ceil(K / bs)], bs % 16 == 0 so a k16 step never straddles two
-// blocks) are read with __ldg one stage ahead into registers; past K the block index is
-// clamped, past N the row (those weights are TMA zero fill, their outputs never stored).
+// blocks) are read with __ldg one stage ahead into registers, once per block (bs % 64 == 0) or
+// per k16 step; past K the block index is clamped, past N the row (those weights are TMA zero
+// fill, their outputs never stored).
 //
 // Preconditions (the host side, dq_gemm_sm90a.cu, checks them): compute capability 9.0,
 // K % 16 == 0 (16-byte TMA row strides), 16-byte aligned bases, M, N < 2^31 - 256, K < 2^26.
@@ -57,7 +58,7 @@ struct DqConfig {
   static constexpr int kThreads = 384;
   static constexpr int kConsumerWarps = 8;
   static constexpr int kABytes = kBF * kAK;   // 8 KB
-  static constexpr int kBBytes = kBT * kBK;   // 32 KB (kBT 256) or 16 KB
+  static constexpr int kBBytes = kBT * kBK;   // 32 / 16 / 8 KB (kBT 256 / 128 / 64)
   static constexpr int kBBoxRows = kBT / kCM;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kAcc = kBT / 2;
@@ -66,7 +67,7 @@ struct DqConfig {
   static constexpr int kSmemBytes = 1024 + kBarrierOffset + 128;
   static_assert(2 * kStages * 8 <= 128, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
-  static_assert(kBT == 128 || kBT == 256, "tile width");
+  static_assert(kBT == 64 || kBT == 128 || kBT == 256, "tile width");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers 1024-byte aligned");
@@ -88,7 +89,35 @@ struct DqArgs {
   const float* bias;     // fp32 [N] when has_bias, else any valid float
   int bias_step;
   int has_bias;
+  // Split-K when the tile grid alone leaves SMs idle: a work unit is (split, tile unit), the
+  // split index slowest; split s covers k-blocks [s * kb_per_split, min(num_kb, ...)) and
+  // writes its fp32 sums (no bias, no rounding) to ws[s] [M, N]; dq_splitk_reduce_kernel adds
+  // the splits in order, the bias, and rounds once. splits == 1: ws unused.
+  int splits;
+  int kb_per_split;
+  float* ws;
 };
+
+// Where an epilogue writes: y (T, + bias) or one split's fp32 slice of the workspace.
+struct OutView {
+  int M, N;
+  void* out;
+  int has_bias;
+};
+
+// Work unit u -> (feature unit, token tile, k-block range); producer and consumers agree.
+__device__ __forceinline__ void dq_unit_work(int u, const DqArgs& p, int& fu, int& tt, int& kb0,
+                                             int& kb1, int& split) {
+  const int tile_units = p.num_f_units * p.num_t_tiles;
+  split = 0;
+  if (p.splits > 1) {
+    split = u / tile_units;
+    u -= split * tile_units;
+  }
+  sp24::sp_unit_coords(u, p, fu, tt);
+  kb0 = split * p.kb_per_split;
+  kb1 = min(p.num_kb, kb0 + p.kb_per_split);
+}
 
 // ------------------------------------------------------------------ wgmma (A in registers) --
 // D[64 x 256] (+)= A[64 x 16] * B[256 x 16]^T, bf16 -> f32; A from registers (the
@@ -191,6 +220,38 @@ __device__ __forceinline__ void wgmma_rs_m64n128k16_f16(float (&d)[64], const ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
 }
 
+// D[64 x 64] (+)= A[64 x 16] * B[64 x 16]^T, bf16 -> f32; A from registers, B from shared memory.
+__device__ __forceinline__ void wgmma_rs_m64n64k16_bf16(float (&d)[32], const uint32_t (&a)[4],
+                                          uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+// D[64 x 64] (+)= A[64 x 16] * B[64 x 16]^T, f16 -> f32; A from registers, B from shared memory.
+__device__ __forceinline__ void wgmma_rs_m64n64k16_f16(float (&d)[32], const uint32_t (&a)[4],
+                                          uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
 template <class T, int kBT>
 struct RsMma;
 template <>
@@ -205,6 +266,20 @@ struct RsMma<__nv_bfloat16, 128> {
   static __device__ __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
                                              int acc) {
     wgmma_rs_m64n128k16_bf16(d, a, b, acc);
+  }
+};
+template <>
+struct RsMma<__nv_bfloat16, 64> {
+  static __device__ __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n64k16_bf16(d, a, b, acc);
+  }
+};
+template <>
+struct RsMma<__half, 64> {
+  static __device__ __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
+                                             int acc) {
+    wgmma_rs_m64n64k16_f16(d, a, b, acc);
   }
 };
 template <>
@@ -308,15 +383,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       for (int u = cluster; u < p.num_units; u += nclusters) {
-        int fu, tt;
-        sp24::sp_unit_coords(u, p, fu, tt);
+        int fu, tt, kb0, kb1, split;
+        dq_unit_work(u, p, fu, tt, kb0, kb1, split);
         const int ft = fu * kCM + static_cast<int>(rank);
         // A wholly out-of-bounds box (a padding feature tile, an activation half past M) is
         // pointed at row 0: real bytes, the same transaction count, results never stored.
         const int f_row = ft < p.num_f_tiles ? ft * Cfg::kBF : 0;
         int t_row = tt * Cfg::kBT + static_cast<int>(rank) * Cfg::kBBoxRows;
         if (t_row >= p.M) t_row = 0;
-        for (int kb = 0; kb < p.num_kb; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
           mbar_arrive_expect_tx(full, Cfg::kStageBytes);
@@ -364,8 +439,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int stage = 0;
     uint32_t phase = 0;
     for (int u = cluster; u < p.num_units; u += nclusters) {
-      int fu, tt;
-      sp24::sp_unit_coords(u, p, fu, tt);
+      int fu, tt, kb0, kb1, split;
+      dq_unit_work(u, p, fu, tt, kb0, kb1, split);
       const int ft = fu * kCM + static_cast<int>(rank);
       const int t_base = tt * Cfg::kBT;
       const int f0 = ft * Cfg::kBF + row_in_tile;
@@ -378,17 +453,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const float* const srow1 = p.w_scale + fc1 * p.nb;
 
       // Scales of the next stage to fetch: block of k16 step q = q / spb, walked incrementally.
-      int nblk = 0, nrem = 0;
+      // Every __ldg here touches 8 rows' cache lines (one per g) in L1, the unit the stage's
+      // TMA writes, wgmma operand reads and fragment loads already keep busy, so a block's
+      // scale is loaded once: when spb % 4 == 0 (block_size a multiple of 64) a block spans
+      // whole stages and its two values are loaded only at the stage where it starts;
+      // otherwise (block_size 16, 32, 48, ...) once per k16 step.
+      const bool wide = (p.spb & 3) == 0;
+      int nblk = (4 * kb0) / p.spb, nrem = (4 * kb0) % p.spb;  // this split's first k16 step
+      bool first = true;
       float sc[4][2];
+      float sw0 = 0.f, sw1 = 0.f;
       auto fetch_scales = [&]() {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int b = min(nblk, p.nb - 1);
-          sc[j][0] = __ldg(srow0 + b);
-          sc[j][1] = __ldg(srow1 + b);
-          if (++nrem == p.spb) {
+        if (wide) {
+          if (nrem == 0 || first) {
+            const int b = min(nblk, p.nb - 1);
+            sw0 = __ldg(srow0 + b);
+            sw1 = __ldg(srow1 + b);
+          }
+          first = false;
+          nrem += 4;
+          if (nrem == p.spb) {
             nrem = 0;
             ++nblk;
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            sc[j][0] = sw0;
+            sc[j][1] = sw1;
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int b = min(nblk, p.nb - 1);
+            sc[j][0] = __ldg(srow0 + b);
+            sc[j][1] = __ldg(srow1 + b);
+            if (++nrem == p.spb) {
+              nrem = 0;
+              ++nblk;
+            }
           }
         }
       };
@@ -436,20 +538,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       };
 
       uint32_t fa[4][4], fb[4][4];
+      const int nkb = kb1 - kb0;
       int i = 0;
-      for (; i + 1 < p.num_kb; i += 2) {
+      for (; i + 1 < nkb; i += 2) {
         do_stage(i, fa);
         do_stage(i + 1, fb);
       }
-      if (i < p.num_kb) do_stage(i, fa);
+      if (i < nkb) do_stage(i, fa);
       wgmma_wait<0>();
       sp24::fence_acc(acc);
       release(prev);
       using El = typename EpiEl<T>::El;
-      if ((p.N & 1) == 0) {
-        sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, p, f0, t_base, lane);
+      if (p.splits > 1) {
+        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0};
+        if ((p.N & 1) == 0) {
+          sp24::sp_epilogue<El, float, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+        } else {
+          sp24::sp_epilogue<El, float, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+        }
       } else {
-        sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, p, f0, t_base, lane);
+        const OutView v{p.M, p.N, p.out, p.has_bias};
+        if ((p.N & 1) == 0) {
+          sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+        } else {
+          sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+        }
       }
       __syncwarp();
     }
@@ -459,6 +572,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #else
   __trap();  // built for another target: the host refuses to launch on anything but sm_90
 #endif
+}
+
+// y[m, n] = T((ws[0][m, n] + ws[1][m, n] + ... + ws[S-1][m, n]) + bias[n]): the splits
+// added in split order (deterministic), then the bias, each an fp32 add, one rounding.
+template <class T>
+__global__ void __launch_bounds__(256) dq_splitk_reduce_kernel(const float* __restrict__ ws,
+                                                             const float* __restrict__ bias,
+                                                             T* __restrict__ y, int64_t MN,
+                                                             int N, int splits, int has_bias) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < MN;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = ws[i];
+    for (int s = 1; s < splits; ++s) v = __fadd_rn(v, ws[s * MN + i]);
+    if (has_bias) v = __fadd_rn(v, __ldg(bias + i % N));
+    if constexpr (std::is_same<T, __half>::value) {
+      y[i] = __float2half_rn(v);
+    } else {
+      y[i] = __float2bfloat16_rn(v);
+    }
+  }
 }
 
 }  // namespace dqg

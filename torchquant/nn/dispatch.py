@@ -69,26 +69,43 @@ def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
     return hasattr(torch.ops.torchquant, "_sparse24_gemm_sm90a")
 
 
-# fp8_block prefill on an sm_90 GPU with the sm_90a module: the dequantizing
-# wgmma GEMM (csrc/dqgemm, torch.ops.torchquant._fp8_block_gemm_sm90a) from this
-# M on, instead of dequantize_fp8_block + F.linear. Same weight values (the
-# dequantized weight rounded to x's dtype), no bf16 copy of the weight written
-# and read back per call.
-FP8_WGMMA_MIN_M = LAYER_GEMV_MAX_M + 1
+# fp8_block on an sm_90 GPU with the sm_90a module: the dequantizing wgmma GEMM
+# (csrc/dqgemm, torch.ops.torchquant._fp8_block_gemm_sm90a; the weight converted
+# in registers to the dequantized values, rounded to x's dtype as
+# dequantize_fp8_block + F.linear rounds them) where it measured fastest:
+# FP8_WGMMA_MIN_M <= M <= FP8_WGMMA_MAX_M and N >= FP8_WGMMA_MIN_N. H200,
+# 2026-12-02 (results/h200/2026-12-02_dq_wgmma), us, bf16 x, bs 128,
+# wgmma / GEMV tile / dequantize + F.linear:
+#   28672x8192   M = 32: 176 / 235 / 321   M = 64: 167 / 237 / 322
+#                M = 256: 223 / - / 378    M = 512: 467 / - / 509   M = 1024: 845 / - / 850
+#                M = 2048: 1746 / - / 1543
+#   14336x4096   M = 64: 45 / 64 / 89      M = 512: 117 / - / 142   M = 1024: 245 / - / 213
+#   128256x4096  M = 64: 341 / 479 / 720   M = 256: 508 / - / 821
+#   4096x14336   M = 64: 116 / 59 / 92     6144x4096 M = 64: 43.6 / 36.1 / 39.0
+# With N < 12288 the grid of 128-feature tiles leaves SMs idle (4096: 32 tiles
+# for 132 SMs) and the kernel loses; from M ~ 1024 cuBLAS's bf16 GEMM after the
+# dequantization wins (the kernel is shared-memory-bandwidth bound there, see
+# docs/fp8_wgmma.md). Below M = 33 the 16-row GEMV (two passes) is as fast.
+FP8_WGMMA_MIN_M = 33
+FP8_WGMMA_MAX_M = 512
+FP8_WGMMA_MIN_N = 12288
 
 
 def fp8_wgmma_runs(device: torch.device) -> bool:
     """True when the dequantizing fp8_block wgmma GEMM can run on this device."""
-    if device.type != "cuda" or torch.cuda.get_device_capability(device) != (9, 0):
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return False
+    if torch.cuda.get_device_capability(device) != (9, 0):
         return False
     return hasattr(torch.ops.torchquant, "_fp8_block_gemm_sm90a")
 
 
-def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0) -> str:
+def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0, n: int = 0) -> str:
     """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "dq_wgmma", "w8a8_mm", "w8a8_emulated"
     ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
     "gemv": the format's op with its own "auto" dispatch). k: in_features (0 if
-    unknown), which decides whether the sparse-wgmma GEMM can run.
+    unknown), which decides whether the sparse-wgmma GEMM can run; n: out_features
+    (0 if unknown), which decides whether the fp8_block wgmma GEMM pays.
 
     prefill="w8a8" (fp8_block only, chosen when the layer is built) quantizes
     the activation to e4m3 in 1 x 128 blocks for M > GEMV_MAX_M and runs an
@@ -125,7 +142,8 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # The op's own dispatch runs the Hopper sparse-wgmma GEMM (no host
         # sync, unlike decompress24: graph-capturable at every M).
         return "gemv"
-    if fmt == "fp8_block" and m >= FP8_WGMMA_MIN_M and fp8_wgmma_runs(device):
+    if (fmt == "fp8_block" and FP8_WGMMA_MIN_M <= m <= FP8_WGMMA_MAX_M and n >= FP8_WGMMA_MIN_N
+            and fp8_wgmma_runs(device)):
         return "dq_wgmma"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV

@@ -228,7 +228,7 @@ class QuantLinear(nn.Module):
             # An empty batch (an MoE expert no token was routed to, say) gives an empty
             # output, as nn.Linear does; the ops themselves reject empty operands.
             return x.new_empty((*lead, self.out_features), dtype=out_dtype)
-        path = choose_path(self.format, x2.shape[0], x2.device, self.prefill, self.in_features)
+        path = choose_path(self.format, x2.shape[0], x2.device, self.prefill, self.in_features, self.out_features)
         if path == "dequant_mm" and x2.device.type == "cpu":
             y = self._cpu_dequant_mm(x2).to(out_dtype)
         elif self.format == "int8":
