@@ -233,17 +233,17 @@ def test_opcheck():
 
 
 def test_quantlinear_prefill_takes_it():
-    """QuantLinear fp8_block with a large N at FP8_WGMMA_MIN_M..FP8_WGMMA_MAX_M runs this kernel
-    on sm_90, within the bound of the dequantize path's weight; fullgraph torch.compile has no
-    graph break."""
+    """QuantLinear fp8_block from FP8_WGMMA_MIN_M on runs this kernel on sm_90 (every N up to
+    FP8_WGMMA_SMALL_N_MAX_M, large N beyond), within the bound of the dequantize path's weight;
+    fullgraph torch.compile has no graph break."""
     from torchquant.nn import QuantLinear
-    from torchquant.nn.dispatch import FP8_WGMMA_MAX_M, FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, choose_path
+    from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M, choose_path
 
     dev = torch.device("cuda")
-    N = FP8_WGMMA_MIN_N
-    for M in (FP8_WGMMA_MIN_M, FP8_WGMMA_MAX_M):
-        assert choose_path("fp8_block", M, dev, k=256, n=N) == "dq_wgmma"
-    lin = torch.nn.Linear(256, N, bias=True, dtype=torch.bfloat16)
+    assert choose_path("fp8_block", FP8_WGMMA_MIN_M, dev, k=256, n=200) == "dq_wgmma"
+    assert choose_path("fp8_block", FP8_WGMMA_SMALL_N_MAX_M + 1, dev, k=256, n=200) == "dequant_mm"
+    assert choose_path("fp8_block", 4096, dev, k=256, n=FP8_WGMMA_MIN_N) == "dq_wgmma"
+    lin = torch.nn.Linear(256, 200, bias=True, dtype=torch.bfloat16)
     q = QuantLinear.from_float(lin, format="fp8_block").cuda()
     x = torch.randn(FP8_WGMMA_MIN_M + 3, 256, generator=_gen(71)).to(torch.bfloat16).cuda()
     poison_cuda()

@@ -369,19 +369,21 @@ def test_dispatch_buckets():
     assert choose_path("fp8_block", 17, cpu, "w8a8") == "w8a8_emulated"
     assert choose_path("fp8_block", 16, cpu, "w8a8") == "cpu"
     assert choose_path("fp8_block", 16, cuda, "w8a8") == "gemv"
-    assert choose_path("fp8_block", 64, cuda) == "gemv" and choose_path("fp8_block", 65, cuda) == "dequant_mm"
-    # The dequantizing wgmma GEMM (sm_90 with the sm_90a module) takes large-N layers at
-    # FP8_WGMMA_MIN_M..FP8_WGMMA_MAX_M; small-N layers and other M keep the paths above.
-    from torchquant.nn.dispatch import FP8_WGMMA_MAX_M, FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, fp8_wgmma_runs
-    big = FP8_WGMMA_MIN_N
-    want = "dq_wgmma" if fp8_wgmma_runs(cuda) else None
-    if want:
-        assert choose_path("fp8_block", FP8_WGMMA_MIN_M, cuda, n=big) == want
-        assert choose_path("fp8_block", FP8_WGMMA_MAX_M, cuda, n=big) == want
+    assert choose_path("fp8_block", 64, cuda) == "gemv" and choose_path("fp8_block", 65, cuda) == "dequant_mm"  # n unknown
+    # The dequantizing wgmma GEMM (sm_90 with the sm_90a module) takes fp8_block from
+    # FP8_WGMMA_MIN_M on: every layer up to FP8_WGMMA_SMALL_N_MAX_M, large-N layers at any M.
+    from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M, fp8_wgmma_runs
+    big, small = FP8_WGMMA_MIN_N, FP8_WGMMA_MIN_N - 1
+    if fp8_wgmma_runs(cuda):
+        assert choose_path("fp8_block", FP8_WGMMA_MIN_M, cuda, n=small) == "dq_wgmma"
+        assert choose_path("fp8_block", FP8_WGMMA_SMALL_N_MAX_M, cuda, n=small) == "dq_wgmma"
+        assert choose_path("fp8_block", FP8_WGMMA_SMALL_N_MAX_M + 1, cuda, n=small) == "dequant_mm"
+        assert choose_path("fp8_block", 8192, cuda, n=big) == "dq_wgmma"
+    else:
+        assert choose_path("fp8_block", FP8_WGMMA_MIN_M, cuda, n=big) == "gemv"
+        assert choose_path("fp8_block", 8192, cuda, n=big) == "dequant_mm"
     assert choose_path("fp8_block", FP8_WGMMA_MIN_M - 1, cuda, n=big) == "gemv"
-    assert choose_path("fp8_block", FP8_WGMMA_MAX_M + 1, cuda, n=big) == "dequant_mm"
-    assert choose_path("fp8_block", FP8_WGMMA_MAX_M, cuda, n=big - 1) == "dequant_mm"
-    assert choose_path("fp8_block", FP8_WGMMA_MAX_M, cpu, n=big) == "dequant_mm"
+    assert choose_path("fp8_block", 8192, cpu, n=big) == "dequant_mm"
     assert choose_path("nvfp4", 65, cuda, "w8a8") == "dequant_mm"  # w8a8 is an fp8_block option
     with pytest.raises(ValueError):
         choose_path("fp8_block", 17, cpu, "int4")

@@ -136,6 +136,10 @@ def capability_report() -> List[str]:
         sp_big = "; M >= 64 (K % 128 == 0): sparse wgmma" if wg24 else ""
         lines.append(f"    sparse24_gemv   {'M <= 2: fma; then mma.sp' + sp_big if tc else 'fma (scalar)'}")
         lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp_big if tc else 'then simt'}")
+        wg8 = cc == 90 and _has_cuda_kernel("_fp8_block_gemm_sm90a")
+        if wg8:
+            lines.append("    QuantLinear fp8_block  M >= 17: dequantizing wgmma GEMM (every N to M = 256, "
+                         "N >= 12288 beyond; else dequantize + cuBLAS)")
     return lines
 
 

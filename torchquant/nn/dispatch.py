@@ -71,23 +71,23 @@ def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
 
 # fp8_block on an sm_90 GPU with the sm_90a module: the dequantizing wgmma GEMM
 # (csrc/dqgemm, torch.ops.torchquant._fp8_block_gemm_sm90a; the weight converted
-# in registers to the dequantized values, rounded to x's dtype as
-# dequantize_fp8_block + F.linear rounds them) where it measured fastest:
-# FP8_WGMMA_MIN_M <= M <= FP8_WGMMA_MAX_M and N >= FP8_WGMMA_MIN_N. H200,
-# 2026-12-02 (results/h200/2026-12-02_dq_wgmma), us, bf16 x, bs 128,
-# wgmma / GEMV tile / dequantize + F.linear:
-#   28672x8192   M = 32: 176 / 235 / 321   M = 64: 167 / 237 / 322
-#                M = 256: 223 / - / 378    M = 512: 467 / - / 509   M = 1024: 845 / - / 850
-#                M = 2048: 1746 / - / 1543
-#   14336x4096   M = 64: 45 / 64 / 89      M = 512: 117 / - / 142   M = 1024: 245 / - / 213
-#   128256x4096  M = 64: 341 / 479 / 720   M = 256: 508 / - / 821
-#   4096x14336   M = 64: 116 / 59 / 92     6144x4096 M = 64: 43.6 / 36.1 / 39.0
-# With N < 12288 the grid of 128-feature tiles leaves SMs idle (4096: 32 tiles
-# for 132 SMs) and the kernel loses; from M ~ 1024 cuBLAS's bf16 GEMM after the
-# dequantization wins (the kernel is shared-memory-bandwidth bound there, see
-# docs/fp8_wgmma.md). Below M = 33 the 16-row GEMV (two passes) is as fast.
-FP8_WGMMA_MIN_M = 33
-FP8_WGMMA_MAX_M = 512
+# in registers to exactly the values dequantize_fp8_block gives in x's dtype, so
+# the numerics of dequantize + F.linear) for every M past the GEMV's one 16-row
+# pass up to FP8_WGMMA_SMALL_N_MAX_M, and beyond that for layers of at least
+# FP8_WGMMA_MIN_N outputs. H200, 2026-12-02 (results/h200/2026-12-02_dq_wgmma,
+# dq_ab3.csv), us, bf16 x, bs 128, wgmma / GEMV tile / dequantize + F.linear / bf16:
+#   28672x8192   M = 64: 116 / 239 / 326 / 120    M = 512: 443 / - / 560 / 354
+#                M = 2048: 1633 / - / 1690 / 1435
+#   14336x4096   M = 64: 32.3 / 64.1 / 89.0 / 34.8  M = 1024: 226 / - / 222 / 180
+#   4096x14336   M = 64: 32.6 / 59.4 / 91.3 / 36.7  M = 1024: 270 / - / 219 / 159
+#   4096x4096    M = 64: 14.9 / 22.9 / 26.4 / 12.5  M = 1024: 77.7 / - / 65.7 / 50.7
+#   6144x4096    M = 512: 76.4 / - / 63.9 / 37.0
+#   1024x4096    M = 64: 10.4 / 12.1 / 12.3 / 8.2   M = 2048: 39.6 / - / 30.9 / 26.2
+# Past M = 256 the layers with few 128-feature tiles lose to cuBLAS after the
+# dequantization (the kernel is bound by shared-memory / L1 traffic, see
+# docs/fp8_wgmma.md); the large ones win or tie at every M measured.
+FP8_WGMMA_MIN_M = GEMV_MAX_M + 1
+FP8_WGMMA_SMALL_N_MAX_M = 256
 FP8_WGMMA_MIN_N = 12288
 
 
@@ -105,7 +105,8 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
     ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
     "gemv": the format's op with its own "auto" dispatch). k: in_features (0 if
     unknown), which decides whether the sparse-wgmma GEMM can run; n: out_features
-    (0 if unknown), which decides whether the fp8_block wgmma GEMM pays.
+    (0 if unknown: the wgmma GEMM is not chosen), which decides whether the
+    fp8_block wgmma GEMM pays.
 
     prefill="w8a8" (fp8_block only, chosen when the layer is built) quantizes
     the activation to e4m3 in 1 x 128 blocks for M > GEMV_MAX_M and runs an
@@ -142,8 +143,8 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # The op's own dispatch runs the Hopper sparse-wgmma GEMM (no host
         # sync, unlike decompress24: graph-capturable at every M).
         return "gemv"
-    if (fmt == "fp8_block" and FP8_WGMMA_MIN_M <= m <= FP8_WGMMA_MAX_M and n >= FP8_WGMMA_MIN_N
-            and fp8_wgmma_runs(device)):
+    if (fmt == "fp8_block" and n > 0 and m >= FP8_WGMMA_MIN_M
+            and (m <= FP8_WGMMA_SMALL_N_MAX_M or n >= FP8_WGMMA_MIN_N) and fp8_wgmma_runs(device)):
         return "dq_wgmma"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
