@@ -74,7 +74,7 @@ def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
 # in registers to exactly the values dequantize_fp8_block gives in x's dtype, so
 # the numerics of dequantize + F.linear) for every M past the GEMV's one 16-row
 # pass up to FP8_WGMMA_SMALL_N_MAX_M, and beyond that for layers of at least
-# FP8_WGMMA_MIN_N outputs. H200, 2026-12-02 (results/h200/2026-12-02_dq_wgmma,
+# FP8_WGMMA_MIN_N outputs. H200, 2026-12-01 (results/h200/2026-12-01_dq_wgmma,
 # dq_ab3.csv), us, bf16 x, bs 128, wgmma / GEMV tile / dequantize + F.linear / bf16:
 #   28672x8192   M = 64: 116 / 239 / 326 / 120    M = 512: 443 / - / 560 / 354
 #                M = 2048: 1633 / - / 1690 / 1435
