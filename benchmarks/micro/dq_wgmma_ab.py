@@ -3,7 +3,8 @@ benchmarks/timing.py): the dequantizing wgmma GEMM (_fp8_block_gemm_sm90a, auto 
 each tile forced through TORCHQUANT_DQ_WGMMA_TILE), dequantize_fp8_block + F.linear (the path
 it replaces), fp8_block_gemv "tile" (M <= --tile-max-m), and bf16 F.linear on the unquantized
 weight. Every torchquant row is checked against the dequantize + F.linear output (relative
-max error, printed). bf16 activations, block size 128.
+max error, printed). bf16 activations, block size 128. --format nvfp4: the same rows for the
+nvfp4 weight (_nvfp4_gemm_sm90a, dequantize_nvfp4 + F.linear, nvfp4_gemv "tile").
 
 PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x4096 \
     --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--out rows.csv]
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--tiles", default="", help="tiles to force besides auto, e.g. 256c2,128c1")
     ap.add_argument("--splits", default="", help="K splits to force besides auto, e.g. 1,2,4")
     ap.add_argument("--tile-max-m", type=int, default=256)
+    ap.add_argument("--format", choices=["fp8", "nvfp4"], default="fp8")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -46,25 +48,34 @@ def main() -> None:
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
         w = torch.randn(N, K, device="cuda") * 0.02
-        w_q, w_s = ops.quantize_fp8_block(w, BS)
+        if args.format == "fp8":
+            w_q, w_s = ops.quantize_fp8_block(w, BS)
+            deq = lambda a, b, dt: ops.dequantize_fp8_block(a, b, BS, dt)  # noqa: E731
+            gemm = lambda x, a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None)  # noqa: E731
+            gemv_tile = lambda x, a, b: ops.fp8_block_gemv(x, a, b, BS, None, "tile")  # noqa: E731
+        else:
+            w_q, w_s, gs = ops.quantize_nvfp4(w)
+            deq = lambda a, b, dt: ops.dequantize_nvfp4(a, b, gs, dt)  # noqa: E731
+            gemm = lambda x, a, b: ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
+            gemv_tile = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, "tile")  # noqa: E731
         w_bf = w.to(torch.bfloat16)
         del w
-        qbytes = w_q.numel() + w_s.numel() * 4
+        qbytes = w_q.numel() + w_s.numel() * w_s.element_size()
         qcopies = timing.shared_copies((w_q, w_s), qbytes)
         bcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2)
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             flops = 2.0 * M * N * K
-            want = F.linear(x, ops.dequantize_fp8_block(w_q, w_s, BS, torch.bfloat16)).float()
-            cands = [("deq_cublas", lambda a, b: F.linear(x, ops.dequantize_fp8_block(a, b, BS, x.dtype)), None)]
-            wg = lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None)  # noqa: E731
+            want = F.linear(x, deq(w_q, w_s, torch.bfloat16)).float()
+            cands = [("deq_cublas", lambda a, b: F.linear(x, deq(a, b, x.dtype)), None)]
+            wg = lambda a, b: gemm(x, a, b)  # noqa: E731
             cands.append(("wgmma auto", wg, None))
             for t in (v for v in args.tiles.split(",") if v):
                 cands.append((f"wgmma {t}", wg, (ENV, t)))
             for v in (v for v in args.splits.split(",") if v):
                 cands.append((f"wgmma S={v}", wg, ("TORCHQUANT_DQ_WGMMA_SPLITS", v)))
             if M <= args.tile_max_m:
-                cands.append(("gemv tile", lambda a, b: ops.fp8_block_gemv(x, a, b, BS, None, "tile"), None))
+                cands.append(("gemv tile", lambda a, b: gemv_tile(x, a, b), None))
             line = []
             for name, fn, knob in cands:
                 if knob:

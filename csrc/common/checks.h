@@ -201,8 +201,8 @@ inline GemvShape validate_fp8_block_gemv(const at::Tensor& x, const at::Tensor& 
 // --------------------------------------------------------------- nvfp4 ----
 inline GemvShape validate_nvfp4_gemv(const at::Tensor& x, const at::Tensor& w_packed,
                                      const at::Tensor& w_scale, const at::Tensor& global_scale,
-                                     const c10::optional<at::Tensor>& bias) {
-  const char* op = "nvfp4_gemv";
+                                     const c10::optional<at::Tensor>& bias,
+                                     const char* op = "nvfp4_gemv") {
   check_dim(x, 2, op, "x");
   check_dim(w_packed, 2, op, "w_packed");
   check_dim(w_scale, 2, op, "w_scale");

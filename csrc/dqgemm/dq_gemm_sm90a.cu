@@ -55,13 +55,13 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The one dispatch function of this op: the tile configuration for M tokens x N features.
 // TORCHQUANT_DQ_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks). The rule is the
 // 2:4 kernel's (same CTA structure and tiles), to be re-measured for this kernel.
-DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps) {
+DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_TILE")) {
     if (env[0] != '\0') {
       for (DqTile t : {DqTile::k256c2, DqTile::k256c1, DqTile::k128c1, DqTile::k64c1}) {
         if (std::strcmp(env, tile_name(t)) == 0) return t;
       }
-      TORCH_CHECK(false, kOp, ": TORCHQUANT_DQ_WGMMA_TILE='", env,
+      TORCH_CHECK(false, op, ": TORCHQUANT_DQ_WGMMA_TILE='", env,
                   "' is not one of 256c2, 256c1, 128c1, 64c1");
     }
   }
@@ -78,11 +78,11 @@ DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps) {
 // where the tile grid leaves more than half the SMs idle: the largest power of two keeping
 // units * S within the SMs and every split at least 8 k-blocks (512 of K) long.
 // TORCHQUANT_DQ_WGMMA_SPLITS=S forces S (1 = never; tests, benchmarks).
-int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps) {
+int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS")) {
     if (env[0] != '\0') {
       const int v = std::atoi(env);
-      TORCH_CHECK(v >= 1 && v <= 64, kOp, ": TORCHQUANT_DQ_WGMMA_SPLITS='", env,
+      TORCH_CHECK(v >= 1 && v <= 64, op, ": TORCHQUANT_DQ_WGMMA_SPLITS='", env,
                   "' must be an integer in [1, 64]");
       return static_cast<int>(std::min<int64_t>(v, num_kb));
     }
@@ -93,24 +93,30 @@ int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps) {
   return S;
 }
 
-template <class Cfg, class T>
+template <class Cfg, class T, bool kFp4>
 void launch(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
-            cudaStream_t stream, const at::Tensor& like) {
-  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
+            cudaStream_t stream, const at::Tensor& like, const char* op) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
-  const CUtensorMap tmap_w = tma::make_tmap_2d(w, args.N, K, Cfg::kAK, Cfg::kBF,
-                                               CU_TENSOR_MAP_SWIZZLE_64B, kOp);
+  // The weight as TMA sees it: N rows of K (e4m3) or K / 2 (packed e2m1) bytes; the stage box
+  // is one swizzle row wide (64 B: 64-byte swizzle; 32 B: 32-byte swizzle).
+  const CUtensorMap tmap_w = tma::make_tmap_2d(
+      w, args.N, kFp4 ? K / 2 : K, Cfg::kAK, Cfg::kBF,
+      kFp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B, op);
   const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, Cfg::kBK, Cfg::kBBoxRows,
-                                               CU_TENSOR_MAP_SWIZZLE_128B, kOp);
+                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
   args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
   args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
   args.num_f_units = static_cast<int>(ceil_div(args.num_f_tiles, Cfg::kCM));
   args.num_units = args.num_f_units * args.num_t_tiles;
   args.num_kb = static_cast<int>(ceil_div(K, Cfg::kKS));
   args.group_units = std::max(1, 16 / Cfg::kCM);
-  const int S0 = choose_splits(args.num_units, args.num_kb, caps);
+  const int S0 = choose_splits(args.num_units, args.num_kb, caps, op);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, S0));
+  // nvfp4 with 16-byte scale rows loads 4 stages' scales at once from a split's first stage:
+  // splits start at multiples of 4 stages.
+  if (kFp4 && args.sc_wide4) args.kb_per_split = static_cast<int>(ceil_div(args.kb_per_split, 4) * 4);
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
   at::Tensor ws;
   void* const y = args.out;
@@ -121,7 +127,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
     args.num_units *= args.splits;
   }
 
-  const auto kernel = fp8_block_gemm_sm90a_kernel<Cfg, T>;
+  const auto kernel = dq_gemm_sm90a_kernel<Cfg, T, kFp4>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, Cfg::kCM, device, caps);
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
@@ -131,35 +137,58 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
     const int64_t MN = static_cast<int64_t>(args.M) * args.N;
     const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
     dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
-        args.ws, args.bias, static_cast<T*>(y), MN, args.N, args.splits, args.has_bias);
+        args.ws, args.bias, kFp4 ? args.global : nullptr, static_cast<T*>(y), MN, args.N,
+        args.splits, args.has_bias);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }
 
-template <class T>
+// nvfp4 configurations: the same tiles with 4 KB weight stages (32 bytes per row).
+using Fp4Cfg256c2 = DqConfig<256, 6, 2, 32>;
+using Fp4Cfg256c1 = DqConfig<256, 6, 1, 32>;
+using Fp4Cfg128c1 = DqConfig<128, 8, 1, 32>;
+using Fp4Cfg64c1 = DqConfig<64, 8, 1, 32>;
+
+template <class T, bool kFp4>
 void launch_tile(DqTile t, const void* w, const void* x, const DqArgs& args, int device,
-                 const DeviceCaps& caps, cudaStream_t stream, const at::Tensor& like) {
-  switch (t) {
-    case DqTile::k256c2: launch<Cfg256c2, T>(w, x, args, device, caps, stream, like); break;
-    case DqTile::k256c1: launch<Cfg256c1, T>(w, x, args, device, caps, stream, like); break;
-    case DqTile::k128c1: launch<Cfg128c1, T>(w, x, args, device, caps, stream, like); break;
-    case DqTile::k64c1: launch<Cfg64c1, T>(w, x, args, device, caps, stream, like); break;
+                 const DeviceCaps& caps, cudaStream_t stream, const at::Tensor& like,
+                 const char* op) {
+  if constexpr (kFp4) {
+    switch (t) {
+      case DqTile::k256c2: launch<Fp4Cfg256c2, T, true>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k256c1: launch<Fp4Cfg256c1, T, true>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k128c1: launch<Fp4Cfg128c1, T, true>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k64c1: launch<Fp4Cfg64c1, T, true>(w, x, args, device, caps, stream, like, op); break;
+    }
+  } else {
+    switch (t) {
+      case DqTile::k256c2: launch<Cfg256c2, T, false>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k256c1: launch<Cfg256c1, T, false>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k128c1: launch<Cfg128c1, T, false>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k64c1: launch<Cfg64c1, T, false>(w, x, args, device, caps, stream, like, op); break;
+    }
   }
+}
+
+// This path's preconditions after the op's validator.
+const DeviceCaps& check_path(const at::Tensor& x, const GemvShape& s, const char* op) {
+  TORCH_CHECK(x.is_cuda(), op, ": x must be a CUDA tensor, got ", x.device());
+  TORCH_CHECK(s.M < (int64_t(1) << 31) - 256 && s.N < (int64_t(1) << 31) - 256, op,
+              ": M and N must fit the TMA's 32-bit coordinates, got M = ", s.M, ", N = ", s.N);
+  TORCH_CHECK(s.K < (int64_t(1) << 26), op, ": K = ", s.K, " must be below 2^26");
+  const DeviceCaps& caps = device_caps(x.get_device());
+  TORCH_CHECK(caps.major == 9 && caps.minor == 0, op,
+              ": needs a compute capability 9.0 GPU (H100/H200; built for sm_90a only), this "
+              "device is sm_", caps.major, caps.minor);
+  return caps;
 }
 
 at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
                                 const c10::optional<at::Tensor>& bias) {
   const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, kOp);
-  TORCH_CHECK(x_in.is_cuda(), kOp, ": x must be a CUDA tensor, got ", x_in.device());
-  TORCH_CHECK(s.M < (int64_t(1) << 31) - 256 && s.N < (int64_t(1) << 31) - 256, kOp,
-              ": M and N must fit the TMA's 32-bit coordinates, got M = ", s.M, ", N = ", s.N);
-  TORCH_CHECK(s.K < (int64_t(1) << 26), kOp, ": K = ", s.K, " must be below 2^26");
   const c10::cuda::CUDAGuard device_guard(x_in.device());
-  const DeviceCaps& caps = device_caps(x_in.get_device());
-  TORCH_CHECK(caps.major == 9 && caps.minor == 0, kOp,
-              ": needs a compute capability 9.0 GPU (H100/H200; built for sm_90a only), this "
-              "device is sm_", caps.major, caps.minor);
+  const DeviceCaps& caps = check_path(x_in, s, kOp);
   const int device = x_in.get_device();
 
   const at::Tensor x = tma::tma_ready(x_in);
@@ -181,12 +210,60 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.bias_step = bias.has_value() ? 1 : 0;
   args.splits = 1;
 
-  const DqTile tile = choose_dq_config(s.M, s.N, caps);
+  const DqTile tile = choose_dq_config(s.M, s.N, caps, kOp);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) {
-    launch_tile<__half>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x);
+    launch_tile<__half, false>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, kOp);
   } else {
-    launch_tile<__nv_bfloat16>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x);
+    launch_tile<__nv_bfloat16, false>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream,
+                                      x, kOp);
+  }
+  return y;
+}
+
+// _nvfp4_gemm_sm90a: nvfp4_gemv's contract (y = global * sum x * (e2m1 * bs) + bias, exact
+// products, fp32 accumulation; the GEMV's validation under the name nvfp4_gemm) on the same
+// wgmma kernel, for K % 64 == 0.
+at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
+                            const at::Tensor& w_scale_in, const at::Tensor& global_scale,
+                            const c10::optional<at::Tensor>& bias) {
+  constexpr const char* op = "nvfp4_gemm";
+  const GemvShape s = validate_nvfp4_gemv(x_in, w_in, w_scale_in, global_scale, bias, op);
+  TORCH_CHECK(s.K % 64 == 0, op, ": K must be a multiple of 64 on this path (a stage is 64 of K "
+              "and its 4 block scales one aligned 32-bit word), got K = ", s.K,
+              "; nvfp4_gemv takes K % 16 == 0");
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = check_path(x_in, s, op);
+  const int device = x_in.get_device();
+
+  const at::Tensor x = tma::tma_ready(x_in);
+  const at::Tensor w = tma::tma_ready(w_in);
+  const at::Tensor w_scale = tma::tma_ready(w_scale_in);  // 16-byte aligned rows' base
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  DqArgs args = {};
+  args.M = static_cast<int>(s.M);
+  args.N = static_cast<int>(s.N);
+  args.K = static_cast<int>(s.K);
+  args.out = y.data_ptr();
+  args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
+  args.global = global_scale.data_ptr<float>();
+  args.sc_row_bytes = static_cast<int>(s.K / 16);
+  args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
+  args.has_bias = bias.has_value() ? 1 : 0;
+  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.global;
+  args.bias_step = bias.has_value() ? 1 : 0;
+  args.splits = 1;
+
+  const DqTile tile = choose_dq_config(s.M, s.N, caps, op);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (x.scalar_type() == at::kHalf) {
+    launch_tile<__half, true>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+  } else {
+    launch_tile<__nv_bfloat16, true>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream,
+                                     x, op);
   }
   return y;
 }
@@ -198,4 +275,5 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 
 TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("_fp8_block_gemm_sm90a", &torchquant::sm90a::dqg::fp8_block_gemm_sm90a);
+  m.impl("_nvfp4_gemm_sm90a", &torchquant::sm90a::dqg::nvfp4_gemm_sm90a);
 }

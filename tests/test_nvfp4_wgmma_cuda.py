@@ -1,0 +1,182 @@
+"""The nvfp4 weight through the Hopper dequantizing wgmma GEMM
+(torch.ops.torchquant._nvfp4_gemm_sm90a): nvfp4_gemv's contract, y = global * sum_k x[m, k] *
+(e2m1[n, k] * bs[n, k / 16]) (+ bias), with every product exact (E2M1 x E4M3 is exact in the
+16-bit A operand, the 2^-7 it carries and the global scale applied to the fp32 sum).
+
+An identity x reads every byte value with every block scale (negative, subnormal, zero) back
+bit for bit against dequantize_nvfp4 (pins the E2M1 decode, the scale factor, the fragment
+layout and the 32-byte swizzle); random operands stay within the fp32-accumulation bound of a
+float64 reference, over odd M / N, both scale-load paths (K % 256 == 0 and not), every tile
+configuration, forced K splits; graph capture, misaligned views, bad inputs. Outputs are
+poisoned (NaN) before every launch.
+
+Skipped unless the GPU is compute capability 9.0 and torchquant._C_sm90a is loaded.
+"""
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401
+from torchquant import reference as ref
+from conftest import HAS_CUDA, cuda_capability, poison_cuda
+
+ops = torch.ops.torchquant
+ENV = "TORCHQUANT_DQ_WGMMA_TILE"
+SPLIT_ENV = "TORCHQUANT_DQ_WGMMA_SPLITS"
+CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
+HALF = [torch.float16, torch.bfloat16]
+
+
+def _has_op():
+    try:
+        return hasattr(ops, "_nvfp4_gemm_sm90a")
+    except Exception:  # pragma: no cover
+        return False
+
+
+pytestmark = pytest.mark.skipif(
+    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
+    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_config(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv(SPLIT_ENV, raising=False)
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _scales(rows, cols, g, negative=False):
+    """Finite e4m3 block scales spanning 2^-9 .. 448 (subnormals too), ~5% zero."""
+    mag = torch.exp2(torch.empty(rows, cols).uniform_(-10.0, 8.8, generator=g)).clamp(max=448.0)
+    mag[torch.rand(rows, cols, generator=g) < 0.05] = 0.0
+    if negative:
+        mag[torch.rand(rows, cols, generator=g) < 0.25] *= -1.0
+    return mag.to(torch.float8_e4m3fn)
+
+
+def _operands(M, N, K, dtype, seed):
+    g = _gen(seed)
+    wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    ws = _scales(N, K // 16, g)
+    gs = torch.tensor(0.0123 * (1.0 + torch.rand(1, generator=g).item()))
+    x = torch.randn(M, K, generator=g).to(dtype)
+    bias = torch.randn(N, generator=g).to(dtype)
+    return x, wp, ws, gs, bias
+
+
+def _run(x, wp, ws, gs, b):
+    poison_cuda()
+    return ops._nvfp4_gemm_sm90a(x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None if b is None else b.cuda())
+
+
+def _check(y, x, wp, ws, gs, b):
+    assert y.dtype == x.dtype and y.shape == (x.shape[0], wp.shape[0])
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    want = ref.linear_ref(x, wd, b)
+    bound = ref.fp32_accum_bound(x, wd, b, x.dtype)
+    frac = ref.worst_fraction(y.cpu(), want, bound)
+    assert frac <= 1.0, f"worst error / bound = {frac}"
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("K", [192, 256])  # per-stage scale words / 16-byte scale groups
+def test_identity_decodes_every_byte(monkeypatch, dtype, config, K):
+    monkeypatch.setenv(ENV, config)
+    N = 136
+    wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
+    ws = _scales(N, K // 16, _gen(K), negative=True)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, dtype).t()  # [K, N]
+    y = _run(torch.eye(K, dtype=dtype), wp, ws, gs, None).cpu()
+    assert y.dtype == dtype and y.shape == (K, N)
+    if not torch.equal(y, want):  # values: a -0 weight may come out as +0
+        bad = (y != want).nonzero()
+        k, n = (int(v) for v in bad[0])
+        raise AssertionError(f"{len(bad)} weights misread; first k {k}, feature {n}: "
+                             f"got {y[k, n].item()}, want {want[k, n].item()}")
+
+
+CASES = [(1, 197, 512), (16, 256, 64), (77, 64, 1152), (257, 197, 320), (130, 300, 1024)]
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M,N,K", CASES)
+def test_within_bound(monkeypatch, dtype, config, M, N, K):
+    monkeypatch.setenv(ENV, config)
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
+    for b in (None, bias):
+        _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)
+
+
+@pytest.mark.parametrize("config", ["128c1", "64c1", "256c2"])
+@pytest.mark.parametrize("splits", [2, 3, 5])
+@pytest.mark.parametrize("M,N,K", [(33, 197, 1536), (70, 64, 1152)])
+def test_split_k_within_bound(monkeypatch, config, splits, M, N, K):
+    """K 1536 (16-byte scale groups: splits start at multiples of 4 stages) and 1152 (per-stage
+    scale words: splits start anywhere)."""
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(SPLIT_ENV, str(splits))
+    dtype = torch.bfloat16 if splits != 3 else torch.float16
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + splits)
+    for b in (None, bias):
+        _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)
+
+
+def test_model_shape_deterministic():
+    """4096 x 4096 at M = 64 (the automatic K split) and 512: within the bound, and the same
+    bits on a second call (fixed reduction order)."""
+    for M in (64, 512):
+        x, wp, ws, gs, _ = _operands(M, 4096, 4096, torch.bfloat16, seed=M)
+        y = _run(x, wp, ws, gs, None)
+        _check(y, x, wp, ws, gs, None)
+        assert torch.equal(y, _run(x, wp, ws, gs, None))  # deterministic
+
+
+def test_graph_capture():
+    x, wp, ws, gs, _ = _operands(300, 520, 512, torch.bfloat16, seed=21)
+    args = (x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None)
+    eager = ops._nvfp4_gemm_sm90a(*args)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        ops._nvfp4_gemm_sm90a(*args)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = ops._nvfp4_gemm_sm90a(*args)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(eager, captured)
+
+
+def _shifted_cuda(t):
+    base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
+    base[1:] = t.reshape(-1).cuda()
+    return base[1:].view(t.shape)
+
+
+def test_misaligned_views_are_copied():
+    x, wp, ws, gs, _ = _operands(40, 64, 256, torch.float16, seed=31)
+    poison_cuda()
+    y = ops._nvfp4_gemm_sm90a(_shifted_cuda(x), _shifted_cuda(wp), _shifted_cuda(ws), gs.cuda(), None)
+    _check(y, x, wp, ws, gs, None)
+
+
+def test_bad_inputs():
+    x, wp, ws, gs, _ = _operands(4, 32, 96, torch.float16, seed=41)  # K % 64 != 0
+    with pytest.raises(RuntimeError, match="nvfp4_gemm: K must be a multiple of 64"):
+        ops._nvfp4_gemm_sm90a(x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None)
+    x, wp, ws, gs, _ = _operands(4, 32, 128, torch.float16, seed=42)
+    with pytest.raises(RuntimeError, match="nvfp4_gemm: x must be float16 or bfloat16"):
+        ops._nvfp4_gemm_sm90a(x.float().cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None)
+    with pytest.raises(RuntimeError, match="global_scale must hold one element"):
+        ops._nvfp4_gemm_sm90a(x.cuda(), wp.cuda(), ws.cuda(), torch.ones(2, device="cuda"), None)
+    with pytest.raises(RuntimeError):  # no CPU kernel: the dispatcher names the backend
+        ops._nvfp4_gemm_sm90a(x, wp, ws, gs, None)
