@@ -19,6 +19,9 @@ import torch
 import torchquant  # noqa: F401
 from torchquant import reference as ref
 from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from test_fp8_wgmma_cuda import _captured_equals_eager
+from test_nvfp4_cuda import _gen, _scales
+from test_sparse24 import _shifted_cuda
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_DQ_WGMMA_TILE"
@@ -46,27 +49,13 @@ def _default_config(monkeypatch):
     monkeypatch.delenv(SPLIT_ENV, raising=False)
 
 
-def _gen(seed):
-    return torch.Generator().manual_seed(seed)
-
-
-def _scales(rows, cols, g, negative=False):
-    """Finite e4m3 block scales spanning 2^-9 .. 448 (subnormals too), ~5% zero."""
-    mag = torch.exp2(torch.empty(rows, cols).uniform_(-10.0, 8.8, generator=g)).clamp(max=448.0)
-    mag[torch.rand(rows, cols, generator=g) < 0.05] = 0.0
-    if negative:
-        mag[torch.rand(rows, cols, generator=g) < 0.25] *= -1.0
-    return mag.to(torch.float8_e4m3fn)
-
-
 def _operands(M, N, K, dtype, seed):
+    """CPU operands (test_nvfp4_cuda's recipe: random codes, scales over 2^-9 .. 448 with zeros)."""
     g = _gen(seed)
     wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
     ws = _scales(N, K // 16, g)
     gs = torch.tensor(0.0123 * (1.0 + torch.rand(1, generator=g).item()))
-    x = torch.randn(M, K, generator=g).to(dtype)
-    bias = torch.randn(N, generator=g).to(dtype)
-    return x, wp, ws, gs, bias
+    return torch.randn(M, K, generator=g).to(dtype), wp, ws, gs, torch.randn(N, generator=g).to(dtype)
 
 
 def _run(x, wp, ws, gs, b):
@@ -141,25 +130,7 @@ def test_model_shape_deterministic():
 
 def test_graph_capture():
     x, wp, ws, gs, _ = _operands(300, 520, 512, torch.bfloat16, seed=21)
-    args = (x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None)
-    eager = ops._nvfp4_gemm_sm90a(*args)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        ops._nvfp4_gemm_sm90a(*args)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = ops._nvfp4_gemm_sm90a(*args)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(eager, captured)
-
-
-def _shifted_cuda(t):
-    base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-    base[1:] = t.reshape(-1).cuda()
-    return base[1:].view(t.shape)
+    _captured_equals_eager(lambda: ops._nvfp4_gemm_sm90a(x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None))
 
 
 def test_misaligned_views_are_copied():

@@ -183,6 +183,22 @@ const DeviceCaps& check_path(const at::Tensor& x, const GemvShape& s, const char
   return caps;
 }
 
+// The fields both ops fill the same way: shape, output, bias (fp32, or `any_float` with step
+// 0 when there is none: the pointer must be valid memory), no split yet.
+DqArgs base_args(const GemvShape& s, const at::Tensor& y, const at::Tensor& bias_f, bool has_bias,
+                 const float* any_float) {
+  DqArgs args = {};
+  args.M = static_cast<int>(s.M);
+  args.N = static_cast<int>(s.N);
+  args.K = static_cast<int>(s.K);
+  args.out = y.data_ptr();
+  args.has_bias = has_bias ? 1 : 0;
+  args.bias = has_bias ? bias_f.data_ptr<float>() : any_float;
+  args.bias_step = has_bias ? 1 : 0;
+  args.splits = 1;
+  return args;
+}
+
 at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
                                 const c10::optional<at::Tensor>& bias) {
@@ -197,18 +213,10 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
 
   at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = {};
-  args.M = static_cast<int>(s.M);
-  args.N = static_cast<int>(s.N);
-  args.K = static_cast<int>(s.K);
-  args.out = y.data_ptr();
+  DqArgs args = base_args(s, y, bias_f, bias.has_value(), w_scale.data_ptr<float>());
   args.w_scale = w_scale.data_ptr<float>();
   args.nb = static_cast<int>(ceil_div(s.K, block_size));
   args.spb = static_cast<int>(block_size / 16);
-  args.has_bias = bias.has_value() ? 1 : 0;
-  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
-  args.bias_step = bias.has_value() ? 1 : 0;
-  args.splits = 1;
 
   const DqTile tile = choose_dq_config(s.M, s.N, caps, kOp);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
@@ -243,19 +251,11 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
 
   at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = {};
-  args.M = static_cast<int>(s.M);
-  args.N = static_cast<int>(s.N);
-  args.K = static_cast<int>(s.K);
-  args.out = y.data_ptr();
+  DqArgs args = base_args(s, y, bias_f, bias.has_value(), global_scale.data_ptr<float>());
   args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
   args.global = global_scale.data_ptr<float>();
   args.sc_row_bytes = static_cast<int>(s.K / 16);
   args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
-  args.has_bias = bias.has_value() ? 1 : 0;
-  args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.global;
-  args.bias_step = bias.has_value() ? 1 : 0;
-  args.splits = 1;
 
   const DqTile tile = choose_dq_config(s.M, s.N, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
