@@ -151,3 +151,10 @@ def test_bad_inputs():
         ops._nvfp4_gemm_sm90a(x.cuda(), wp.cuda(), ws.cuda(), torch.ones(2, device="cuda"), None)
     with pytest.raises(RuntimeError):  # no CPU kernel: the dispatcher names the backend
         ops._nvfp4_gemm_sm90a(x, wp, ws, gs, None)
+
+
+def test_opcheck():
+    x, wp, ws, gs, _ = _operands(9, 40, 256, torch.bfloat16, seed=51)
+    # test_schema is left out: it re-runs the op on mutated copies, and torch has no fp8 mul.
+    torch.library.opcheck(ops._nvfp4_gemm_sm90a, (x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None),
+                          test_utils=("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"))
