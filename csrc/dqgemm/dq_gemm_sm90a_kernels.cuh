@@ -436,19 +436,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
   const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
 
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(bar_full + 8 * s, 1);
-      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
-    }
-    fence_barrier_init();
-  }
-  if constexpr (kCM > 1) {
-    cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCM>(bar_full, bar_empty);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -473,16 +461,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbar_arrive_expect_tx(full, Cfg::kStageBytes);
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
-          if constexpr (kCM > 1) {
-            tma_load_2d_multicast(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full,
-                                  static_cast<uint16_t>((1u << kCM) - 1u));
-          } else {
-            tma_load_2d(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
+          tma_load_shared<kCM>(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
+          ring_advance<kStages>(stage, phase);
         }
       }
     }
@@ -508,14 +488,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.f;
 
-    auto release = [&](int s) {
-      if constexpr (kCM > 1) {
-#pragma unroll
-        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
-      } else {
-        mbar_arrive_local(bar_empty + 8 * s, signal);
-      }
-    };
+    auto release = [&](int s) { release_stage<kCM>(bar_empty + 8 * s, signal); };
 
     int stage = 0;
     uint32_t phase = 0;
@@ -668,10 +641,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           release(prev);
         }
         prev = stage;
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1u;
-        }
+        ring_advance<kStages>(stage, phase);
       };
 
       uint32_t fa[4][4], fb[4][4];

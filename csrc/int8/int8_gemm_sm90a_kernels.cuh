@@ -282,6 +282,62 @@ __device__ __forceinline__ uint64_t make_smem_desc(uint32_t saddr) {
          (static_cast<uint64_t>(1024 >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
 }
 
+// ------------------------------------------------------------------ stage ring --
+// The TMA ring every sm_90a GEMM here shares (this one, the 2:4 one, the dequantizing one):
+// kStages stages, each with a full barrier (1 producer arrival + the TMA bytes) and an empty
+// barrier (kArrivals consumer-warp arrivals).
+
+// Thread 0 initializes every barrier; all of them, in every CTA of the cluster, are
+// initialized before anyone arrives on one.
+template <int kStages, int kArrivals, int kCM>
+__device__ __forceinline__ void init_ring_barriers(uint32_t bar_full, uint32_t bar_empty) {
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_full + 8 * s, 1);
+      mbar_init(bar_empty + 8 * s, kArrivals);
+    }
+    fence_barrier_init();
+  }
+  if constexpr (kCM > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+}
+
+// Next stage; the phase parity flips each time the ring wraps.
+template <int kStages>
+__device__ __forceinline__ void ring_advance(int& stage, uint32_t& phase) {
+  if (++stage == kStages) {
+    stage = 0;
+    phase ^= 1u;
+  }
+}
+
+// One arrival per consumer warp (lane 0 signals) on the empty barrier of stage s (at
+// bar_empty_s) of every CTA whose producer wrote into it: itself, and with multicast the peer.
+template <int kCM>
+__device__ __forceinline__ void release_stage(uint32_t bar_empty_s, uint32_t signal) {
+  if constexpr (kCM > 1) {
+#pragma unroll
+    for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty_s, r, signal);
+  } else {
+    mbar_arrive_local(bar_empty_s, signal);
+  }
+}
+
+// This CTA's box of the operand the cluster shares: multicast to all kCM CTAs, or a plain load.
+template <int kCM>
+__device__ __forceinline__ void tma_load_shared(uint32_t dst, const CUtensorMap* map, int x, int y,
+                                                uint32_t bar) {
+  if constexpr (kCM > 1) {
+    tma_load_2d_multicast(dst, map, x, y, bar, static_cast<uint16_t>((1u << kCM) - 1u));
+  } else {
+    tma_load_2d(dst, map, x, y, bar);
+  }
+}
+
 // ------------------------------------------------------------------ wgmma --
 // D[64 x 256] (+)= A[64 x 32] * B[256 x 32]^T, s8 x s8 -> s32, A and B from shared memory
 // (both K-major, 128-byte swizzle). accumulate == 0 overwrites D (the first k-step of a tile).
@@ -581,20 +637,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
   const int tile_units = p.num_m_units * p.num_n_tiles;  // work units per split
 
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(bar_full + 8 * s, 1);
-      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
-    }
-    fence_barrier_init();
-  }
   // Every barrier of every CTA in the cluster is initialized before anyone arrives on it.
-  if constexpr (kCM > 1) {
-    cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCM>(bar_full, bar_empty);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -621,16 +665,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbar_arrive_expect_tx(full, Cfg::kStageBytes);
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_a, kb * Cfg::kBK, a_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
-          if constexpr (kCM > 1) {
-            tma_load_2d_multicast(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full,
-                                  static_cast<uint16_t>((1u << kCM) - 1u));
-          } else {
-            tma_load_2d(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full);
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
+          tma_load_shared<kCM>(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full);
+          ring_advance<kStages>(stage, phase);
         }
       }
     }
@@ -647,14 +683,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
     // One arrival per consumer warp on empty[s] of every CTA whose producer wrote into stage s
     // of this CTA (itself, and with multicast the peer too).
-    auto release = [&](int s) {
-      if constexpr (kCM > 1) {
-#pragma unroll
-        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
-      } else {
-        mbar_arrive_local(bar_empty + 8 * s, signal);
-      }
-    };
+    auto release = [&](int s) { release_stage<kCM>(bar_empty + 8 * s, signal); };
 
     // Column operands: consumer thread ct (0..255) fetches column ct of each tile (kBN <= 256).
     const int ct = static_cast<int>(threadIdx.x) - 128;
@@ -718,10 +747,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           release(prev);
         }
         prev = stage;
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1u;
-        }
+        ring_advance<kStages>(stage, phase);
       }
       wgmma_wait<0>();
       fence_acc(acc);

@@ -492,19 +492,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
   const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
 
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(bar_full + 8 * s, 1);
-      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps * kCM);
-    }
-    fence_barrier_init();
-  }
-  if constexpr (kCM > 1) {
-    cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCM>(bar_full, bar_empty);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -535,16 +523,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // or second half of it, the consumers pick by k-block parity.
           tma_load_2d(sM + stage * Cfg::kMBytes, &tmap_m, (kb * kMetaStep) & ~15, f_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
-          if constexpr (kCM > 1) {
-            tma_load_2d_multicast(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full,
-                                  static_cast<uint16_t>((1u << kCM) - 1u));
-          } else {
-            tma_load_2d(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
+          tma_load_shared<kCM>(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
+          ring_advance<kStages>(stage, phase);
         }
       }
     }
@@ -560,14 +540,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0;
 
-    auto release = [&](int s) {
-      if constexpr (kCM > 1) {
-#pragma unroll
-        for (int r = 0; r < kCM; ++r) mbar_arrive_cluster(bar_empty + 8 * s, r, signal);
-      } else {
-        mbar_arrive_local(bar_empty + 8 * s, signal);
-      }
-    };
+    auto release = [&](int s) { release_stage<kCM>(bar_empty + 8 * s, signal); };
 
     const int ct = static_cast<int>(threadIdx.x) - 128;  // consumer thread 0..255
     TokParams<Cfg::kBT>* const tok_bufs = reinterpret_cast<TokParams<Cfg::kBT>*>(
@@ -622,10 +595,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           release(prev);
         }
         prev = stage;
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1u;
-        }
+        ring_advance<kStages>(stage, phase);
       }
       wgmma_wait<0>();
       fence_acc(acc);
