@@ -36,3 +36,18 @@ def cuda_capability():
     if not HAS_CUDA:
         return (0, 0)
     return torch.cuda.get_device_capability()
+
+
+def requires_sm90a(*op_names):
+    """Skip marker for the Hopper-only ops: a compute capability 9.0 GPU and every named op
+    registered (torchquant._C_sm90a loaded)."""
+    import torchquant  # noqa: F401  (loads torchquant._C and, where built, torchquant._C_sm90a)
+
+    def registered(name):
+        try:
+            return hasattr(torch.ops.torchquant, name)
+        except Exception:  # pragma: no cover - a broken registration
+            return False
+
+    ok = HAS_CUDA and cuda_capability() == (9, 0) and all(registered(n) for n in op_names)
+    return pytest.mark.skipif(not ok, reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module")

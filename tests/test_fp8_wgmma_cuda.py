@@ -19,7 +19,7 @@ import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
 from torchquant.reference import fp32_accum_bound, linear_ref
-from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from conftest import poison_cuda, requires_sm90a
 from test_sparse24 import _shifted_cuda
 
 ops = torch.ops.torchquant
@@ -28,17 +28,7 @@ CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
 HALF = [torch.float16, torch.bfloat16]
 
 
-def _has_op():
-    try:
-        return hasattr(ops, "_fp8_block_gemm_sm90a")
-    except Exception:  # pragma: no cover - a broken registration
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
-    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
-)
+pytestmark = requires_sm90a("_fp8_block_gemm_sm90a")
 
 
 @pytest.fixture(autouse=True)

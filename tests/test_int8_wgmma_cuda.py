@@ -18,7 +18,7 @@ import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
 
-from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from conftest import poison_cuda, requires_sm90a
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_INT8_WGMMA_TILE"
@@ -26,17 +26,7 @@ SPLITS_ENV = "TORCHQUANT_INT8_WGMMA_SPLITS"
 CONFIGS = ["128x256c2", "128x256c1", "128x128c1"]
 
 
-def _has_op():
-    try:
-        return hasattr(ops, "_int8_gemm_sm90a")
-    except Exception:  # pragma: no cover - a broken registration
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
-    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
-)
+pytestmark = requires_sm90a("_int8_gemm_sm90a")
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ import torch
 
 import torchquant  # noqa: F401
 from torchquant import reference as ref
-from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from conftest import poison_cuda, requires_sm90a
 from test_fp8_wgmma_cuda import _captured_equals_eager
 from test_nvfp4_cuda import _gen, _scales
 from test_sparse24 import _shifted_cuda
@@ -30,17 +30,7 @@ CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
 HALF = [torch.float16, torch.bfloat16]
 
 
-def _has_op():
-    try:
-        return hasattr(ops, "_nvfp4_gemm_sm90a")
-    except Exception:  # pragma: no cover
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_op()),
-    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
-)
+pytestmark = requires_sm90a("_nvfp4_gemm_sm90a")
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from conftest import poison_cuda, requires_sm90a
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -24,17 +24,7 @@ CONFIGS = ["256c2", "256c1", "128c1"]
 HALF = [torch.float16, torch.bfloat16]
 
 
-def _has_ops():
-    try:
-        return hasattr(ops, "_sparse24_int8_gemm_sm90a") and hasattr(ops, "_sparse24_gemm_sm90a")
-    except Exception:  # pragma: no cover - a broken registration
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not (HAS_CUDA and cuda_capability() == (9, 0) and _has_ops()),
-    reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module",
-)
+pytestmark = requires_sm90a("_sparse24_int8_gemm_sm90a", "_sparse24_gemm_sm90a")
 
 
 @pytest.fixture(autouse=True)
