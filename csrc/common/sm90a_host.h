@@ -67,6 +67,22 @@ inline at::Tensor tma_ready(const at::Tensor& t) {
   return t.clone(at::MemoryFormat::Contiguous);
 }
 
+// The preconditions every sm_90a GEMM shares, after its op's validator: M and N inside the TMA's
+// 32-bit coordinates (with a box of up to 256 rows past the last one), and a compute capability
+// 9.0 device (the code is built for sm_90a only). `what` prefixes the capability message
+// ("path 'wgmma' " for a path of a public op, "" for an internal op). Returns the caps of
+// `device`.
+inline const DeviceCaps& require_sm90a(int64_t M, int64_t N, int device, const char* op,
+                                       const char* what = "") {
+  TORCH_CHECK(M < (int64_t(1) << 31) - 256 && N < (int64_t(1) << 31) - 256, op,
+              ": M and N must fit the TMA's 32-bit coordinates, got M = ", M, ", N = ", N);
+  const DeviceCaps& caps = device_caps(device);
+  TORCH_CHECK(caps.major == 9 && caps.minor == 0, op, ": ", what,
+              "needs a compute capability 9.0 GPU (H100/H200; the code is built for sm_90a "
+              "only), this device is sm_", caps.major, caps.minor);
+  return caps;
+}
+
 // `cfg` for `ctas` CTAs of `threads` threads and `smem` bytes of dynamic shared memory, in
 // clusters of `cm` CTAs along x when cm > 1 (through `attr`, which must outlive cfg's use).
 inline void cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int ctas,

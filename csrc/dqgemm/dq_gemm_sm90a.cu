@@ -173,14 +173,8 @@ void launch_tile(DqTile t, const void* w, const void* x, const DqArgs& args, int
 // This path's preconditions after the op's validator.
 const DeviceCaps& check_path(const at::Tensor& x, const GemvShape& s, const char* op) {
   TORCH_CHECK(x.is_cuda(), op, ": x must be a CUDA tensor, got ", x.device());
-  TORCH_CHECK(s.M < (int64_t(1) << 31) - 256 && s.N < (int64_t(1) << 31) - 256, op,
-              ": M and N must fit the TMA's 32-bit coordinates, got M = ", s.M, ", N = ", s.N);
   TORCH_CHECK(s.K < (int64_t(1) << 26), op, ": K = ", s.K, " must be below 2^26");
-  const DeviceCaps& caps = device_caps(x.get_device());
-  TORCH_CHECK(caps.major == 9 && caps.minor == 0, op,
-              ": needs a compute capability 9.0 GPU (H100/H200; built for sm_90a only), this "
-              "device is sm_", caps.major, caps.minor);
-  return caps;
+  return tma::require_sm90a(s.M, s.N, x.get_device(), op);
 }
 
 // The fields both ops fill the same way: shape, output, bias (fp32, or `any_float` with step

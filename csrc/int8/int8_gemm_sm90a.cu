@@ -202,15 +202,10 @@ at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
   TORCH_CHECK(a_q.is_cuda(), kOp, ": operands must be CUDA tensors, got ", a_q.device());
   TORCH_CHECK(K % 16 == 0, kOp, ": K must be a multiple of 16 (the TMA copies need 16-byte row "
               "strides), got K = ", K, "; int8_matmul's 'mma' kernel takes any K");
-  TORCH_CHECK(M < (int64_t(1) << 31) - 256 && N < (int64_t(1) << 31) - 256, kOp,
-              ": M and N must fit the TMA's 32-bit coordinates, got M = ", M, ", N = ", N);
 
   const c10::cuda::CUDAGuard device_guard(a_q.device());
   const int device = a_q.get_device();
-  const DeviceCaps& caps = device_caps(device);
-  TORCH_CHECK(caps.major == 9 && caps.minor == 0, kOp,
-              ": needs a compute capability 9.0 GPU (H100/H200; the code is built for sm_90a "
-              "only), this device is sm_", caps.major, caps.minor);
+  const DeviceCaps& caps = tma::require_sm90a(M, N, device, kOp);
 
   const at::Tensor a = tma::tma_ready(a_q);
   const at::Tensor w = tma::tma_ready(w_q);

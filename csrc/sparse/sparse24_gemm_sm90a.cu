@@ -132,13 +132,7 @@ const DeviceCaps& check_path(const at::Tensor& lead, int64_t M, int64_t N, int64
   TORCH_CHECK(K % 128 == 0, op, ": path 'wgmma' needs K % 128 == 0 (TMA copies the meta rows, "
               "K / 8 bytes, which must be a multiple of 16), got K = ", K,
               "; path 'mma' takes K % 32 == 0");
-  TORCH_CHECK(M < (int64_t(1) << 31) - 256 && N < (int64_t(1) << 31) - 256, op,
-              ": M and N must fit the TMA's 32-bit coordinates, got M = ", M, ", N = ", N);
-  const DeviceCaps& caps = device_caps(lead.get_device());
-  TORCH_CHECK(caps.major == 9 && caps.minor == 0, op,
-              ": path 'wgmma' needs a compute capability 9.0 GPU (H100/H200; the code is built "
-              "for sm_90a only), this device is sm_", caps.major, caps.minor);
-  return caps;
+  return tma::require_sm90a(M, N, lead.get_device(), op, "path 'wgmma' ");
 }
 
 at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
