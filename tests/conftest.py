@@ -51,3 +51,24 @@ def requires_sm90a(*op_names):
 
     ok = HAS_CUDA and cuda_capability() == (9, 0) and all(registered(n) for n in op_names)
     return pytest.mark.skipif(not ok, reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module")
+
+
+def graph_replay_matches_eager(run):
+    """run() (a tensor or a tuple of tensors) twice eagerly: the same bits; once on a side stream
+    (warm-up), then captured in a CUDA graph and replayed: the replay gives the eager bits."""
+    def outs(r):
+        return r if isinstance(r, tuple) else (r,)
+
+    eager = outs(run())
+    assert all(torch.equal(a, b) for a, b in zip(eager, outs(run())))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        run()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = outs(run())
+    graph.replay()
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(eager, captured))

@@ -19,7 +19,7 @@ import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
 from torchquant.reference import fp32_accum_bound, linear_ref
-from conftest import poison_cuda, requires_sm90a
+from conftest import graph_replay_matches_eager, poison_cuda, requires_sm90a
 from test_sparse24 import _shifted_cuda
 
 ops = torch.ops.torchquant
@@ -154,29 +154,11 @@ def test_matches_dequantize_then_matmul():
     _check(y, x.cpu(), w_dq, None)
 
 
-def _captured_equals_eager(run):
-    """run() twice eagerly (same bits), once warmed up on a side stream, then captured in a
-    CUDA graph and replayed: the replay gives the eager bits."""
-    eager = run()
-    assert torch.equal(eager, run())
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        run()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = run()
-    graph.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(eager, captured)
-
-
 def test_graph_capture_and_determinism():
     w_q, w_scale, _ = _case(520, 512, 128, torch.bfloat16, seed=21)
     x = torch.randn(300, 512, generator=_gen(22)).to(torch.bfloat16).cuda()
     wq, ws = w_q.cuda(), w_scale.cuda()
-    _captured_equals_eager(lambda: ops._fp8_block_gemm_sm90a(x, wq, ws, 128, None))
+    graph_replay_matches_eager(lambda: ops._fp8_block_gemm_sm90a(x, wq, ws, 128, None))
 
 
 def test_misaligned_views_are_copied():

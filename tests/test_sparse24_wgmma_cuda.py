@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import poison_cuda, requires_sm90a
+from conftest import graph_replay_matches_eager, poison_cuda, requires_sm90a
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -204,24 +204,8 @@ def test_graph_capture_and_determinism():
     i8 = [_d(t) for t in (aq, sa, za, values, meta, sw)]
     vh, mh = vh.cuda(), mh.cuda()
 
-    def run():
-        return (ops.sparse24_int8_matmul(*i8, None, None, torch.float16, "wgmma"),
-                ops.sparse24_gemv(xh, vh, mh, None, "wgmma"))
-
-    eager = run()
-    again = run()
-    assert all(torch.equal(a, b) for a, b in zip(eager, again))
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        run()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = run()
-    graph.replay()
-    torch.cuda.synchronize()
-    assert all(torch.equal(a, b) for a, b in zip(eager, captured))
+    graph_replay_matches_eager(lambda: (ops.sparse24_int8_matmul(*i8, None, None, torch.float16, "wgmma"),
+                                        ops.sparse24_gemv(xh, vh, mh, None, "wgmma")))
 
 
 def test_misaligned_views_are_copied():
