@@ -31,6 +31,7 @@ import torch
 import torchquant  # noqa: F401  (registers the ops)
 from torchquant import reference as ref
 from torchquant.formats.fp8 import E4M3_MAX
+from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M
 
 _LCG_A = 1664525
 _LCG_C = 1013904223
@@ -138,8 +139,8 @@ def capability_report() -> List[str]:
         lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp_big if tc else 'then simt'}")
         wg8 = cc == 90 and _has_cuda_kernel("_fp8_block_gemm_sm90a")
         if wg8:
-            lines.append("    QuantLinear fp8_block  M >= 17: dequantizing wgmma GEMM (every N to M = 256, "
-                         "N >= 12288 beyond; else dequantize + cuBLAS)")
+            lines.append(f"    QuantLinear fp8_block  M >= {FP8_WGMMA_MIN_M}: dequantizing wgmma GEMM (every N to "
+                         f"M = {FP8_WGMMA_SMALL_N_MAX_M}, N >= {FP8_WGMMA_MIN_N} beyond; else dequantize + cuBLAS)")
     return lines
 
 

@@ -62,11 +62,19 @@ W8A8_CAPABILITY_MAJOR = 9
 SPARSE24_WGMMA_MIN_M = 64
 
 
+def sm90a_op_runs(device: torch.device, op_name: str) -> bool:
+    """True when the sm_90a-only op `op_name` can run on `device`: a compute capability 9.0 GPU
+    and the torchquant._C_sm90a module loaded with that op."""
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return False
+    if torch.cuda.get_device_capability(device) != (9, 0):
+        return False
+    return hasattr(torch.ops.torchquant, op_name)
+
+
 def sparse24_wgmma_runs(device: torch.device, k: int) -> bool:
     """True when sparse24_gemv's "auto" takes the sparse-wgmma GEMM at large M here."""
-    if device.type != "cuda" or k <= 0 or k % 128 != 0 or torch.cuda.get_device_capability(device) != (9, 0):
-        return False
-    return hasattr(torch.ops.torchquant, "_sparse24_gemm_sm90a")
+    return k > 0 and k % 128 == 0 and sm90a_op_runs(device, "_sparse24_gemm_sm90a")
 
 
 # fp8_block on an sm_90 GPU with the sm_90a module: the dequantizing wgmma GEMM
@@ -93,11 +101,7 @@ FP8_WGMMA_MIN_N = 12288
 
 def fp8_wgmma_runs(device: torch.device) -> bool:
     """True when the dequantizing fp8_block wgmma GEMM can run on this device."""
-    if device.type != "cuda" or not torch.cuda.is_available():
-        return False
-    if torch.cuda.get_device_capability(device) != (9, 0):
-        return False
-    return hasattr(torch.ops.torchquant, "_fp8_block_gemm_sm90a")
+    return sm90a_op_runs(device, "_fp8_block_gemm_sm90a")
 
 
 def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0, n: int = 0) -> str:
