@@ -53,8 +53,11 @@ const char* tile_name(DqTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: the tile configuration for M tokens x N features.
-// TORCHQUANT_DQ_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks). The rule is the
-// 2:4 kernel's (same CTA structure and tiles), to be re-measured for this kernel.
+// TORCHQUANT_DQ_WGMMA_TILE=256c2|256c1|128c1|64c1 forces one (tests, benchmarks). Above
+// M = 128 the rule is the 2:4 kernel's (same CTA structure and tiles); 64c1 / 128c1 for
+// M <= 64 / 128 (64c1 arrived with the scale-load fix and has not been timed against 128c1
+// on its own). H200 (results/h200/2026-12-01_dq_wgmma, call 1, fp8, us): 28672x8192
+// M = 2048 256c2 1745, 256c1 1776, 128c1 2463; M = 512 256c2 460, 256c1 448, 128c1 602.
 DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_TILE")) {
     if (env[0] != '\0') {
