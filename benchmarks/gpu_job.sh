@@ -7,7 +7,8 @@
 #   env: MICRO=1 (read-pattern microbenchmark, benchmarks/micro), NCU=1 (Nsight
 #   Compute on the decode kernels; NCU_ARGS more ncu options, NCU_PY_ARGS the
 #   ncu_decode.py selection, e.g. "--only 28672,8192,1/8 --ops nvfp4 --paths mma"; NCU_KERNEL the
-#   kernel-name regex, default gemv, dq_tile for the tiled GEMM), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
+#   kernel-name regex, default gemv, dq_tile for the tiled GEMM; NCU_SCRIPT the script ncu runs,
+#   default benchmarks/micro/ncu_decode.py), SWEEP=1 (fp8 K-split sweep), TEST_PATHS (default
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
 #   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
 #   FIRST_TESTS (pytest arguments run first, under FIRST_TIMEOUT seconds: new kernels),
@@ -81,7 +82,7 @@ if [ "${NCU:-0}" = 1 ]; then
   PYTHONPATH=$PWD timeout 240 ncu --clock-control none --kernel-name regex:${NCU_KERNEL:-gemv} \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
     --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis \
-    --section InstructionStats --section SourceCounters ${NCU_ARGS:-} $PY benchmarks/micro/ncu_decode.py ${NCU_PY_ARGS:-} > "$OUTDIR/ncu.txt" 2>&1
+    --section InstructionStats --section SourceCounters ${NCU_ARGS:-} $PY ${NCU_SCRIPT:-benchmarks/micro/ncu_decode.py} ${NCU_PY_ARGS:-} > "$OUTDIR/ncu.txt" 2>&1
   echo "ncu rc=$?"
 fi
 rc=0

@@ -7,8 +7,8 @@ An identity x reads every byte value with every block scale (negative, subnormal
 bit for bit against dequantize_nvfp4 (pins the E2M1 decode, the scale factor, the fragment
 layout and the 32-byte swizzle); random operands stay within the fp32-accumulation bound of a
 float64 reference, over odd M / N, both scale-load paths (K % 256 == 0 and not), every tile
-configuration, forced K splits; graph capture, misaligned views, bad inputs. Outputs are
-poisoned (NaN) before every launch.
+configuration, forced K splits; graph capture, misaligned views, bad inputs, and QuantLinear's
+dispatch to it. Outputs are poisoned (NaN) before every launch.
 
 Skipped unless the GPU is compute capability 9.0 and torchquant._C_sm90a is loaded.
 """
@@ -148,3 +148,34 @@ def test_opcheck():
     # test_schema is left out: it re-runs the op on mutated copies, and torch has no fp8 mul.
     torch.library.opcheck(ops._nvfp4_gemm_sm90a, (x.cuda(), wp.cuda(), ws.cuda(), gs.cuda(), None),
                           test_utils=("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_quantlinear_takes_it(dtype):
+    """QuantLinear nvfp4 from NVFP4_WGMMA_MIN_M on runs this kernel on sm_90 (K % 64 == 0), within
+    the bound of the float64 reference over its own weight, bit for bit the op's output; fullgraph
+    torch.compile has no graph break. K % 64 != 0 keeps nvfp4_gemv."""
+    from torchquant.nn import QuantLinear
+    from torchquant.nn.dispatch import NVFP4_WGMMA_MIN_M, choose_path
+
+    dev = torch.device("cuda")
+    lin = torch.nn.Linear(320, 200, bias=True, dtype=dtype)
+    q = QuantLinear.from_float(lin, format="nvfp4").cuda()
+    assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, dev, k=320, n=200) == "dq_wgmma"
+    x = torch.randn(NVFP4_WGMMA_MIN_M + 5, 320, generator=_gen(71)).to(dtype).cuda()
+    poison_cuda()
+    y = q(x)
+    b = q.bias.to(dtype)
+    gs = q.weight_global_scale
+    _check(y, x.cpu(), q.weight_packed.cpu(), q.weight_scale.cpu(), gs.cpu(), b.cpu())
+    want = ops._nvfp4_gemm_sm90a(x, q.weight_packed, q.weight_scale, gs, b)
+    assert torch.equal(y, want)  # the layer ran exactly this kernel
+    compiled = torch.compile(q, fullgraph=True)
+    assert torch.equal(compiled(x), y)
+    # K = 336 (a multiple of 16, not of 64): the GEMV, which accepts it.
+    lin2 = torch.nn.Linear(336, 40, bias=False, dtype=dtype)
+    q2 = QuantLinear.from_float(lin2, format="nvfp4").cuda()
+    assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, dev, k=336, n=40) == "gemv"
+    x2 = torch.randn(NVFP4_WGMMA_MIN_M, 336, generator=_gen(72)).to(dtype).cuda()
+    want2 = ops.nvfp4_gemv(x2, q2.weight_packed, q2.weight_scale, q2.weight_global_scale, None, "auto")
+    assert torch.equal(q2(x2), want2)

@@ -1,10 +1,10 @@
 """fp8_block prefill paths side by side, one process (cold L2, CUDA-graph replay, median;
 benchmarks/timing.py): the dequantizing wgmma GEMM (_fp8_block_gemm_sm90a, auto tile and
 each tile forced through TORCHQUANT_DQ_WGMMA_TILE), dequantize_fp8_block + F.linear (the path
-it replaces), fp8_block_gemv "tile" (M <= --tile-max-m), and bf16 F.linear on the unquantized
+it replaces), fp8_block_gemv "tile" (M <= --tile-max-m) and "auto" (the mma GEMV up to M = 48, M <= --gemv-max-m), and bf16 F.linear on the unquantized
 weight. Every torchquant row is checked against the dequantize + F.linear output (relative
 max error, printed). bf16 activations, block size 128. --format nvfp4: the same rows for the
-nvfp4 weight (_nvfp4_gemm_sm90a, dequantize_nvfp4 + F.linear, nvfp4_gemv "tile").
+nvfp4 weight (_nvfp4_gemm_sm90a, dequantize_nvfp4 + F.linear, nvfp4_gemv "tile" / "auto").
 
 PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x4096 \
     --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--out rows.csv]
@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("--tiles", default="", help="tiles to force besides auto, e.g. 256c2,128c1")
     ap.add_argument("--splits", default="", help="K splits to force besides auto, e.g. 1,2,4")
     ap.add_argument("--tile-max-m", type=int, default=256)
+    ap.add_argument("--gemv-max-m", type=int, default=48, help="time the op's own auto path up to this M")
     ap.add_argument("--format", choices=["fp8", "nvfp4"], default="fp8")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
@@ -53,11 +54,13 @@ def main() -> None:
             deq = lambda a, b, dt: ops.dequantize_fp8_block(a, b, BS, dt)  # noqa: E731
             gemm = lambda x, a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None)  # noqa: E731
             gemv_tile = lambda x, a, b: ops.fp8_block_gemv(x, a, b, BS, None, "tile")  # noqa: E731
+            gemv_auto = lambda x, a, b: ops.fp8_block_gemv(x, a, b, BS, None, "auto")  # noqa: E731
         else:
             w_q, w_s, gs = ops.quantize_nvfp4(w)
             deq = lambda a, b, dt: ops.dequantize_nvfp4(a, b, gs, dt)  # noqa: E731
             gemm = lambda x, a, b: ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
             gemv_tile = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, "tile")  # noqa: E731
+            gemv_auto = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, "auto")  # noqa: E731
         w_bf = w.to(torch.bfloat16)
         del w
         qbytes = w_q.numel() + w_s.numel() * w_s.element_size()
@@ -76,6 +79,8 @@ def main() -> None:
                 cands.append((f"wgmma S={v}", wg, ("TORCHQUANT_DQ_WGMMA_SPLITS", v)))
             if M <= args.tile_max_m:
                 cands.append(("gemv tile", lambda a, b: gemv_tile(x, a, b), None))
+            if M <= args.gemv_max_m:
+                cands.append(("gemv auto", lambda a, b: gemv_auto(x, a, b), None))
             line = []
             for name, fn, knob in cands:
                 if knob:

@@ -104,13 +104,36 @@ def fp8_wgmma_runs(device: torch.device) -> bool:
     return sm90a_op_runs(device, "_fp8_block_gemm_sm90a")
 
 
+# nvfp4 on an sm_90 GPU with the sm_90a module: the same wgmma GEMM with the packed
+# E2M1 weight decoded in registers (torch.ops.torchquant._nvfp4_gemm_sm90a; nvfp4_gemv's
+# contract: every product exact, the global scale on the fp32 sum), K % 64 == 0. H200,
+# 2026-12-02 (results/h200/2026-12-02_nvfp4_wgmma), us, bf16 x, wgmma / GEMV tile /
+# dequantize + F.linear / bf16:
+#   28672x8192   M = 64: 123.8 / 184.6 / 284.1 / 119.7   M = 512: 441.9 / - / 482.0 / 331.8
+#                M = 2048: 1528.9 / - / 1499.0 / 1425.2
+#   14336x4096   M = 64: 33.8 / 49.9 / 78.7 / 34.9       M = 512: 110.2 / - / 140.0 / 90.5
+#   4096x14336   M = 256: 70.5 / - / 93.5 / 50.1         M = 512: 129.7 / - / 124.2 / 81.9
+#   4096x4096    M = 256: 26.3 / - / 28.2 / 17.6         M = 512: 39.0 / - / 38.4 / 26.4
+# so every layer up to M = 256, and layers of at least NVFP4_WGMMA_MIN_N outputs up to
+# NVFP4_WGMMA_MAX_M (at M = 2048 dequantize + cuBLAS is 2 % faster on 28672x8192).
+NVFP4_WGMMA_MIN_M = GEMV_MAX_M + 1
+NVFP4_WGMMA_SMALL_N_MAX_M = 256
+NVFP4_WGMMA_MIN_N = 12288
+NVFP4_WGMMA_MAX_M = 1024
+
+
+def nvfp4_wgmma_runs(device: torch.device, k: int) -> bool:
+    """True when the nvfp4 wgmma GEMM can run on this device for in_features k."""
+    return k > 0 and k % 64 == 0 and sm90a_op_runs(device, "_nvfp4_gemm_sm90a")
+
+
 def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0, n: int = 0) -> str:
     """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "dq_wgmma", "w8a8_mm", "w8a8_emulated"
     ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
     "gemv": the format's op with its own "auto" dispatch). k: in_features (0 if
     unknown), which decides whether the sparse-wgmma GEMM can run; n: out_features
     (0 if unknown: the wgmma GEMM is not chosen), which decides whether the
-    fp8_block wgmma GEMM pays.
+    fp8_block / nvfp4 wgmma GEMM pays.
 
     prefill="w8a8" (fp8_block only, chosen when the layer is built) quantizes
     the activation to e4m3 in 1 x 128 blocks for M > GEMV_MAX_M and runs an
@@ -149,6 +172,10 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         return "gemv"
     if (fmt == "fp8_block" and n > 0 and m >= FP8_WGMMA_MIN_M
             and (m <= FP8_WGMMA_SMALL_N_MAX_M or n >= FP8_WGMMA_MIN_N) and fp8_wgmma_runs(device)):
+        return "dq_wgmma"
+    if (fmt == "nvfp4" and n > 0 and m >= NVFP4_WGMMA_MIN_M
+            and (m <= NVFP4_WGMMA_SMALL_N_MAX_M or (n >= NVFP4_WGMMA_MIN_N and m <= NVFP4_WGMMA_MAX_M))
+            and nvfp4_wgmma_runs(device, k)):
         return "dq_wgmma"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV

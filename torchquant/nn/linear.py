@@ -265,8 +265,11 @@ class QuantLinear(nn.Module):
                 y = torch.nn.functional.linear(xa, self.dequantized_weight(xa.dtype), bias)
             elif path in ("w8a8_mm", "w8a8_emulated"):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
-            elif path == "dq_wgmma":
+            elif path == "dq_wgmma" and self.format == "fp8_block":
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
+            elif path == "dq_wgmma":
+                y = torch.ops.torchquant._nvfp4_gemm_sm90a(
+                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias)
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
             else:
