@@ -31,7 +31,8 @@ import torch
 import torchquant  # noqa: F401  (registers the ops)
 from torchquant import reference as ref
 from torchquant.formats.fp8 import E4M3_MAX
-from torchquant.nn.dispatch import FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M
+from torchquant.nn.dispatch import (FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M, NVFP4_WGMMA_MAX_M,
+                                    NVFP4_WGMMA_MIN_M, NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_SMALL_N_MAX_M)
 
 _LCG_A = 1664525
 _LCG_C = 1013904223
@@ -141,6 +142,10 @@ def capability_report() -> List[str]:
         if wg8:
             lines.append(f"    QuantLinear fp8_block  M >= {FP8_WGMMA_MIN_M}: dequantizing wgmma GEMM (every N to "
                          f"M = {FP8_WGMMA_SMALL_N_MAX_M}, N >= {FP8_WGMMA_MIN_N} beyond; else dequantize + cuBLAS)")
+        if cc == 90 and _has_cuda_kernel("_nvfp4_gemm_sm90a"):
+            lines.append(f"    QuantLinear nvfp4      M >= {NVFP4_WGMMA_MIN_M}, K % 64 == 0: decoding wgmma GEMM (every N "
+                         f"to M = {NVFP4_WGMMA_SMALL_N_MAX_M}, N >= {NVFP4_WGMMA_MIN_N} to M = {NVFP4_WGMMA_MAX_M}; "
+                         "else GEMV to M = 64, dequantize + cuBLAS beyond)")
     return lines
 
 

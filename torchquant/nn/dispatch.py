@@ -107,19 +107,24 @@ def fp8_wgmma_runs(device: torch.device) -> bool:
 # nvfp4 on an sm_90 GPU with the sm_90a module: the same wgmma GEMM with the packed
 # E2M1 weight decoded in registers (torch.ops.torchquant._nvfp4_gemm_sm90a; nvfp4_gemv's
 # contract: every product exact, the global scale on the fp32 sum), K % 64 == 0. H200,
-# 2026-12-02 (results/h200/2026-12-02_nvfp4_wgmma), us, bf16 x, wgmma / GEMV tile /
-# dequantize + F.linear / bf16:
-#   28672x8192   M = 64: 123.8 / 184.6 / 284.1 / 119.7   M = 512: 441.9 / - / 482.0 / 331.8
-#                M = 2048: 1528.9 / - / 1499.0 / 1425.2
-#   14336x4096   M = 64: 33.8 / 49.9 / 78.7 / 34.9       M = 512: 110.2 / - / 140.0 / 90.5
-#   4096x14336   M = 256: 70.5 / - / 93.5 / 50.1         M = 512: 129.7 / - / 124.2 / 81.9
-#   4096x4096    M = 256: 26.3 / - / 28.2 / 17.6         M = 512: 39.0 / - / 38.4 / 26.4
-# so every layer up to M = 256, and layers of at least NVFP4_WGMMA_MIN_N outputs up to
-# NVFP4_WGMMA_MAX_M (at M = 2048 dequantize + cuBLAS is 2 % faster on 28672x8192).
+# 2026-12-02 (results/h200/2026-12-02_nvfp4_wgmma), us, bf16 x, wgmma / GEMV (the op's
+# auto: mma GEMV to M = 48, tile above) / dequantize + F.linear / bf16:
+#   28672x8192   M = 17: 122.1 / 118.5 / 281.0 / 110.9  M = 48: 123.5 / 178.5 / 283.9 / 119.2
+#                M = 64: 123.8 / 184.6 / 284.1 / 119.7  M = 768: 602.8 / - / 634.8 / 548.0
+#                M = 1024: 753.3 / - / 785.5 / 691.2  M = 1536: 1221.1 / - / 1155.3 / 1024.8
+#   14336x4096   M = 17: 33.2 / 34.6 / 77.4 / 32.5     M = 768: 167.1 / - / 171.0 / 127.1
+#                M = 1024: 221.8 / - / 212.7 / 166.7
+#   4096x14336   M = 17: 32.5 / 34.0 / 79.9 / 33.3     M = 256: 70.5 / - / 93.5 / 50.1
+#                M = 512: 129.7 / - / 124.2 / 81.9
+#   4096x4096    M = 17: 13.7 / 14.7 / 24.7 / 14.2     M = 512: 39.0 / - / 38.4 / 26.4
+#   6144x4096    M = 17: 20.3 / 20.6 / 33.3 / 16.9     M = 48: 21.2 / 33.2 / 33.4 / 17.2
+# so every layer from M = 17 to 256 (the one loss: 28672x8192 at M = 17..32, 3 % behind
+# the GEMV's two 16-row passes), and layers of at least NVFP4_WGMMA_MIN_N outputs up to
+# NVFP4_WGMMA_MAX_M (the 14336-output layer loses from M = 1024, the 28672 one from 1536).
 NVFP4_WGMMA_MIN_M = GEMV_MAX_M + 1
 NVFP4_WGMMA_SMALL_N_MAX_M = 256
 NVFP4_WGMMA_MIN_N = 12288
-NVFP4_WGMMA_MAX_M = 1024
+NVFP4_WGMMA_MAX_M = 768
 
 
 def nvfp4_wgmma_runs(device: torch.device, k: int) -> bool:
