@@ -283,6 +283,28 @@ def test_cuda_gemv_shapes(dtype, kernel, N, K, M):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("variant", ["pf2", "oldsel", "pf2,oldsel", "rw2", "rw1", "pf2,rw1"])
+def test_cuda_gemv_m1_kernel_variants(monkeypatch, dtype, variant):
+    """The M = 1 fma kernel's A/B variants (TORCHQUANT_SP24_FMA: prefetch depth, per-group
+    selectors, rows per warp) add the same products in the same order as the default
+    kernel: within the bound and bit for bit the default's output. N = 197 (not a multiple of 8 * RW), K = 1056
+    (33 lane steps of 32: a partial last round)."""
+    N, K = 197, 1056
+    values, meta, w = _sparse_weight(N, K, dtype, seed=5)
+    values, meta, w = values.cuda(), meta.cuda(), w.cuda()
+    x = torch.randn(1, K, generator=_gen(6)).to(dtype).cuda()
+    bias = torch.randn(N, generator=_gen(7)).to(dtype).cuda()
+    monkeypatch.delenv("TORCHQUANT_SP24_FMA", raising=False)
+    want = ops.sparse24_gemv(x, values, meta, bias, "fma")
+    monkeypatch.setenv("TORCHQUANT_SP24_FMA", variant)
+    poison_cuda()
+    y = ops.sparse24_gemv(x, values, meta, bias, "fma")
+    _check_gemv(y, x, w, bias)
+    assert torch.equal(y, want)  # rows per warp change which warp sums a row, not the order
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("K", [4, 12, 20, 1028])
 @pytest.mark.parametrize("M", [1, 3, 6, 16])
 def test_cuda_gemv_k_not_multiple_of_16_or_32(dtype, K, M):

@@ -13,6 +13,10 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
+  TORCHQUANT_SP24_FMA=pf2,oldsel,rw2,rw1  bf16/fp16 2:4 decode kernel variants (M = 1, --op
+                                  sparse24 --path fma; csrc/sparse/sparse24.cu fma_variant)
+
+--dense adds bf16 F.linear on an unpruned weight of the same shape (cuBLAS, same timing).
 
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4_KS \
     --values auto,1,2,4,8 --shapes 28672x8192,128256x4096 --ms 1,8,16 [--out rows.csv]
@@ -41,7 +45,8 @@ ops = torch.ops.torchquant
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--op", choices=["nvfp4", "fp8", "int8"], default="nvfp4")
+    ap.add_argument("--op", choices=["nvfp4", "fp8", "int8", "sparse24"], default="nvfp4")
+    ap.add_argument("--dense", action="store_true", help="also time bf16 F.linear (cuBLAS)")
     ap.add_argument("--var", required=True)
     ap.add_argument("--values", default="auto,1", help='comma-separated; "auto" = unset')
     ap.add_argument("--shapes", default="28672x8192,128256x4096,14336x4096")
@@ -67,13 +72,18 @@ def main() -> None:
         elif args.op == "fp8":
             wp, ws = ops.quantize_fp8_block(w, bs)
             fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
+        elif args.op == "sparse24":  # bf16 2:4: values + meta
+            wp, ws = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
+            fn = lambda x, a, b: ops.sparse24_gemv(x, a, b, None, args.path)  # noqa: E731
         else:  # int8 W8A8: int8 activations with per-token scales, bf16 out
             wp, ws, _ = ops.quantize_int8(w)
             fn = lambda x, a, b: ops.int8_matmul(  # noqa: E731
                 x[0], x[1], None, a, b, None, None, torch.bfloat16, args.path)
+        w_bf = w.to(torch.bfloat16) if args.dense else None
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes)
+        dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             if args.op == "int8":
@@ -91,6 +101,13 @@ def main() -> None:
                 rows.append(dict(op=args.op, N=N, K=K, M=M, var=args.var, value=v,
                                  us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
+            if args.dense:
+                xd = x if args.op != "int8" else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2)
+                rows.append(dict(op="bf16 F.linear", N=N, K=K, M=M, var="", value="",
+                                 us=round(r["median_us"], 2),
+                                 pct=round(100.0 * w_bf.numel() * 2 / (r["median_us"] * 1e-6) / ceiling, 1)))
+                line.append(f"bf16:{r['median_us']:.1f}")
             print(f"{args.op} {N}x{K} M={M}: " + "  ".join(line), flush=True)
     if args.out and rows:
         with open(args.out, "w", newline="") as f:

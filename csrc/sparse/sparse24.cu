@@ -23,6 +23,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "common/checks.h"
@@ -213,6 +214,26 @@ bool aligned16(const at::Tensor& t) {
 // the grid would be under two blocks per SM (each row a warp owns shares
 // the x loads, so more rows per warp means less L1 traffic per weight byte,
 // but fewer, longer blocks).
+// A/B knob of the M = 1 decode kernel (MT = 1, 16-byte loads), for benchmarks only:
+// TORCHQUANT_SP24_FMA = a comma list of "pf2" (two lane steps of weight in flight
+// instead of one), "oldsel" (per-group selectors, the form before the pair selectors),
+// "rw2" / "rw1" (at most 2 / 1 weight rows per warp). Unset: the default kernel.
+struct FmaVariant {
+  bool pf2 = false, oldsel = false;
+  int max_rw = 4;
+};
+FmaVariant fma_variant() {
+  FmaVariant f;
+  if (const char* env = std::getenv("TORCHQUANT_SP24_FMA")) {
+    const std::string e(env);
+    f.pf2 = e.find("pf2") != std::string::npos;
+    f.oldsel = e.find("oldsel") != std::string::npos;
+    if (e.find("rw2") != std::string::npos) f.max_rw = 2;
+    if (e.find("rw1") != std::string::npos) f.max_rw = 1;
+  }
+  return f;
+}
+
 template <typename T, int MT, bool VEC>
 void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                    int K, int rw, int mtiles, cudaStream_t stream) {
@@ -222,6 +243,26 @@ void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, i
     kernel<<<grid, 256, 0, stream>>>(x, v, m, b, y, M, N, K);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
+  if constexpr (MT == 1 && VEC) {
+    const FmaVariant f = fma_variant();
+    rw = std::min(rw, f.max_rw);
+    if (f.pf2 || f.oldsel) {
+      using namespace sparse24;
+      if (f.pf2 && f.oldsel) {
+        if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 2, false>, 4);
+        if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 2, false>, 2);
+        return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 2, false>, 1);
+      }
+      if (f.pf2) {
+        if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 2, true>, 4);
+        if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 2, true>, 2);
+        return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 2, true>, 1);
+      }
+      if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 1, false>, 4);
+      if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 1, false>, 2);
+      return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 1, false>, 1);
+    }
+  }
   if constexpr (MT <= 2) {
     if (rw >= 4) return go(sparse24::sparse24_gemv_fma_kernel<T, MT, 4, VEC>, 4);
   }
