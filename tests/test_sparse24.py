@@ -283,16 +283,17 @@ def test_cuda_gemv_shapes(dtype, kernel, N, K, M):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", HALF)
-@pytest.mark.parametrize("variant", ["pf2", "oldsel", "pf2,oldsel", "rw2", "rw1", "pf2,rw1"])
-def test_cuda_gemv_m1_kernel_variants(monkeypatch, dtype, variant):
-    """The M = 1 fma kernel's A/B variants (TORCHQUANT_SP24_FMA: prefetch depth, per-group
-    selectors, rows per warp) add the same products in the same order as the default
+@pytest.mark.parametrize("variant", ["pf2", "oldsel", "pf2,oldsel", "rw4", "rw2", "rw1", "pf2,rw1", "pf2,rw4"])
+@pytest.mark.parametrize("M", [1, 2])
+def test_cuda_gemv_m1_kernel_variants(monkeypatch, dtype, variant, M):
+    """The decode fma kernel's A/B variants (TORCHQUANT_SP24_FMA: prefetch depth and per-group
+    selectors at M = 1, rows per warp at M = 1 and 2) add the same products in the same order as the default
     kernel: within the bound and bit for bit the default's output. N = 197 (not a multiple of 8 * RW), K = 1056
     (33 lane steps of 32: a partial last round)."""
     N, K = 197, 1056
     values, meta, w = _sparse_weight(N, K, dtype, seed=5)
     values, meta, w = values.cuda(), meta.cuda(), w.cuda()
-    x = torch.randn(1, K, generator=_gen(6)).to(dtype).cuda()
+    x = torch.randn(M, K, generator=_gen(6)).to(dtype).cuda()
     bias = torch.randn(N, generator=_gen(7)).to(dtype).cuda()
     monkeypatch.delenv("TORCHQUANT_SP24_FMA", raising=False)
     want = ops.sparse24_gemv(x, values, meta, bias, "fma")
@@ -490,6 +491,23 @@ def test_cuda_int8_bit_exact_vs_cpu(kernel, M, sym_a):
         poison_cuda()
         got = ops.sparse24_int8_matmul(d(aq), d(sa), d(za), d(values), d(meta), d(sw), None, d(v["bias"]),
                                        v["out_dtype"], kernel)
+        _assert_bit_equal(got, want)
+
+
+@requires_cuda
+@pytest.mark.parametrize("sym_a", [True, False])
+def test_cuda_int8_gemv_two_rows_per_warp_variant(monkeypatch, sym_a):
+    """TORCHQUANT_SP24_FMA=i8w2 (the dp4a GEMV at M = 1 with 2 weight rows per warp, an A/B
+    knob): still bit for bit the CPU kernel."""
+    N, K = 197, 1056
+    aq, sa, za, wp, sw, values, meta = _int8_case(1, N, K, seed=77 + int(sym_a), sym_a=sym_a)
+    d = lambda t: None if t is None else t.cuda()  # noqa: E731
+    monkeypatch.setenv("TORCHQUANT_SP24_FMA", "i8w2")
+    for v in _int8_variants(N):
+        want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, v["bias"], v["out_dtype"], "cpu")
+        poison_cuda()
+        got = ops.sparse24_int8_matmul(d(aq), d(sa), d(za), d(values), d(meta), d(sw), None, d(v["bias"]),
+                                       v["out_dtype"], "gemv")
         _assert_bit_equal(got, want)
 
 

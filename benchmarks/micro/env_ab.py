@@ -13,8 +13,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
-  TORCHQUANT_SP24_FMA=pf2,oldsel,rw2,rw1  bf16/fp16 2:4 decode kernel variants (M = 1, --op
-                                  sparse24 --path fma; csrc/sparse/sparse24.cu fma_variant)
+  TORCHQUANT_SP24_FMA=pf2,oldsel,rw4,rw2,rw1  bf16/fp16 2:4 decode kernel variants (M = 1, 2;
+                                  --op sparse24 --path fma; csrc/sparse/sparse24.cu fma_variant;
+                                  a value may join several with "+", e.g. pf2+rw2)
 
 --dense adds bf16 F.linear on an unpruned weight of the same shape (cuBLAS, same timing).
 
@@ -45,7 +46,7 @@ ops = torch.ops.torchquant
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--op", choices=["nvfp4", "fp8", "int8", "sparse24"], default="nvfp4")
+    ap.add_argument("--op", choices=["nvfp4", "fp8", "int8", "sparse24", "sparse24_int8"], default="nvfp4")
     ap.add_argument("--dense", action="store_true", help="also time bf16 F.linear (cuBLAS)")
     ap.add_argument("--var", required=True)
     ap.add_argument("--values", default="auto,1", help='comma-separated; "auto" = unset')
@@ -75,6 +76,11 @@ def main() -> None:
         elif args.op == "sparse24":  # bf16 2:4: values + meta
             wp, ws = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
             fn = lambda x, a, b: ops.sparse24_gemv(x, a, b, None, args.path)  # noqa: E731
+        elif args.op == "sparse24_int8":  # int8 2:4 W8A8: values + meta, per-row scales
+            wq8, wsc, _ = ops.quantize_int8(w)
+            wp, ws = ops.compress24(ops.prune24(wq8)[0])
+            fn = lambda x, a, b: ops.sparse24_int8_matmul(  # noqa: E731
+                x[0], x[1], None, a, b, wsc, None, None, torch.bfloat16, args.path)
         else:  # int8 W8A8: int8 activations with per-token scales, bf16 out
             wp, ws, _ = ops.quantize_int8(w)
             fn = lambda x, a, b: ops.int8_matmul(  # noqa: E731
@@ -86,7 +92,7 @@ def main() -> None:
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-            if args.op == "int8":
+            if args.op in ("int8", "sparse24_int8"):
                 x = ops.quantize_int8(x)
             line = []
             for v in args.values.split(","):
@@ -102,7 +108,7 @@ def main() -> None:
                                  us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
             if args.dense:
-                xd = x if args.op != "int8" else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2)
                 rows.append(dict(op="bf16 F.linear", N=N, K=K, M=M, var="", value="",
                                  us=round(r["median_us"], 2),

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/checks.h"
@@ -210,17 +211,19 @@ bool aligned16(const at::Tensor& t) {
 }
 
 // fma path: x tile MT = the power of two >= min(M, 16); RW weight rows per
-// warp (4 for MT <= 2, else 2: what fits the register budget), halved while
+// warp (see launch_fma: 2 at MT = 1, 4 at MT = 2, else 2), halved while
 // the grid would be under two blocks per SM (each row a warp owns shares
 // the x loads, so more rows per warp means less L1 traffic per weight byte,
 // but fewer, longer blocks).
-// A/B knob of the M = 1 decode kernel (MT = 1, 16-byte loads), for benchmarks only:
-// TORCHQUANT_SP24_FMA = a comma list of "pf2" (two lane steps of weight in flight
-// instead of one), "oldsel" (per-group selectors, the form before the pair selectors),
-// "rw2" / "rw1" (at most 2 / 1 weight rows per warp). Unset: the default kernel.
+// A/B knobs of the decode kernel, for tests and benchmarks: TORCHQUANT_SP24_FMA = a
+// comma list of "pf2" (two lane steps of weight in flight instead of one; MT = 1,
+// 16-byte loads), "oldsel" (per-group selectors, the form before the pair selectors;
+// same), "rw4" / "rw2" / "rw1" (weight rows per warp before the grid-size halving,
+// MT <= 2), and "i8w2" (2 weight rows per warp in sparse24_int8_matmul's dp4a GEMV at
+// M = 1, launch_int8_gemv_mt). Unset: the rules.
 struct FmaVariant {
   bool pf2 = false, oldsel = false;
-  int max_rw = 4;
+  int rw = 0;  // 0: the rule
 };
 FmaVariant fma_variant() {
   FmaVariant f;
@@ -228,8 +231,9 @@ FmaVariant fma_variant() {
     const std::string e(env);
     f.pf2 = e.find("pf2") != std::string::npos;
     f.oldsel = e.find("oldsel") != std::string::npos;
-    if (e.find("rw2") != std::string::npos) f.max_rw = 2;
-    if (e.find("rw1") != std::string::npos) f.max_rw = 1;
+    if (e.find("rw4") != std::string::npos) f.rw = 4;
+    if (e.find("rw2") != std::string::npos) f.rw = 2;
+    if (e.find("rw1") != std::string::npos) f.rw = 1;
   }
   return f;
 }
@@ -245,7 +249,6 @@ void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, i
   };
   if constexpr (MT == 1 && VEC) {
     const FmaVariant f = fma_variant();
-    rw = std::min(rw, f.max_rw);
     if (f.pf2 || f.oldsel) {
       using namespace sparse24;
       if (f.pf2 && f.oldsel) {
@@ -275,7 +278,16 @@ void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int 
                 const DeviceCaps& caps, cudaStream_t stream) {
   const int mt_size = M >= 16 ? 16 : M > 4 ? 8 : M > 2 ? 4 : M;  // 1, 2, 4, 8, 16
   const int mtiles = (M + mt_size - 1) / mt_size;
-  int rw = mt_size <= 2 ? 4 : 2;
+  // Rows per warp: at M = 1 two (H200, 2026-12-02, results/h200/2026-12-02_nvfp4_wgmma,
+  // bf16, us, RW = 4 / 2: 28672x8192 75.9 / 66.6, 14336x4096 23.2 / 22.0, 128256x4096
+  // 141.6 / 140.9, 4096x14336 22.3 / 22.0; 45 registers instead of 72, so 5 blocks per SM
+  // instead of 3 and more of the weight in flight); four at M = 2 (the MT = 2 tile shares
+  // each x load among more rows); two for the larger tiles (registers).
+  int rw = mt_size == 2 ? 4 : 2;
+  if (mt_size <= 2) {
+    const FmaVariant f = fma_variant();
+    if (f.rw != 0) rw = f.rw;
+  }
   while (rw > 1 && int64_t((N + 8 * rw - 1) / (8 * rw)) * mtiles < 2 * int64_t(caps.sm_count)) rw /= 2;
   switch (mt_size) {
     case 1: return launch_fma_rw<T, 1, VEC>(x, v, m, b, y, M, N, K, rw, mtiles, stream);
@@ -383,13 +395,24 @@ Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
 constexpr int kI8Stages = 3;
 
 // The dp4a decode GEMV (sparse24_int8_gemv_kernel): MT rows of a_q per M tile,
-// RW weight rows per warp (4 for MT <= 2, else 2, as the bf16 CUDA-core GEMV).
+// RW weight rows per warp (4 for MT <= 2, else 2).
 template <typename OutT, int MT>
 void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
                          const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
                          cudaStream_t stream) {
   constexpr int RW = MT <= 2 ? 4 : 2;
-  const dim3 grid((N + 8 * RW - 1) / (8 * RW), static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535)));
+  const unsigned gy = static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535));
+  if constexpr (MT == 1) {
+    // A/B knob: TORCHQUANT_SP24_FMA containing "i8w2" runs 2 weight rows per warp.
+    const char* env = std::getenv("TORCHQUANT_SP24_FMA");
+    if (env != nullptr && std::strstr(env, "i8w2") != nullptr) {
+      const dim3 grid((N + 15) / 16, gy);
+      sparse24::sparse24_int8_gemv_kernel<OutT, 1, 2><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+  }
+  const dim3 grid((N + 8 * RW - 1) / (8 * RW), gy);
   sparse24::sparse24_int8_gemv_kernel<OutT, MT, RW><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
