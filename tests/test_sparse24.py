@@ -496,13 +496,13 @@ def test_cuda_int8_bit_exact_vs_cpu(kernel, M, sym_a):
 
 @requires_cuda
 @pytest.mark.parametrize("sym_a", [True, False])
-def test_cuda_int8_gemv_two_rows_per_warp_variant(monkeypatch, sym_a):
-    """TORCHQUANT_SP24_FMA=i8w2 (the dp4a GEMV at M = 1 with 2 weight rows per warp, an A/B
-    knob): still bit for bit the CPU kernel."""
+def test_cuda_int8_gemv_four_rows_per_warp_variant(monkeypatch, sym_a):
+    """TORCHQUANT_SP24_FMA=i8w4 (the dp4a GEMV at M = 1 with 4 weight rows per warp instead of
+    2, an A/B knob): still bit for bit the CPU kernel."""
     N, K = 197, 1056
     aq, sa, za, wp, sw, values, meta = _int8_case(1, N, K, seed=77 + int(sym_a), sym_a=sym_a)
     d = lambda t: None if t is None else t.cuda()  # noqa: E731
-    monkeypatch.setenv("TORCHQUANT_SP24_FMA", "i8w2")
+    monkeypatch.setenv("TORCHQUANT_SP24_FMA", "i8w4")
     for v in _int8_variants(N):
         want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, v["bias"], v["out_dtype"], "cpu")
         poison_cuda()

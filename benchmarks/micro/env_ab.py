@@ -15,7 +15,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   kernel at block sizes that are multiples of 64
   TORCHQUANT_SP24_FMA=pf2,oldsel,rw4,rw2,rw1  bf16/fp16 2:4 decode kernel variants (M = 1, 2;
                                   --op sparse24 --path fma; csrc/sparse/sparse24.cu fma_variant;
-                                  a value may join several with "+", e.g. pf2+rw2)
+                                  a value may join several with "+", e.g. pf2+rw2;
+                                  i8w4: --op sparse24_int8 --path gemv with 4 rows per warp)
 
 --dense adds bf16 F.linear on an unpruned weight of the same shape (cuBLAS, same timing).
 

@@ -219,8 +219,8 @@ bool aligned16(const at::Tensor& t) {
 // comma list of "pf2" (two lane steps of weight in flight instead of one; MT = 1,
 // 16-byte loads), "oldsel" (per-group selectors, the form before the pair selectors;
 // same), "rw4" / "rw2" / "rw1" (weight rows per warp before the grid-size halving,
-// MT <= 2), and "i8w2" (2 weight rows per warp in sparse24_int8_matmul's dp4a GEMV at
-// M = 1, launch_int8_gemv_mt). Unset: the rules.
+// MT <= 2), and "i8w4" (4 weight rows per warp in sparse24_int8_matmul's dp4a GEMV at
+// M = 1 instead of 2, launch_int8_gemv_mt). Unset: the rules.
 struct FmaVariant {
   bool pf2 = false, oldsel = false;
   int rw = 0;  // 0: the rule
@@ -395,19 +395,23 @@ Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
 constexpr int kI8Stages = 3;
 
 // The dp4a decode GEMV (sparse24_int8_gemv_kernel): MT rows of a_q per M tile,
-// RW weight rows per warp (4 for MT <= 2, else 2).
+// RW weight rows per warp: 2 at MT = 1, 4 at MT = 2, else 2. At M = 1 two rows per warp
+// (37 registers) keep more warps and more of the weight in flight than four (H200,
+// 2026-12-02, results/h200/2026-12-02_nvfp4_wgmma/call5_sp24_i8_rw.csv, us, RW = 4 / 2:
+// 28672x8192 38.2 / 37.7, 128256x4096 80.0 / 78.4, 14336x4096 12.7 / 12.2, 4096x14336
+// 16.1 / 13.1, 4096x4096 6.2 / 5.2).
 template <typename OutT, int MT>
 void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
                          const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
                          cudaStream_t stream) {
-  constexpr int RW = MT <= 2 ? 4 : 2;
+  constexpr int RW = MT == 2 ? 4 : 2;
   const unsigned gy = static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535));
   if constexpr (MT == 1) {
-    // A/B knob: TORCHQUANT_SP24_FMA containing "i8w2" runs 2 weight rows per warp.
+    // A/B knob: TORCHQUANT_SP24_FMA containing "i8w4" runs 4 weight rows per warp.
     const char* env = std::getenv("TORCHQUANT_SP24_FMA");
-    if (env != nullptr && std::strstr(env, "i8w2") != nullptr) {
-      const dim3 grid((N + 15) / 16, gy);
-      sparse24::sparse24_int8_gemv_kernel<OutT, 1, 2><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
+    if (env != nullptr && std::strstr(env, "i8w4") != nullptr) {
+      const dim3 grid((N + 31) / 32, gy);
+      sparse24::sparse24_int8_gemv_kernel<OutT, 1, 4><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
