@@ -215,27 +215,17 @@ bool aligned16(const at::Tensor& t) {
 // the grid would be under two blocks per SM (each row a warp owns shares
 // the x loads, so more rows per warp means less L1 traffic per weight byte,
 // but fewer, longer blocks).
-// A/B knobs of the decode kernel, for tests and benchmarks: TORCHQUANT_SP24_FMA = a
-// comma list of "pf2" (two lane steps of weight in flight instead of one; MT = 1,
-// 16-byte loads), "oldsel" (per-group selectors, the form before the pair selectors;
-// same), "rw4" / "rw2" / "rw1" (weight rows per warp before the grid-size halving,
-// MT <= 2), and "i8w4" (4 weight rows per warp in sparse24_int8_matmul's dp4a GEMV at
-// M = 1 instead of 2, launch_int8_gemv_mt). Unset: the rules.
-struct FmaVariant {
-  bool pf2 = false, oldsel = false;
-  int rw = 0;  // 0: the rule
-};
-FmaVariant fma_variant() {
-  FmaVariant f;
+// A/B knobs of the decode kernels, for tests and benchmarks: TORCHQUANT_SP24_FMA = a
+// comma list of "rw4" / "rw2" / "rw1" (weight rows per warp of the fma GEMV before the
+// grid-size halving, MT <= 2) and "i8w4" (4 weight rows per warp in sparse24_int8_matmul's
+// dp4a GEMV at M = 1 instead of 2, launch_int8_gemv_mt). Unset: the rules.
+int fma_rows_override() {
   if (const char* env = std::getenv("TORCHQUANT_SP24_FMA")) {
-    const std::string e(env);
-    f.pf2 = e.find("pf2") != std::string::npos;
-    f.oldsel = e.find("oldsel") != std::string::npos;
-    if (e.find("rw4") != std::string::npos) f.rw = 4;
-    if (e.find("rw2") != std::string::npos) f.rw = 2;
-    if (e.find("rw1") != std::string::npos) f.rw = 1;
+    if (std::strstr(env, "rw4") != nullptr) return 4;
+    if (std::strstr(env, "rw2") != nullptr) return 2;
+    if (std::strstr(env, "rw1") != nullptr) return 1;
   }
-  return f;
+  return 0;
 }
 
 template <typename T, int MT, bool VEC>
@@ -247,25 +237,6 @@ void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, i
     kernel<<<grid, 256, 0, stream>>>(x, v, m, b, y, M, N, K);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
-  if constexpr (MT == 1 && VEC) {
-    const FmaVariant f = fma_variant();
-    if (f.pf2 || f.oldsel) {
-      using namespace sparse24;
-      if (f.pf2 && f.oldsel) {
-        if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 2, false>, 4);
-        if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 2, false>, 2);
-        return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 2, false>, 1);
-      }
-      if (f.pf2) {
-        if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 2, true>, 4);
-        if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 2, true>, 2);
-        return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 2, true>, 1);
-      }
-      if (rw >= 4) return go(sparse24_gemv_fma_kernel<T, 1, 4, true, 1, false>, 4);
-      if (rw >= 2) return go(sparse24_gemv_fma_kernel<T, 1, 2, true, 1, false>, 2);
-      return go(sparse24_gemv_fma_kernel<T, 1, 1, true, 1, false>, 1);
-    }
-  }
   if constexpr (MT <= 2) {
     if (rw >= 4) return go(sparse24::sparse24_gemv_fma_kernel<T, MT, 4, VEC>, 4);
   }
@@ -285,8 +256,7 @@ void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int 
   // each x load among more rows); two for the larger tiles (registers).
   int rw = mt_size == 2 ? 4 : 2;
   if (mt_size <= 2) {
-    const FmaVariant f = fma_variant();
-    if (f.rw != 0) rw = f.rw;
+    if (const int forced = fma_rows_override()) rw = forced;
   }
   while (rw > 1 && int64_t((N + 8 * rw - 1) / (8 * rw)) * mtiles < 2 * int64_t(caps.sm_count)) rw /= 2;
   switch (mt_size) {

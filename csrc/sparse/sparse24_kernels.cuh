@@ -311,13 +311,13 @@ __device__ __forceinline__ void warp_sum_all(A (&acc)[R][C]) {
 // MT = 16 tile (a fallback: auto sends M > kFmaMaxM to the tensor-core
 // kernel on sm_80+) keeps 16 x RW accumulators and gets the whole register
 // file rather than spill.
-// PF: lane steps kept in flight ahead of the one being consumed (1 or 2; 2 holds a
-// second set of RW x 5 registers, so 2 blocks per SM: 16 warps x 2 steps in flight
-// against 24 x 1). kPairSel (VEC): the selectors of a group pair come
-// from its meta byte in one 32-bit pass (see below) instead of per group. The
-// variants are A/B knobs (TORCHQUANT_SP24_FMA, sparse24.cu), instantiated for MT = 1.
-template <typename T, int MT, int RW, bool VEC, int PF = 1, bool kPairSel = true>
-__global__ void __launch_bounds__(256, (PF == 2 ? 2 : (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1)))) sparse24_gemv_fma_kernel(
+// Measured and dropped (H200, 2026-12-02, results/h200/2026-12-02_nvfp4_wgmma/
+// call3_sp24_fma_ab.csv, 28672x8192 M = 1, bf16): per-group selectors instead of the pair
+// selectors below, 78.1 vs 75.9 us (RW = 4); two lane steps in flight instead of one
+// (a second register set, 2 blocks per SM), 75.0 at RW = 4 but 72.1 against 66.6 at
+// RW = 2, the rows per warp launch_fma now picks at M = 1.
+template <typename T, int MT, int RW, bool VEC>
+__global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse24_gemv_fma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
     const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
   using H = Half2Traits<T>;
@@ -371,17 +371,12 @@ __global__ void __launch_bounds__(256, (PF == 2 ? 2 : (MT <= 4 ? 3 : (MT <= 8 ? 
 #pragma unroll
       for (int m = 0; m < MT; ++m) acc[r][m] = 0.0f;
 
-    static_assert(PF == 1 || PF == 2, "prefetch depth");
     uint32_t cv[RW][G], cm[RW];
-    uint32_t fv[RW][G], fm[RW];  // PF == 2: the step after the next
     if (lane < nsteps) load_step(lane, cv, cm);
-    if constexpr (PF == 2) {
-      if (lane + 32 < nsteps) load_step(lane + 32, fv, fm);
-    }
     for (int c = lane; c < nsteps; c += 32) {
-      // The weight loads of step c + 32 PF go out before this step's math.
+      // Next step's weight loads go out before this step's math.
       uint32_t nv[RW][G], nm[RW];
-      if (c + 32 * PF < nsteps) load_step(c + 32 * PF, nv, nm);
+      if (c + 32 < nsteps) load_step(c + 32, nv, nm);
       // Groups are consumed XG at a time, so each x load is 16 bytes (VEC)
       // or 8 (scalar): a lane's x span is 2x its value span, and one wide
       // load per lane and x row keeps L1 wavefronts per byte low at M = 2..4.
@@ -391,7 +386,7 @@ __global__ void __launch_bounds__(256, (PF == 2 ? 2 : (MT <= 4 ? 3 : (MT <= 8 ? 
         float2 wf[RW][XG];
 #pragma unroll
         for (int r = 0; r < RW; ++r) {
-          if constexpr (kPairSel && XG == 2) {
+          if constexpr (XG == 2) {
             // The pair's meta byte holds the four 2-bit positions p0 p1 (group q0) and
             // p2 p3 (group q0 + 1); spread them to the bytes of t = p0 | p1 << 8 |
             // p2 << 16 | p3 << 24, then one multiply-add gives both selectors (prmt
@@ -444,19 +439,9 @@ __global__ void __launch_bounds__(256, (PF == 2 ? 2 : (MT <= 4 ? 3 : (MT <= 8 ? 
       }
 #pragma unroll
       for (int r = 0; r < RW; ++r) {
-        if constexpr (PF == 2) {
-          cm[r] = fm[r];
-          fm[r] = nm[r];
+        cm[r] = nm[r];
 #pragma unroll
-          for (int q = 0; q < G; ++q) {
-            cv[r][q] = fv[r][q];
-            fv[r][q] = nv[r][q];
-          }
-        } else {
-          cm[r] = nm[r];
-#pragma unroll
-          for (int q = 0; q < G; ++q) cv[r][q] = nv[r][q];
-        }
+        for (int q = 0; q < G; ++q) cv[r][q] = nv[r][q];
       }
     }
 
