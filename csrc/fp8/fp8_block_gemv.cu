@@ -28,6 +28,7 @@
 #include "common/checks.h"
 #include "common/device.h"
 #include "common/dq_tile_launch.h"
+#include "common/pdl.h"
 #include "fp8/fp8_kernels.cuh"
 
 namespace torchquant {
@@ -145,20 +146,21 @@ struct GemvArgs {
 };
 
 // Every GEMV kernel takes the same arguments: checks the grid, opts in to the
-// shared memory (a no-op up to 48 KiB) and launches on `stream`.
+// shared memory (a no-op up to 48 KiB) and launches on `stream`; pdl: with the
+// programmatic-serialization attribute (only for kernels that call pdl_wait(),
+// common/pdl.h).
 template <typename T>
 void launch_gemv_kernel(void (*kernel)(const T*, const uint8_t*, const float*, const T*, T*, int,
                                        int, int, uint32_t, int, int),
                         const GemvArgs& a, int64_t blocks, int threads, size_t smem, int mtiles,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, bool pdl = false) {
   TORCH_CHECK(blocks <= std::numeric_limits<int>::max(), kGemvOp, ": grid of ", blocks,
               " blocks is too large");
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(),
                      static_cast<int>(smem));
-  kernel<<<static_cast<unsigned>(blocks), threads, smem, stream>>>(
-      static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias), static_cast<T*>(a.y),
-      a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(threads), smem, stream, pdl,
+                static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias),
+                static_cast<T*>(a.y), a.M, a.N, a.K, a.bmagic, a.nb, mtiles);
 }
 
 template <typename T, int WK, int MT>
@@ -177,7 +179,7 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream)
   const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
                       (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
   launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, MT, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
-                        ks * 32, smem, mtiles, stream);
+                        ks * 32, smem, mtiles, stream, pdl_requested(c10::cuda::current_device()));
 }
 
 template <typename T, int WK>

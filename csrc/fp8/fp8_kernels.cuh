@@ -67,6 +67,7 @@
 #include "common/dq_tile.cuh"
 #include "common/ldg.h"
 #include "common/mma.cuh"
+#include "common/pdl_device.cuh"
 #include "common/vec_store.cuh"
 #include "common/warp_ring.cuh"
 
@@ -572,6 +573,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
                            int mtiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) uint8_t dsm[];
+  pdl_launch_dependents();  // TORCHQUANT_PDL (common/pdl.h): the next GEMV may launch
   const auto [lane, warp, ks, g, t, n0, m0] = mma_place<MT>(mtiles);
   const int lk = t * 16;
 
@@ -650,6 +652,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   };
 
   uint32_t xb0[2][MT][8], xb1[2][MT][8];
+  // Launched with PDL, the S stages of weight and scales above are already in flight
+  // while the previous kernel finishes; x, the bias and y wait for it here.
+  pdl_wait();
   if (mine > 0) load_x(xb0, kcur);
   for (int i = 0; i < mine; i += 2) {
     step(i, xb0, xb1);

@@ -42,6 +42,7 @@
 #include "common/checks.h"
 #include "common/device.h"
 #include "common/dq_tile_launch.h"
+#include "common/pdl.h"
 #include "nvfp4/nvfp4_kernels.cuh"
 
 namespace torchquant {
@@ -299,8 +300,9 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
     prm.cps = c.cps;
   }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
-  kernel<<<grid, nvfp4::kMmaThreads, smem, stream>>>(prm);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  // TORCHQUANT_PDL=1 (common/pdl.h): the kernel waits for its predecessor before reading x.
+  launch_kernel(kernel, grid, dim3(nvfp4::kMmaThreads), static_cast<size_t>(smem), stream,
+                pdl_requested(device), prm);
   if (splits > 1) {
     const int64_t outs = static_cast<int64_t>(prm.M) * prm.N;
     constexpr int kThreads = 256;

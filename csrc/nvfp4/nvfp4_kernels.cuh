@@ -129,6 +129,7 @@
 #include "common/dq_tile.cuh"
 #include "common/ldg.h"
 #include "common/mma.cuh"
+#include "common/pdl_device.cuh"
 #include "common/vec_store.cuh"
 #include "common/warp_ring.cuh"
 
@@ -431,6 +432,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
   extern __shared__ uint4 smem[];         // 16-byte aligned dynamic shared memory
+  pdl_launch_dependents();  // TORCHQUANT_PDL (common/pdl.h): the next GEMV may launch
 
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;
@@ -599,6 +601,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
         }
       }
+    // Launched with PDL, the first weight stages (and scales) above are in flight while
+    // the previous kernel finishes; x, the bias, the global scale and y wait for it here.
+    pdl_wait();
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
     chunk_sync();

@@ -1,0 +1,101 @@
+"""A/B of programmatic dependent launch (TORCHQUANT_PDL, csrc/common/pdl.h) on the fused
+Llama-3-8B decoder layer (qkv 6144x4096, o 4096x4096, gate_up 28672x4096, down 4096x14336)
+through QuantLinear, at decode M: the layer's four projections back to back, with PDL off
+and on, in one process (cold L2 by rotating layer copies, CUDA-graph replay, median;
+benchmarks/timing.py). bf16 F.linear on the same shapes is the reference row. Each
+projection's input is the previous projection's output (sliced / padded to its in_features,
+so every GEMV depends on the kernel right before it, as in a real layer chain).
+
+PYTHONPATH=. python benchmarks/micro/pdl_ab.py --formats fp8_block,nvfp4 --ms 1,8 [--out rows.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import shapes as S  # noqa: E402
+import timing  # noqa: E402
+
+import torchquant  # noqa: E402,F401
+from torchquant.nn import QuantLinear  # noqa: E402
+
+
+def layer_bytes(mods) -> int:
+    return sum(sum(b.numel() * b.element_size() for b in m.buffers()) for m in mods)
+
+
+def run_layer(mods, x):
+    """qkv(x); o(first K of qkv's output); gate_up(o's output); down(first 14336 of gate_up's)."""
+    h = mods[0](x)
+    h = mods[1](h[:, : mods[1].in_features])
+    h = mods[2](h)
+    return mods[3](h[:, : mods[3].in_features])
+
+
+def run_dense(ws, x):
+    h = F.linear(x, ws[0])
+    h = F.linear(h[:, : ws[1].shape[1]], ws[1])
+    h = F.linear(h, ws[2])
+    return F.linear(h[:, : ws[3].shape[1]], ws[3])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--formats", default="fp8_block,nvfp4")
+    ap.add_argument("--ms", default="1,8")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA device: nothing to time")
+        return
+    torch.manual_seed(0)
+    shapes = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
+    dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16) for n, k in shapes]
+    rows = []
+    dbytes = sum(w.numel() * 2 for w in dense)
+    dcopies = timing.shared_copies(tuple(dense), dbytes)
+    for fmt in args.formats.split(","):
+        mods = []
+        for w in dense:
+            lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device="cuda", dtype=torch.bfloat16)
+            with torch.no_grad():
+                lin.weight.copy_(w)
+            mods.append(QuantLinear.from_float(lin, format=fmt).cuda())
+        nbytes = layer_bytes(mods)
+        r = timing.copies_needed(nbytes, timing.l2_bytes())
+        copies = [mods] + [[copy.deepcopy(m) for m in mods] for _ in range(r - 1)]
+        torch.cuda.synchronize()
+        for M in (int(m) for m in args.ms.split(",")):
+            x = torch.randn(M, shapes[0][1], device="cuda", dtype=torch.bfloat16)
+            line = []
+            for pdl in ("0", "1"):
+                os.environ["TORCHQUANT_PDL"] = pdl
+                try:
+                    res = timing.time_gpu(lambda *ms: run_layer(ms, x), lambda i: tuple(copies[i % r]), nbytes)
+                finally:
+                    os.environ.pop("TORCHQUANT_PDL", None)
+                rows.append(dict(format=fmt, M=M, pdl=pdl, us=round(res["median_us"], 2), mode=res["mode"]))
+                line.append(f"pdl={pdl}: {res['median_us']:.1f}")
+            res = timing.time_gpu(lambda *ws: run_dense(ws, x), dcopies, dbytes)
+            rows.append(dict(format="bf16 F.linear", M=M, pdl="", us=round(res["median_us"], 2), mode=res["mode"]))
+            line.append(f"bf16: {res['median_us']:.1f}")
+            print(f"fused layer {fmt} M={M}: " + " | ".join(line), flush=True)
+        del copies, mods
+        torch.cuda.empty_cache()
+    if args.out and rows:
+        with open(args.out, "w", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+            wr.writeheader()
+            wr.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
