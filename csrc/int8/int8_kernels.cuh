@@ -555,10 +555,12 @@ struct GemvShape {
   static constexpr int kTokens = 8 * kMT8;
 };
 
-template <int kMT8, bool kAligned, typename OutT>
+// kU: chunks in flight per warp; 0 = GemvShape's choice (the A/B knob
+// TORCHQUANT_INT8_GEMV_UNROLL instantiates others for kMT8 = 2, int8_matmul.cu).
+template <int kMT8, bool kAligned, typename OutT, int kU = 0>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
-  constexpr int kUnroll = GemvShape<kMT8>::kUnroll;
+  constexpr int kUnroll = kU > 0 ? kU : GemvShape<kMT8>::kUnroll;
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   __shared__ int32_t red[kGemvWarps][kTokens][16];
   __shared__ int s_last;

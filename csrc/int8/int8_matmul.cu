@@ -215,6 +215,18 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
     p.counters = counters.data_ptr<int>();
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
+  if constexpr (kMT8 == 2) {
+    // A/B knob (tests, benchmarks/micro/env_ab.py): TORCHQUANT_INT8_GEMV_UNROLL = 3, 5 or 6
+    // chunks in flight per warp for the 9..16-token tile instead of GemvShape's 4.
+    const int u = env_int("TORCHQUANT_INT8_GEMV_UNROLL");
+    if (aligned && (u == 3 || u == 5 || u == 6)) {
+      if (u == 3) int8_gemv_kernel<2, true, OutT, 3><<<grid, kGemvThreads, 0, stream>>>(p);
+      if (u == 5) int8_gemv_kernel<2, true, OutT, 5><<<grid, kGemvThreads, 0, stream>>>(p);
+      if (u == 6) int8_gemv_kernel<2, true, OutT, 6><<<grid, kGemvThreads, 0, stream>>>(p);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+  }
   if (aligned) {
     int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
   } else {
