@@ -24,6 +24,7 @@ Nothing here runs at import time; nothing here writes into the inputs.
 
 from __future__ import annotations
 
+import csv
 import math
 import statistics
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -297,3 +298,14 @@ def measure_read_ceiling(
     assert best is not None
     best.update(nbytes=n * 4, per_method=per_method, device=str(dev))
     return best
+
+
+def write_rows(path: str, rows: Sequence[Dict[str, Any]]) -> None:
+    """The micro benchmarks' --out: rows (dicts with the first row's keys) as CSV at path;
+    nothing when path is empty or there are no rows."""
+    if not path or not rows:
+        return
+    with open(path, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)

@@ -12,7 +12,6 @@ PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x409
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 
@@ -102,11 +101,7 @@ def main() -> None:
             print(f"{N}x{K} M={M}: " + " | ".join(line), flush=True)
         del qcopies, bcopies, w_q, w_s, w_bf
         torch.cuda.empty_cache()
-    if args.out and rows:
-        with open(args.out, "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-            wr.writeheader()
-            wr.writerows(rows)
+    timing.write_rows(args.out, rows)
 
 
 if __name__ == "__main__":

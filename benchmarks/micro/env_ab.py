@@ -32,7 +32,6 @@ PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_REG
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 
@@ -118,11 +117,7 @@ def main() -> None:
                                  pct=round(100.0 * w_bf.numel() * 2 / (r["median_us"] * 1e-6) / ceiling, 1)))
                 line.append(f"bf16:{r['median_us']:.1f}")
             print(f"{args.op} {N}x{K} M={M}: " + "  ".join(line), flush=True)
-    if args.out and rows:
-        with open(args.out, "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-            wr.writeheader()
-            wr.writerows(rows)
+    timing.write_rows(args.out, rows)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import os
 import sys
 
@@ -90,11 +89,7 @@ def main() -> None:
             print(f"fused layer {fmt} M={M}: " + " | ".join(line), flush=True)
         del copies, mods
         torch.cuda.empty_cache()
-    if args.out and rows:
-        with open(args.out, "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-            wr.writeheader()
-            wr.writerows(rows)
+    timing.write_rows(args.out, rows)
 
 
 if __name__ == "__main__":

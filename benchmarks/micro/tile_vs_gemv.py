@@ -11,7 +11,6 @@ PYTHONPATH=. python benchmarks/micro/tile_vs_gemv.py --ms 17,32,64,128,256 \
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 
@@ -72,11 +71,7 @@ def main() -> None:
                 line.append(f"{name}: tile {res['tile']:.1f} gemv {res['mma']:.1f} "
                             f"deq {res['dequant+cublas']:.1f}")
             print(f"{N}x{K} M={M}: " + " | ".join(line), flush=True)
-    if args.out and rows:
-        with open(args.out, "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-            wr.writeheader()
-            wr.writerows(rows)
+    timing.write_rows(args.out, rows)
 
 
 if __name__ == "__main__":
