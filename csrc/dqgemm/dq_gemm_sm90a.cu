@@ -30,13 +30,13 @@ namespace {
 
 constexpr const char* kOp = "fp8_block_gemm";
 
-// 128 features x 256 tokens, 5 stages (200 KB), pairs along the features multicasting x.
-using Cfg256c2 = DqConfig<256, 5, 2>;
-using Cfg256c1 = DqConfig<256, 5, 1>;
-// 128 x 128, 8 stages (192 KB): small M, and grids with fewer 128 x 256 tiles than SMs.
-using Cfg128c1 = DqConfig<128, 8, 1>;
-// 128 x 64, 8 stages (128 KB): M <= 64, half the activation traffic of a 128-token tile.
-using Cfg64c1 = DqConfig<64, 8, 1>;
+// The tiles (fp8_block; nvfp4 stages hold 32 instead of 64 weight bytes per row, so its
+// 256-token tiles fit 6 stages): 128 features x 256 tokens, 5 stages (200 KB), pairs along
+// the features multicasting x (256c2) or single CTAs (256c1); 128 x 128, 8 stages (192 KB):
+// small M, and grids with fewer 128 x 256 tiles than SMs; 128 x 64, 8 stages (128 KB):
+// M <= 64, half the activation traffic of a 128-token tile.
+template <bool kFp4, int BT, int CM>
+using TileCfg = DqConfig<BT, BT == 256 ? (kFp4 ? 6 : 5) : 8, CM, kFp4 ? 32 : 64>;
 
 enum class DqTile { k256c2, k256c1, k128c1, k64c1 };
 
@@ -146,30 +146,24 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   }
 }
 
-// nvfp4 configurations: the same tiles with 4 KB weight stages (32 bytes per row).
-using Fp4Cfg256c2 = DqConfig<256, 6, 2, 32>;
-using Fp4Cfg256c1 = DqConfig<256, 6, 1, 32>;
-using Fp4Cfg128c1 = DqConfig<128, 8, 1, 32>;
-using Fp4Cfg64c1 = DqConfig<64, 8, 1, 32>;
-
-template <class T, bool kFp4>
-void launch_tile(DqTile t, const void* w, const void* x, const DqArgs& args, int device,
-                 const DeviceCaps& caps, cudaStream_t stream, const at::Tensor& like,
-                 const char* op) {
-  if constexpr (kFp4) {
+// Launches tile t of the format's kernel for x's dtype (fp16 or bf16).
+template <bool kFp4>
+void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args, int device,
+                const DeviceCaps& caps, const char* op) {
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  auto go = [&](auto elem) {
+    using T = decltype(elem);
     switch (t) {
-      case DqTile::k256c2: launch<Fp4Cfg256c2, T, true>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k256c1: launch<Fp4Cfg256c1, T, true>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k128c1: launch<Fp4Cfg128c1, T, true>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k64c1: launch<Fp4Cfg64c1, T, true>(w, x, args, device, caps, stream, like, op); break;
+      case DqTile::k256c2: return launch<TileCfg<kFp4, 256, 2>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k256c1: return launch<TileCfg<kFp4, 256, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k128c1: return launch<TileCfg<kFp4, 128, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k64c1: return launch<TileCfg<kFp4, 64, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
     }
+  };
+  if (x.scalar_type() == at::kHalf) {
+    go(__half{});
   } else {
-    switch (t) {
-      case DqTile::k256c2: launch<Cfg256c2, T, false>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k256c1: launch<Cfg256c1, T, false>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k128c1: launch<Cfg128c1, T, false>(w, x, args, device, caps, stream, like, op); break;
-      case DqTile::k64c1: launch<Cfg64c1, T, false>(w, x, args, device, caps, stream, like, op); break;
-    }
+    go(__nv_bfloat16{});
   }
 }
 
@@ -215,14 +209,7 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.nb = static_cast<int>(ceil_div(s.K, block_size));
   args.spb = static_cast<int>(block_size / 16);
 
-  const DqTile tile = choose_dq_config(s.M, s.N, caps, kOp);
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) {
-    launch_tile<__half, false>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, kOp);
-  } else {
-    launch_tile<__nv_bfloat16, false>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream,
-                                      x, kOp);
-  }
+  launch_for<false>(x, choose_dq_config(s.M, s.N, caps, kOp), w.data_ptr(), args, device, caps, kOp);
   return y;
 }
 
@@ -254,14 +241,7 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.sc_row_bytes = static_cast<int>(s.K / 16);
   args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
 
-  const DqTile tile = choose_dq_config(s.M, s.N, caps, op);
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  if (x.scalar_type() == at::kHalf) {
-    launch_tile<__half, true>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
-  } else {
-    launch_tile<__nv_bfloat16, true>(tile, w.data_ptr(), x.data_ptr(), args, device, caps, stream,
-                                     x, op);
-  }
+  launch_for<true>(x, choose_dq_config(s.M, s.N, caps, op), w.data_ptr(), args, device, caps, op);
   return y;
 }
 
