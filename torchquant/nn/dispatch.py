@@ -132,6 +132,26 @@ def nvfp4_wgmma_runs(device: torch.device, k: int) -> bool:
     return k > 0 and k % 64 == 0 and sm90a_op_runs(device, "_nvfp4_gemm_sm90a")
 
 
+# The two wgmma GEMMs' rules: (min M, every layer up to this M, layers of at least this many
+# outputs, ... up to this M (None: any)).
+_DQ_WGMMA_RULES = {
+    "fp8_block": (FP8_WGMMA_MIN_M, FP8_WGMMA_SMALL_N_MAX_M, FP8_WGMMA_MIN_N, None),
+    "nvfp4": (NVFP4_WGMMA_MIN_M, NVFP4_WGMMA_SMALL_N_MAX_M, NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_MAX_M),
+}
+
+
+def dq_wgmma_pays(fmt: str, m: int, n: int, k: int, device: torch.device) -> bool:
+    """True when QuantLinear's fp8_block / nvfp4 layer of n outputs and k inputs runs m rows
+    through its wgmma GEMM (the measured rules above; n = 0, unknown: never)."""
+    rule = _DQ_WGMMA_RULES.get(fmt)
+    if rule is None or n <= 0:
+        return False
+    min_m, small_n_max_m, min_n, max_m = rule
+    if m < min_m or not (m <= small_n_max_m or (n >= min_n and (max_m is None or m <= max_m))):
+        return False
+    return fp8_wgmma_runs(device) if fmt == "fp8_block" else nvfp4_wgmma_runs(device, k)
+
+
 def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant", k: int = 0, n: int = 0) -> str:
     """Returns one of: "cpu", "gemv", "int8_mma", "dequant_mm", "dq_wgmma", "w8a8_mm", "w8a8_emulated"
     ("dequant_mm" on the CPU: the weight widened to fp32 and torch's fp32 GEMM;
@@ -175,12 +195,7 @@ def choose_path(fmt: str, m: int, device: torch.device, prefill: str = "dequant"
         # The op's own dispatch runs the Hopper sparse-wgmma GEMM (no host
         # sync, unlike decompress24: graph-capturable at every M).
         return "gemv"
-    if (fmt == "fp8_block" and n > 0 and m >= FP8_WGMMA_MIN_M
-            and (m <= FP8_WGMMA_SMALL_N_MAX_M or n >= FP8_WGMMA_MIN_N) and fp8_wgmma_runs(device)):
-        return "dq_wgmma"
-    if (fmt == "nvfp4" and n > 0 and m >= NVFP4_WGMMA_MIN_M
-            and (m <= NVFP4_WGMMA_SMALL_N_MAX_M or (n >= NVFP4_WGMMA_MIN_N and m <= NVFP4_WGMMA_MAX_M))
-            and nvfp4_wgmma_runs(device, k)):
+    if dq_wgmma_pays(fmt, m, n, k, device):
         return "dq_wgmma"
     if m <= LAYER_GEMV_MAX_M:
         # fp8_block / nvfp4 / sparse24 decode: memory-bound; the fused GEMV
