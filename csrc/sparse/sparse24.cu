@@ -219,13 +219,12 @@ bool aligned16(const at::Tensor& t) {
 // comma list of "rw4" / "rw2" / "rw1" (weight rows per warp of the fma GEMV before the
 // grid-size halving, MT <= 2) and "i8w4" (4 weight rows per warp in sparse24_int8_matmul's
 // dp4a GEMV at M = 1 instead of 2, launch_int8_gemv_mt). Unset: the rules.
+bool sp24_knob(const char* token) {
+  const char* env = std::getenv("TORCHQUANT_SP24_FMA");
+  return env != nullptr && std::strstr(env, token) != nullptr;
+}
 int fma_rows_override() {
-  if (const char* env = std::getenv("TORCHQUANT_SP24_FMA")) {
-    if (std::strstr(env, "rw4") != nullptr) return 4;
-    if (std::strstr(env, "rw2") != nullptr) return 2;
-    if (std::strstr(env, "rw1") != nullptr) return 1;
-  }
-  return 0;
+  return sp24_knob("rw4") ? 4 : sp24_knob("rw2") ? 2 : sp24_knob("rw1") ? 1 : 0;
 }
 
 template <typename T, int MT, bool VEC>
@@ -378,8 +377,7 @@ void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
   const unsigned gy = static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535));
   if constexpr (MT == 1) {
     // A/B knob: TORCHQUANT_SP24_FMA containing "i8w4" runs 4 weight rows per warp.
-    const char* env = std::getenv("TORCHQUANT_SP24_FMA");
-    if (env != nullptr && std::strstr(env, "i8w4") != nullptr) {
+    if (sp24_knob("i8w4")) {
       const dim3 grid((N + 31) / 32, gy);
       sparse24::sparse24_int8_gemv_kernel<OutT, 1, 4><<<grid, 256, 0, stream>>>(a, v, m, ep, y, M, N, K);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
