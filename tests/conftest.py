@@ -53,9 +53,11 @@ def requires_sm90a(*op_names):
     return pytest.mark.skipif(not ok, reason="needs a compute capability 9.0 GPU and the torchquant._C_sm90a module")
 
 
-def graph_replay_matches_eager(run):
+def graph_replay_matches_eager(run, replays=1, poison=False):
     """run() (a tensor or a tuple of tensors) twice eagerly: the same bits; once on a side stream
-    (warm-up), then captured in a CUDA graph and replayed: the replay gives the eager bits."""
+    (warm-up), then captured in a CUDA graph and replayed `replays` times: every replay gives the
+    eager bits. poison: the captured outputs are filled with NaN before each replay, so a replay
+    that skips a write cannot pass on what the previous one left."""
     def outs(r):
         return r if isinstance(r, tuple) else (r,)
 
@@ -69,6 +71,10 @@ def graph_replay_matches_eager(run):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         captured = outs(run())
-    graph.replay()
-    torch.cuda.synchronize()
-    assert all(torch.equal(a, b) for a, b in zip(eager, captured))
+    for _ in range(replays):
+        if poison:
+            for c in captured:
+                c.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert all(torch.equal(a, b) for a, b in zip(eager, captured))

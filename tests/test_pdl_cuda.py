@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401
-from conftest import poison_cuda, requires_cuda
+from conftest import graph_replay_matches_eager, poison_cuda, requires_cuda
 
 ops = torch.ops.torchquant
 N = K = 4096
@@ -74,22 +74,9 @@ def test_pdl_chain_matches_serial(monkeypatch, fmt, M):
         for a, b in zip(got, want):
             assert torch.equal(a, b)
 
-    # Captured with PDL (programmatic edges in the graph), replayed: the same bits.
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        _chain(fmt, big, xbuf, ws)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outs = _chain(fmt, big, xbuf, ws)
-    for _ in range(3):
-        for o in outs:
-            o.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        for a, b in zip(outs, want):
-            assert torch.equal(a, b)
+    # Captured with PDL (programmatic edges in the graph), replayed over NaN: the eager bits,
+    # which are the serial chain's (above).
+    graph_replay_matches_eager(lambda: tuple(_chain(fmt, big, xbuf, ws)), replays=3, poison=True)
 
 
 @requires_cuda
