@@ -47,6 +47,17 @@ PEER_REL_TOL = 1e-2  # sanity gate for peers (cuBLAS, cuSPARSELt): relative Frob
 _TQ: Dict[str, Any] = {}
 
 
+
+def pdl_note(device) -> str:
+    """How the decode kernels were launched (csrc/common/pdl.h): with programmatic dependent
+    launch on compute capability 9.0+ unless TORCHQUANT_PDL=0, so back-to-back launches in
+    the timed graph overlap one kernel's start with the previous one's tail, as the layers of
+    a model do."""
+    v = os.environ.get("TORCHQUANT_PDL")
+    if v == "0" or torch.cuda.get_device_capability(device)[0] < 9:
+        return "launched without PDL"
+    return f"launched with PDL ({'smem' if v == 'smem' else 'L2 prefetch'}; TORCHQUANT_PDL=0 turns it off)"
+
 def load_torchquant() -> Tuple[Optional[Any], str]:
     """(torchquant module or None, why not). Prefers an installed torchquant;
     falls back to the source tree (an in-place build) only if that fails."""
@@ -894,7 +905,8 @@ def bench_main(
         "ceiling_per_method": ceil["per_method"],
         "timing": (
             f"cold L2 (rotation over > {timing.L2_FACTOR:g}x L2 of operand copies), CUDA graph of R launches, "
-            f"median per-launch over {args.replays} replays" if device.type == "cuda"
+            f"median per-launch over {args.replays} replays; torchquant decode kernels "
+            f"{pdl_note(device)}" if device.type == "cuda"
             else "torch.utils.benchmark blocked_autorange (CPU, warm caches)"
         ),
         "elapsed_s": round(time.time() - t0, 1),

@@ -213,21 +213,6 @@ def test_forced_gemv_large_m():
 
 
 @needs_sm80
-@pytest.mark.parametrize("unroll", ["3", "5", "6"])
-@pytest.mark.parametrize("M", [9, 16])
-def test_gemv_unroll_knob_exact(monkeypatch, unroll, M):
-    """TORCHQUANT_INT8_GEMV_UNROLL (chunks in flight per warp of the 9..16-token GEMV tile, an
-    A/B knob): bit-exact vs CPU, with K tails (1040) and a K split on a small grid."""
-    for N, K in ((129, 1040), (64, 8192)):
-        a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, 7 + M + N, True, True, "per_row", torch.float16)
-        want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16)
-        monkeypatch.setenv("TORCHQUANT_INT8_GEMV_UNROLL", unroll)
-        got = run_cuda(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16, "gemv")
-        monkeypatch.delenv("TORCHQUANT_INT8_GEMV_UNROLL")
-        assert_bitexact(got, want, f"unroll={unroll} M={M} N={N} K={K}")
-
-
-@needs_sm80
 @pytest.mark.parametrize("kern", KERNELS)
 @pytest.mark.parametrize("offset", [1, 4, 8])
 def test_unaligned_pointers(kern, offset):

@@ -1,13 +1,17 @@
-"""Programmatic dependent launch of the decode GEMVs (TORCHQUANT_PDL=1, csrc/common/pdl.h).
+"""Programmatic dependent launch of the decode kernels (csrc/common/pdl.h; on by default on
+compute capability 9.0+, TORCHQUANT_PDL=0 turns it off).
 
-With PDL the fp8_block ring GEMV and the nvfp4 mma GEMV may start while the kernel before them
-is still running: they stream their first weight stages, then wait for that kernel before
-reading x. These tests make every GEMV read an activation that the kernel right before it
-wrote: a chain of 4096 x 4096 GEMVs (each one's output is the next one's x) behind a slow
-reduction that writes the first x over a NaN-filled buffer. A GEMV that read x before its
-predecessor finished would see NaN or a stale value. Eager and CUDA-graph runs must give the
-bits of the same chain without PDL (the arithmetic does not change). On a GPU below
-compute capability 9.0 the variable is ignored and the tests check just that.
+With PDL a decode kernel (fp8_block ring GEMV, nvfp4 mma GEMV, int8 GEMV and its activation
+quantization, the 2:4 CUDA-core GEMVs) may start while the kernel before it is still running:
+it asks L2 for its first weight bytes, then waits for that kernel before loading anything.
+The tests make every kernel depend on the one right before it:
+- a chain of 4096 x 4096 QuantLinear layers (each one's output is the next one's input)
+  behind a slow reduction that writes the first input over a NaN-filled buffer;
+- layers whose weight buffers are filled with garbage and then rewritten by a copy kernel
+  right before each call (the L2 prefetch must never let a stale weight through).
+Every run must give the bits of the same work without PDL (the arithmetic does not change),
+eagerly and replayed from a CUDA graph. On a GPU below compute capability 9.0 the variable
+is ignored and the tests check just that.
 """
 
 import pytest
@@ -16,83 +20,135 @@ import torch
 import torchquant  # noqa: F401
 from conftest import graph_replay_matches_eager, poison_cuda, requires_cuda
 
-ops = torch.ops.torchquant
 N = K = 4096
 DEPTH = 4
+FORMATS = ["fp8_block", "nvfp4", "int8", "sparse24", "int8_sparse24"]
+# (TORCHQUANT_PDL, TORCHQUANT_PDL_L2_BYTES): the default, no prefetch, a 16-byte prefetch,
+# a prefetch past every row's end (clamped to the row), and the "smem" A/B form (its
+# precondition holds here: the weights are written long before the chain runs).
+MODES = [("1", None), ("1", "0"), ("1", "16"), ("1", "65536"), ("smem", None)]
 
 
-def _weights(fmt, seed):
+def _layers(fmt, seed, depth=DEPTH):
+    from torchquant.nn import QuantLinear
+
     g = torch.Generator().manual_seed(seed)
     out = []
-    for _ in range(DEPTH):
-        w = (torch.randn(N, K, generator=g) / K ** 0.5).cuda()  # keeps |y| ~ |x| along the chain
-        if fmt == "fp8":
-            out.append(ops.quantize_fp8_block(w, 128))
-        else:
-            out.append(ops.quantize_nvfp4(w))
-    torch.cuda.synchronize()  # the weights are written long before the GEMVs (PDL's precondition)
+    for _ in range(depth):
+        lin = torch.nn.Linear(K, N, bias=True, dtype=torch.bfloat16)
+        with torch.no_grad():  # keeps |y| ~ |x| along the chain
+            lin.weight.copy_(torch.randn(N, K, generator=g) / K ** 0.5)
+            lin.bias.copy_(torch.randn(N, generator=g) * 0.1)
+        out.append(QuantLinear.from_float(lin, format=fmt).cuda())
+    torch.cuda.synchronize()
     return out
 
 
-def _gemv(fmt, x, wt):
-    if fmt == "fp8":
-        return ops.fp8_block_gemv(x, wt[0], wt[1], 128, None, "auto")
-    return ops.nvfp4_gemv(x, wt[0], wt[1], wt[2], None, "auto")
-
-
-def _chain(fmt, big, xbuf, ws):
-    """A slow producer writes x (over NaN), then DEPTH GEMVs each read the previous output."""
+def _chain(layers, big, xbuf):
+    """A slow producer writes x (over NaN), then each layer reads the previous output."""
     xbuf.fill_(float("nan"))
     torch.sum(big, dim=0, out=xbuf)
     ys = []
     x = xbuf
-    for wt in ws:
-        x = _gemv(fmt, x, wt)
+    for q in layers:
+        x = q(x)
         ys.append(x)
     return ys
 
 
+def _set_mode(monkeypatch, mode):
+    pdl, l2 = mode
+    monkeypatch.setenv("TORCHQUANT_PDL", pdl)
+    if l2 is None:
+        monkeypatch.delenv("TORCHQUANT_PDL_L2_BYTES", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_PDL_L2_BYTES", l2)
+
+
 @requires_cuda
-@pytest.mark.parametrize("fmt", ["fp8", "nvfp4"])
-@pytest.mark.parametrize("M", [1, 8, 16])
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("M", [1, 2, 8, 16])
 def test_pdl_chain_matches_serial(monkeypatch, fmt, M):
-    ws = _weights(fmt, seed=M)
+    layers = _layers(fmt, seed=M)
     g = torch.Generator().manual_seed(100 + M)
     big = torch.randn(512, M, K, generator=g).to(torch.bfloat16).cuda()  # the producer's input
     xbuf = torch.empty(M, K, dtype=torch.bfloat16, device="cuda")
 
-    monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-    want = [y.clone() for y in _chain(fmt, big, xbuf, ws)]
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = [y.clone() for y in _chain(layers, big, xbuf)]
     torch.cuda.synchronize()
     assert all(torch.isfinite(y.float()).all() for y in want)
 
-    monkeypatch.setenv("TORCHQUANT_PDL", "1")
-    for _ in range(3):
-        poison_cuda()
-        got = _chain(fmt, big, xbuf, ws)
-        torch.cuda.synchronize()
-        for a, b in zip(got, want):
-            assert torch.equal(a, b)
+    for mode in MODES:
+        _set_mode(monkeypatch, mode)
+        for _ in range(2):
+            poison_cuda()
+            got = _chain(layers, big, xbuf)
+            torch.cuda.synchronize()
+            for i, (a, b) in enumerate(zip(got, want)):
+                assert torch.equal(a, b), f"{fmt} M={M} mode={mode} layer {i}"
 
     # Captured with PDL (programmatic edges in the graph), replayed over NaN: the eager bits,
     # which are the serial chain's (above).
-    graph_replay_matches_eager(lambda: tuple(_chain(fmt, big, xbuf, ws)), replays=3, poison=True)
+    monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
+    monkeypatch.delenv("TORCHQUANT_PDL_L2_BYTES", raising=False)
+    graph_replay_matches_eager(lambda: tuple(_chain(layers, big, xbuf)), replays=3, poison=True)
+    got = _chain(layers, big, xbuf)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+def _garbage_(b):
+    if b.dtype.is_floating_point:
+        b.fill_(float("nan"))
+    elif b.dtype == torch.uint8:
+        b.fill_(0xFF)
+    else:
+        b.fill_(-1)
 
 
 @requires_cuda
-def test_pdl_quantlinear_decode(monkeypatch):
-    """QuantLinear fp8_block / nvfp4 at M = 1 with TORCHQUANT_PDL=1: the bits without it."""
-    from torchquant.nn import QuantLinear
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("M", [1, 8])
+def test_pdl_weight_written_just_before(monkeypatch, fmt, M):
+    """The layer's weight, scales (and bias) are overwritten with garbage and then copied back
+    by copy kernels right before each call, in both orders, so the kernel just before the
+    GEMV wrote its weight: with PDL (default mode) the output is the bits without it."""
+    (q,) = _layers(fmt, seed=7 + M, depth=1)
+    saved = [b.clone() for b in q.buffers()]
+    x = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = q(x)
+    torch.cuda.synchronize()
+    monkeypatch.delenv("TORCHQUANT_PDL")
+    for order in (1, -1, 1, -1):
+        bufs = list(zip(q.buffers(), saved))[::order]
+        for b, _ in bufs:
+            _garbage_(b)
+        for b, s in bufs:
+            b.copy_(s)
+        got = q(x)
+        for b, _ in bufs:  # the next round's garbage lands right after the GEMV
+            _garbage_(b)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} M={M} order={order}"
+        for b, s in bufs:
+            b.copy_(s)
 
-    lin = torch.nn.Linear(K, N, bias=True, dtype=torch.bfloat16)
+
+@requires_cuda
+def test_pdl_off_below_sm90_or_on(monkeypatch):
+    """The mode only changes how kernels are launched: QuantLinear fp8_block / nvfp4 at M = 1
+    give the same bits with TORCHQUANT_PDL unset, 0, 1 and smem on any GPU."""
     x = torch.randn(1, K, dtype=torch.bfloat16, device="cuda")
     for fmt in ("fp8_block", "nvfp4"):
-        q = QuantLinear.from_float(lin, format=fmt).cuda()
+        (q,) = _layers(fmt, seed=3, depth=1)
+        outs = []
+        for v in (None, "0", "1", "smem"):
+            if v is None:
+                monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
+            else:
+                monkeypatch.setenv("TORCHQUANT_PDL", v)
+            poison_cuda()
+            outs.append(q(x * 2))  # x * 2: the kernel right before the layer writes its input
         torch.cuda.synchronize()
-        monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-        want = q(x * 2)
-        monkeypatch.setenv("TORCHQUANT_PDL", "1")
-        poison_cuda()
-        got = q(x * 2)  # x * 2: the kernel right before the layer writes its input
-        assert torch.equal(got, want)
-
+        assert all(torch.equal(o, outs[0]) for o in outs[1:])

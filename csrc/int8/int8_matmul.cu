@@ -40,6 +40,7 @@
 
 #include "common/checks.h"
 #include "common/device.h"
+#include "common/pdl.h"
 #include "int8/int8_kernels.cuh"
 #include "int8/quantize_int8_kernels.cuh"
 
@@ -215,24 +216,16 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
     p.counters = counters.data_ptr<int>();
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
-  if constexpr (kMT8 == 2) {
-    // A/B knob (tests, benchmarks/micro/env_ab.py): TORCHQUANT_INT8_GEMV_UNROLL = 3, 5 or 6
-    // chunks in flight per warp for the 9..16-token tile instead of GemvShape's 4.
-    const int u = env_int("TORCHQUANT_INT8_GEMV_UNROLL");
-    if (aligned && (u == 3 || u == 5 || u == 6)) {
-      if (u == 3) int8_gemv_kernel<2, true, OutT, 3><<<grid, kGemvThreads, 0, stream>>>(p);
-      if (u == 5) int8_gemv_kernel<2, true, OutT, 5><<<grid, kGemvThreads, 0, stream>>>(p);
-      if (u == 6) int8_gemv_kernel<2, true, OutT, 6><<<grid, kGemvThreads, 0, stream>>>(p);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-      return;
-    }
-  }
+  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers the block's first round,
+  // 8 warps x kUnroll chunks of 64 bytes per row.
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), kGemvWarps * GemvShape<kMT8>::kUnroll * 64);
+  p.pdl_pre = aligned ? pdl.pre : 0;
+  if (pdl.pre < 0) p.pdl_pre = 0;  // "smem" is the fp8 / nvfp4 ring kernels' alone
   if (aligned) {
-    int8_gemv_kernel<kMT8, true, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
+    launch_kernel(int8_gemv_kernel<kMT8, true, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   } else {
-    int8_gemv_kernel<kMT8, false, OutT><<<grid, kGemvThreads, 0, stream>>>(p);
+    launch_kernel(int8_gemv_kernel<kMT8, false, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -362,15 +355,16 @@ void run_quantize(const at::Tensor& x, bool per_row, bool symmetric, const Devic
     TORCH_CHECK(R <= INT_MAX, "quantize_int8: at most 2^31 - 1 rows, got ", R);
     const bool vec = aligned16(xp) && (C * static_cast<int64_t>(sizeof(T))) % 16 == 0;
     const unsigned grid = static_cast<unsigned>(R);
-#define TQ_Q_ROWS(SYM, VEC) \
-  quantize_rows_kernel<T, SYM, VEC><<<grid, kQuantThreads, 0, stream>>>(xp, qp, sp, zp, C)
+    const bool pdl = pdl_mode(c10::cuda::current_device(), 0).on;  // common/pdl.h
+#define TQ_Q_ROWS(SYM, VEC)                                                                   \
+  launch_kernel(quantize_rows_kernel<T, SYM, VEC>, dim3(grid), dim3(kQuantThreads), 0, stream, pdl, \
+                xp, qp, sp, zp, C)
     if (symmetric) {
       if (vec) TQ_Q_ROWS(true, true); else TQ_Q_ROWS(true, false);
     } else {
       if (vec) TQ_Q_ROWS(false, true); else TQ_Q_ROWS(false, false);
     }
 #undef TQ_Q_ROWS
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
   // Per tensor: ~4 vectors per thread per block, at most 4 blocks per SM

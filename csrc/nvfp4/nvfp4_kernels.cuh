@@ -204,6 +204,10 @@ struct GemvParams {
   // scale) to part[y][m][n]; nvfp4_splitk_reduce_kernel adds them in y order.
   int cps = 0;
   float* part = nullptr;
+  // Launched with PDL (common/pdl.h): > 0 bytes per weight row (and a line of scales) to
+  // prefetch into L2 before the wait; -1 ("smem", A/B): the first weight stages are copied
+  // before the wait; 0: neither.
+  int pdl_pre = 0;
 };
 
 // ----------------------------------------------------------- primitives --
@@ -579,6 +583,15 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
+  // PDL: the block's first weight bytes into L2 while the predecessor finishes, then
+  // wait for it before loading anything (or, "smem", after the first stages below).
+  if (kAligned && p.pdl_pre > 0) {
+    const int r0 = n_block * WN * 16 * kMmaMT, rows = min(WN * 16 * kMmaMT, N - r0);
+    const int lo = K0 / 2, hi = min(min((K0 + nch * CK) / 2, K / 2), lo + p.pdl_pre);
+    prefetch_rows_l2(p.w + static_cast<size_t>(r0) * rb, rb, rows, lo, hi, tid, kMmaThreads);
+    if (tid < rows) prefetch_l2_line(p.s + static_cast<size_t>(r0 + tid) * sb + K0 / 16);
+  }
+  if (p.pdl_pre >= 0) pdl_wait();
   // Prologue: chunk 0's weights (ring: the first kMmaRingStages chunks) and
   // scales in flight, its x staged.
   if constexpr (kRing) {
@@ -601,9 +614,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb, nv_of(nv, mt, h));
         }
       }
-    // Launched with PDL, the first weight stages (and scales) above are in flight while
-    // the previous kernel finishes; x, the bias, the global scale and y wait for it here.
-    pdl_wait();
+    // PDL "smem": the first weight stages (and scales) above were issued before the wait;
+    // x, the bias, the global scale and y wait for the predecessor here.
+    if (p.pdl_pre < 0) pdl_wait();
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
     chunk_sync();
