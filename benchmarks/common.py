@@ -49,14 +49,12 @@ _TQ: Dict[str, Any] = {}
 
 
 def pdl_note(device) -> str:
-    """How the decode kernels were launched (csrc/common/pdl.h): with programmatic dependent
-    launch on compute capability 9.0+ unless TORCHQUANT_PDL=0, so back-to-back launches in
-    the timed graph overlap one kernel's start with the previous one's tail, as the layers of
-    a model do."""
+    """How the decode kernels were launched (csrc/common/pdl.h): TORCHQUANT_PDL's value, or
+    each kernel's default when it is unset."""
     v = os.environ.get("TORCHQUANT_PDL")
-    if v == "0" or torch.cuda.get_device_capability(device)[0] < 9:
-        return "launched without PDL"
-    return f"launched with PDL ({'smem' if v == 'smem' else 'L2 prefetch'}; TORCHQUANT_PDL=0 turns it off)"
+    if torch.cuda.get_device_capability(device)[0] < 9:
+        return "launched without PDL (compute capability < 9.0)"
+    return f"launched with TORCHQUANT_PDL={v}" if v else "launched with the PDL defaults of csrc/common/pdl.h"
 
 def load_torchquant() -> Tuple[Optional[Any], str]:
     """(torchquant module or None, why not). Prefers an installed torchquant;

@@ -1,14 +1,14 @@
-"""Programmatic dependent launch of the decode kernels (csrc/common/pdl.h; on by default on
-compute capability 9.0+, TORCHQUANT_PDL=0 turns it off).
-
-With PDL a decode kernel (fp8_block ring GEMV, nvfp4 mma GEMV, int8 GEMV and its activation
-quantization, the 2:4 CUDA-core GEMVs) may start while the kernel before it is still running:
-it asks L2 for its first weight bytes, then waits for that kernel before loading anything.
+"""Programmatic dependent launch of the decode kernels (csrc/common/pdl.h): TORCHQUANT_PDL=1
+launches the fp8_block ring GEMV, the nvfp4 mma GEMV, the int8 GEMV and its activation
+quantization and the two 2:4 CUDA-core GEMVs so that each may start while the kernel before it
+is still running, then waits for it before loading anything; "smem" lets the fp8 / nvfp4 ring
+kernels copy their first weight stages before that wait (weights written long before);
+unset: each kernel's default; "0": never.
 The tests make every kernel depend on the one right before it:
 - a chain of 4096 x 4096 QuantLinear layers (each one's output is the next one's input)
   behind a slow reduction that writes the first input over a NaN-filled buffer;
-- layers whose weight buffers are filled with garbage and then rewritten by a copy kernel
-  right before each call (the L2 prefetch must never let a stale weight through).
+- (modes that load nothing before the wait) layers whose weight buffers are filled with
+  garbage and rewritten by a copy kernel right before each call.
 Every run must give the bits of the same work without PDL (the arithmetic does not change),
 eagerly and replayed from a CUDA graph. On a GPU below compute capability 9.0 the variable
 is ignored and the tests check just that.
@@ -23,10 +23,9 @@ from conftest import graph_replay_matches_eager, poison_cuda, requires_cuda
 N = K = 4096
 DEPTH = 4
 FORMATS = ["fp8_block", "nvfp4", "int8", "sparse24", "int8_sparse24"]
-# (TORCHQUANT_PDL, TORCHQUANT_PDL_L2_BYTES): the default, no prefetch, a 16-byte prefetch,
-# a prefetch past every row's end (clamped to the row), and the "smem" A/B form (its
-# precondition holds here: the weights are written long before the chain runs).
-MODES = [("1", None), ("1", "0"), ("1", "16"), ("1", "65536"), ("smem", None)]
+# TORCHQUANT_PDL values; None: unset (the defaults). "smem"'s precondition holds in the chain
+# test: the weights are written long before the chain runs.
+MODES = [None, "1", "smem"]
 
 
 def _layers(fmt, seed, depth=DEPTH):
@@ -57,12 +56,10 @@ def _chain(layers, big, xbuf):
 
 
 def _set_mode(monkeypatch, mode):
-    pdl, l2 = mode
-    monkeypatch.setenv("TORCHQUANT_PDL", pdl)
-    if l2 is None:
-        monkeypatch.delenv("TORCHQUANT_PDL_L2_BYTES", raising=False)
+    if mode is None:
+        monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
     else:
-        monkeypatch.setenv("TORCHQUANT_PDL_L2_BYTES", l2)
+        monkeypatch.setenv("TORCHQUANT_PDL", mode)
 
 
 @requires_cuda
@@ -90,8 +87,7 @@ def test_pdl_chain_matches_serial(monkeypatch, fmt, M):
 
     # Captured with PDL (programmatic edges in the graph), replayed over NaN: the eager bits,
     # which are the serial chain's (above).
-    monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-    monkeypatch.delenv("TORCHQUANT_PDL_L2_BYTES", raising=False)
+    monkeypatch.setenv("TORCHQUANT_PDL", "1")
     graph_replay_matches_eager(lambda: tuple(_chain(layers, big, xbuf)), replays=3, poison=True)
     got = _chain(layers, big, xbuf)
     assert all(torch.equal(a, b) for a, b in zip(got, want))
@@ -109,17 +105,18 @@ def _garbage_(b):
 @requires_cuda
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("M", [1, 8])
-def test_pdl_weight_written_just_before(monkeypatch, fmt, M):
+@pytest.mark.parametrize("mode", [None, "1"])
+def test_pdl_weight_written_just_before(monkeypatch, fmt, M, mode):
     """The layer's weight, scales (and bias) are overwritten with garbage and then copied back
     by copy kernels right before each call, in both orders, so the kernel just before the
-    GEMV wrote its weight: with PDL (default mode) the output is the bits without it."""
+    GEMV wrote its weight: with PDL ("1") or the defaults the output is the bits without it."""
     (q,) = _layers(fmt, seed=7 + M, depth=1)
     saved = [b.clone() for b in q.buffers()]
     x = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
     monkeypatch.setenv("TORCHQUANT_PDL", "0")
     want = q(x)
     torch.cuda.synchronize()
-    monkeypatch.delenv("TORCHQUANT_PDL")
+    _set_mode(monkeypatch, mode)
     for order in (1, -1, 1, -1):
         bufs = list(zip(q.buffers(), saved))[::order]
         for b, _ in bufs:

@@ -14,9 +14,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
-                                  (csrc/common/pdl.h; a single op per graph node here, see
-                                  benchmarks/micro/pdl_ab.py for a layer chain)
-  TORCHQUANT_PDL_L2_BYTES=n       bytes per weight row prefetched into L2 before the wait
+                                  (csrc/common/pdl.h; here one op back to back on rotating
+                                  weights; benchmarks/micro/pdl_ab.py times a layer chain)
   TORCHQUANT_SP24_FMA=rw4|rw2|rw1  bf16/fp16 2:4 decode: weight rows per warp (M = 1, 2; --op
                                   sparse24 --path fma; csrc/sparse/sparse24.cu); i8w4: the int8
                                   dp4a GEMV at M = 1 with 4 rows per warp (--op sparse24_int8

@@ -1,14 +1,14 @@
 """A/B of programmatic dependent launch (TORCHQUANT_PDL, csrc/common/pdl.h) on the fused
 Llama-3-8B decoder layer (qkv 6144x4096, o 4096x4096, gate_up 28672x4096, down 4096x14336)
 through QuantLinear, at decode M: the layer's four projections back to back, once per mode
-(--modes: "0" off, "1" the default L2 prefetch, "smem", "1:n" with TORCHQUANT_PDL_L2_BYTES=n),
+(--modes: TORCHQUANT_PDL values, "0" off, "1", "smem"; "auto" leaves it unset),
 in one process (cold L2 by rotating layer copies, CUDA-graph replay, median;
 benchmarks/timing.py). bf16 F.linear on the same shapes is the reference row. Each
 projection's input is the previous projection's output (sliced / padded to its in_features,
 so every GEMV depends on the kernel right before it, as in a real layer chain).
 
 PYTHONPATH=. python benchmarks/micro/pdl_ab.py --formats fp8_block,nvfp4 --ms 1,8 \
-    --modes 0,1,smem,1:0,1:4096 [--out rows.csv]
+    --modes 0,1,smem,auto [--out rows.csv]
 """
 from __future__ import annotations
 
@@ -79,15 +79,12 @@ def main() -> None:
             x = torch.randn(M, shapes[0][1], device="cuda", dtype=torch.bfloat16)
             line = []
             for mode in args.modes.split(","):
-                pdl, _, l2 = mode.partition(":")
-                os.environ["TORCHQUANT_PDL"] = pdl
-                if l2:
-                    os.environ["TORCHQUANT_PDL_L2_BYTES"] = l2
+                if mode != "auto":
+                    os.environ["TORCHQUANT_PDL"] = mode
                 try:
                     res = timing.time_gpu(lambda *ms: run_layer(ms, x), lambda i: tuple(copies[i % r]), nbytes)
                 finally:
                     os.environ.pop("TORCHQUANT_PDL", None)
-                    os.environ.pop("TORCHQUANT_PDL_L2_BYTES", None)
                 rows.append(dict(format=fmt, M=M, pdl=mode, us=round(res["median_us"], 2), mode=res["mode"]))
                 line.append(f"pdl={mode}: {res['median_us']:.1f}")
             res = timing.time_gpu(lambda *ws: run_dense(ws, x), dcopies, dbytes)

@@ -1,32 +1,31 @@
-// Programmatic dependent launch (PDL, sm_90+) of the decode kernels; on by default there.
+// Programmatic dependent launch (PDL, sm_90+) of the decode kernels.
 //
 // A decode kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization may start
 // while the kernel before it on the stream is still finishing: its blocks become resident
-// as the predecessor's retire, ask L2 for their first weight bytes (common/pdl_device.cuh,
-// prefetch_rows_l2), then griddepcontrol.wait until the predecessor has completed and its
-// writes are visible; only then do they load anything into the SM (weights, scales, x,
-// bias) or write. Each such kernel calls griddepcontrol.launch_dependents at its start, so
-// the next one may launch once all of this one's blocks are resident. Between back-to-back
-// decode projections the launch gap and the first DRAM round trips overlap the
-// predecessor's tail.
+// as the predecessor's retire and wait at griddepcontrol.wait until the predecessor has
+// completed and its writes are visible; only then do they load anything or write. Each such
+// kernel calls griddepcontrol.launch_dependents at its start, so the next one may launch
+// once all of this one's blocks are resident. Between back-to-back decode projections the
+// launch gap overlaps the predecessor's tail.
 //
-// An L2 prefetch moves no data into the SM, and L2 is where every store lands, so nothing
-// read after the wait can be stale whoever wrote the weight (even the kernel right before).
 // TORCHQUANT_PDL (read per call):
-//   unset or "1": PDL on compute capability 9.0+, L2 prefetch before the wait;
-//   "0": launched without the attribute, as before 2026-12-02;
-//   "smem": A/B only. The fp8 ring and nvfp4 mma GEMVs copy their first ring stages into
-//     shared memory before the wait (the first form, measured 2026-12-02). That is correct
-//     only when the weight and its scales were written long before the GEMV, not by the
-//     kernel just before it: the predecessor's stores may not be visible before the wait.
-// TORCHQUANT_PDL_L2_BYTES=n (A/B): bytes per weight row to prefetch (default: each
-// kernel's first ring fill; 0: PDL without a prefetch).
+//   "0": every kernel launched without the attribute;
+//   "1": PDL for every decode kernel below, nothing loaded before the wait (always correct);
+//   "smem": as "1", but the fp8_block ring and nvfp4 mma GEMVs copy their first ring stages
+//     of weight and scales into shared memory before the wait. Correct only when the weight
+//     and its scales were written long before the GEMV, not by the kernel just before it
+//     (the predecessor's stores are guaranteed visible only after the wait): model weights
+//     loaded once, as in inference;
+//   unset: each kernel's measured default (pdl_default below).
+// A kernel that was tried before the wait with only an L2 prefetch of its first weight
+// bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
+// prefetch on every shape (results/h200/2026-12-02b_pdl, call 2: fused Llama-3-8B layer
+// M = 1, fp8_block 78.0 / 84.6 us with 512 / 2048 bytes per row against 75.6 without).
 #pragma once
 
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -35,26 +34,35 @@
 
 namespace torchquant {
 
-// How to launch a decode kernel: with PDL or not, and what it does before its wait.
+// The decode kernels that can be launched with PDL, for their defaults.
+enum class PdlKernel { kFp8Ring, kNvfp4Mma, kInt8Gemv, kInt8Quant, kSp24Fma, kSp24Int8Gemv };
+
+// With TORCHQUANT_PDL unset. Measured on the H200 (results/h200/2026-12-02b_pdl): see there.
+constexpr bool pdl_default(PdlKernel k) {
+  switch (k) {
+    default:
+      return false;
+  }
+}
+
+// How to launch a decode kernel: with PDL or not, and (fp8 / nvfp4 ring kernels) whether
+// the first ring stages are copied before the wait.
 struct PdlMode {
   bool on = false;
-  int pre = 0;  // > 0: bytes per weight row to prefetch into L2; 0: none; -1: "smem"
+  bool early = false;  // "smem"
 };
 
-inline PdlMode pdl_mode(int device, int l2_bytes_default) {
+inline PdlMode pdl_mode(int device, PdlKernel k) {
   PdlMode m;
-  const char* v = std::getenv("TORCHQUANT_PDL");
-  if (v != nullptr && std::strcmp(v, "0") == 0) return m;
   if (device_caps(device).major < 9) return m;
-  m.on = true;
-  if (v != nullptr && std::strcmp(v, "smem") == 0) {
-    m.pre = -1;
-    return m;
-  }
-  m.pre = l2_bytes_default;
-  if (const char* b = std::getenv("TORCHQUANT_PDL_L2_BYTES"); b != nullptr && *b != '\0') {
-    const long n = std::strtol(b, nullptr, 10);
-    m.pre = n <= 0 ? 0 : static_cast<int>(std::min<long>(n, 1 << 20) & ~15L);
+  const char* v = std::getenv("TORCHQUANT_PDL");
+  if (v == nullptr || *v == '\0') {
+    m.on = pdl_default(k);
+  } else if (std::strcmp(v, "smem") == 0) {
+    m.on = true;
+    m.early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma;
+  } else {
+    m.on = std::strcmp(v, "0") != 0;
   }
   return m;
 }

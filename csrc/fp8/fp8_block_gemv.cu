@@ -148,7 +148,7 @@ struct GemvArgs {
 // Every GEMV kernel takes the same arguments: checks the grid, opts in to the
 // shared memory (a no-op up to 48 KiB) and launches on `stream`; pdl.on: with the
 // programmatic-serialization attribute (only for kernels that call pdl_wait(),
-// common/pdl.h), pdl.pre: the kernel's pdl_pre argument.
+// common/pdl.h), pdl.early: the kernel's pdl_early argument.
 template <typename T>
 void launch_gemv_kernel(void (*kernel)(const T*, const uint8_t*, const float*, const T*, T*, int,
                                        int, int, uint32_t, int, int, int),
@@ -160,7 +160,7 @@ void launch_gemv_kernel(void (*kernel)(const T*, const uint8_t*, const float*, c
                      static_cast<int>(smem));
   launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(threads), smem, stream, pdl.on,
                 static_cast<const T*>(a.x), a.w, a.ws, static_cast<const T*>(a.bias),
-                static_cast<T*>(a.y), a.M, a.N, a.K, a.bmagic, a.nb, mtiles, pdl.pre);
+                static_cast<T*>(a.y), a.M, a.N, a.K, a.bmagic, a.nb, mtiles, pdl.early ? 1 : 0);
 }
 
 template <typename T, int WK, int MT>
@@ -178,11 +178,9 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream)
   constexpr int S = fp8::kMmaCpStages;
   const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
                       (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
-  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers the block's first ring
-  // fill, S stages of 128 bytes per warp.
   launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, MT, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
                         ks * 32, smem, mtiles, stream,
-                        pdl_mode(c10::cuda::current_device(), ks * S * 128));
+                        pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring));
 }
 
 template <typename T, int WK>

@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                         const float* __restrict__ ws, const T* __restrict__ bias,
                         T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
-                        int mtiles, int pdl_pre) {
+                        int mtiles, int pdl_early) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using W = MmaWin<WK>;
   constexpr int U = mma_prefetch(WK, MT);
@@ -570,7 +570,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                            const float* __restrict__ ws, const T* __restrict__ bias,
                            T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
-                           int mtiles, int pdl_pre) {
+                           int mtiles, int pdl_early) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) uint8_t dsm[];
   pdl_launch_dependents();  // TORCHQUANT_PDL (common/pdl.h): the next GEMV may launch
@@ -609,13 +609,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   const int mine = warp < nst ? (nst - 1 - warp) / ks + 1 : 0;
   const int kstride = ks * 128;
   int knext = warp * 128;  // byte (= k) offset of the next stage to copy
-  if (pdl_pre > 0) {  // PDL: the block's first weight bytes and scales into L2, then wait
-    const int rows = min(16, N - n0);
-    prefetch_rows_l2(w + static_cast<size_t>(n0) * K, K, rows, 0, min(K, pdl_pre),
-                     threadIdx.x, blockDim.x);
-    if (threadIdx.x < rows) prefetch_l2_line(ws + static_cast<size_t>(n0 + threadIdx.x) * nb);
-  }
-  if (pdl_pre >= 0) pdl_wait();
+  // Launched with PDL (common/pdl.h) the kernel waits for its predecessor here, before the
+  // first weight copy, or ("smem", pdl_early) after the S stages below are in flight.
+  if (!pdl_early) pdl_wait();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     if (s < mine) issue(ring0 + s * kMmaCpStageBytes, knext + s * kstride);
@@ -659,9 +655,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   };
 
   uint32_t xb0[2][MT][8], xb1[2][MT][8];
-  // Launched with PDL (common/pdl.h) the stages above were issued after the wait below,
-  // or ("smem", pdl_pre < 0) before it: x, the bias and y wait for the predecessor here.
-  if (pdl_pre < 0) pdl_wait();
+  if (pdl_early) pdl_wait();  // x, the bias and y after the predecessor
   if (mine > 0) load_x(xb0, kcur);
   for (int i = 0; i < mine; i += 2) {
     step(i, xb0, xb1);
@@ -683,7 +677,7 @@ __global__ void __launch_bounds__(kFmaWarps * 32, 2)
     fp8_gemv_fma_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                         const float* __restrict__ ws, const T* __restrict__ bias,
                         T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
-                        int mtiles, int pdl_pre) {
+                        int mtiles, int pdl_early) {
   constexpr int NC = kFmaCols, U = kFmaPrefetch;
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;

@@ -541,8 +541,6 @@ struct GemvParams {
   int splits;
   int32_t* ws;    // [M, N] zeroed, splits > 1 only
   int* counters;  // [gridDim.x * gridDim.y] zeroed, splits > 1 only
-  int pdl_pre;    // launched with PDL (common/pdl.h): bytes per weight row to prefetch
-                  // into L2 before the wait (aligned kernel; 0: none)
 };
 
 constexpr int kGemvWarps = 8;
@@ -576,11 +574,6 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
   const int c_end = min(p.chunks, c_begin + p.chunks_per_split);
 
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
-  if (kAligned && p.pdl_pre > 0) {  // PDL: the block's first weight bytes into L2, then wait
-    const int lo = c_begin * 64, hi = min(min(c_end * 64, p.K), lo + p.pdl_pre);
-    prefetch_rows_l2(reinterpret_cast<const uint8_t*>(p.W) + static_cast<size_t>(n0) * p.K, p.K,
-                     min(16, p.N - n0), lo, hi, tid, kGemvThreads);
-  }
   pdl_wait();  // x, the scales, the split workspace and the output after the predecessor
 
   // Lane (g, t): weight rows n0+g and n0+g+8, activation rows m0+g+8j.

@@ -216,11 +216,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
     p.counters = counters.data_ptr<int>();
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
-  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers the block's first round,
-  // 8 warps x kUnroll chunks of 64 bytes per row.
-  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), kGemvWarps * GemvShape<kMT8>::kUnroll * 64);
-  p.pdl_pre = aligned ? pdl.pre : 0;
-  if (pdl.pre < 0) p.pdl_pre = 0;  // "smem" is the fp8 / nvfp4 ring kernels' alone
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
   if (aligned) {
     launch_kernel(int8_gemv_kernel<kMT8, true, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   } else {
@@ -355,7 +351,7 @@ void run_quantize(const at::Tensor& x, bool per_row, bool symmetric, const Devic
     TORCH_CHECK(R <= INT_MAX, "quantize_int8: at most 2^31 - 1 rows, got ", R);
     const bool vec = aligned16(xp) && (C * static_cast<int64_t>(sizeof(T))) % 16 == 0;
     const unsigned grid = static_cast<unsigned>(R);
-    const bool pdl = pdl_mode(c10::cuda::current_device(), 0).on;  // common/pdl.h
+    const bool pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Quant).on;  // common/pdl.h
 #define TQ_Q_ROWS(SYM, VEC)                                                                   \
   launch_kernel(quantize_rows_kernel<T, SYM, VEC>, dim3(grid), dim3(kQuantThreads), 0, stream, pdl, \
                 xp, qp, sp, zp, C)

@@ -300,10 +300,8 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
     prm.cps = c.cps;
   }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
-  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers the block's first ring
-  // fill, kMmaRingStages chunks of ks * 128 bytes per row.
-  const PdlMode pdl = pdl_mode(device, nvfp4::kMmaRingStages * c.ks * 128);
-  prm.pdl_pre = pdl.pre;
+  const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma);  // common/pdl.h
+  prm.pdl_early = pdl.early ? 1 : 0;
   launch_kernel(kernel, grid, dim3(nvfp4::kMmaThreads), static_cast<size_t>(smem), stream, pdl.on,
                 prm);
   if (splits > 1) {

@@ -204,10 +204,9 @@ struct GemvParams {
   // scale) to part[y][m][n]; nvfp4_splitk_reduce_kernel adds them in y order.
   int cps = 0;
   float* part = nullptr;
-  // Launched with PDL (common/pdl.h): > 0 bytes per weight row (and a line of scales) to
-  // prefetch into L2 before the wait; -1 ("smem", A/B): the first weight stages are copied
-  // before the wait; 0: neither.
-  int pdl_pre = 0;
+  // Launched with PDL (common/pdl.h), "smem": the first weight stages are copied before
+  // the wait for the predecessor (otherwise nothing is loaded before it).
+  int pdl_early = 0;
 };
 
 // ----------------------------------------------------------- primitives --
@@ -583,15 +582,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
-  // PDL: the block's first weight bytes into L2 while the predecessor finishes, then
-  // wait for it before loading anything (or, "smem", after the first stages below).
-  if (kAligned && p.pdl_pre > 0) {
-    const int r0 = n_block * WN * 16 * kMmaMT, rows = min(WN * 16 * kMmaMT, N - r0);
-    const int lo = K0 / 2, hi = min(min((K0 + nch * CK) / 2, K / 2), lo + p.pdl_pre);
-    prefetch_rows_l2(p.w + static_cast<size_t>(r0) * rb, rb, rows, lo, hi, tid, kMmaThreads);
-    if (tid < rows) prefetch_l2_line(p.s + static_cast<size_t>(r0 + tid) * sb + K0 / 16);
-  }
-  if (p.pdl_pre >= 0) pdl_wait();
+  // PDL (common/pdl.h): wait for the predecessor before loading anything, or ("smem")
+  // after the first weight stages below are in flight.
+  if (!p.pdl_early) pdl_wait();
   // Prologue: chunk 0's weights (ring: the first kMmaRingStages chunks) and
   // scales in flight, its x staged.
   if constexpr (kRing) {
@@ -616,7 +609,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       }
     // PDL "smem": the first weight stages (and scales) above were issued before the wait;
     // x, the bias, the global scale and y wait for the predecessor here.
-    if (p.pdl_pre < 0) pdl_wait();
+    if (p.pdl_early) pdl_wait();
 #pragma unroll
     for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
     chunk_sync();

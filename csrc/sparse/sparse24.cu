@@ -232,13 +232,10 @@ template <typename T, int MT, bool VEC>
 void launch_fma_rw(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                    int K, int rw, int mtiles, cudaStream_t stream) {
   const dim3 grid_y(1, static_cast<unsigned>(std::min(mtiles, 65535)));
-  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers a warp's first two lane
-  // steps, 2 x 32 x 16 bytes of values per row (aligned kernel only).
-  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), 1024);
-  const int pre = VEC && pdl.pre > 0 ? pdl.pre : 0;
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kSp24Fma);  // common/pdl.h
   auto go = [&](auto kernel, int rows_per_warp) {
     const dim3 grid((N + 8 * rows_per_warp - 1) / (8 * rows_per_warp), grid_y.y);
-    launch_kernel(kernel, grid, dim3(256), 0, stream, pdl.on, x, v, m, b, y, M, N, K, pre);
+    launch_kernel(kernel, grid, dim3(256), 0, stream, pdl.on, x, v, m, b, y, M, N, K);
   };
   if constexpr (MT <= 2) {
     if (rw >= 4) return go(sparse24::sparse24_gemv_fma_kernel<T, MT, 4, VEC>, 4);
@@ -379,21 +376,18 @@ void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
                          cudaStream_t stream) {
   constexpr int RW = MT == 2 ? 4 : 2;
   const unsigned gy = static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535));
-  // PDL (common/pdl.h; default on sm_90+): the L2 prefetch covers a warp's first two lane
-  // steps, 2 x 32 x 16 bytes of values per row.
-  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), 1024);
-  const int pre = std::max(pdl.pre, 0);
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kSp24Int8Gemv);  // common/pdl.h
   if constexpr (MT == 1) {
     // A/B knob: TORCHQUANT_SP24_FMA containing "i8w4" runs 4 weight rows per warp.
     if (sp24_knob("i8w4")) {
       launch_kernel(sparse24::sparse24_int8_gemv_kernel<OutT, 1, 4>, dim3((N + 31) / 32, gy),
-                    dim3(256), 0, stream, pdl.on, a, v, m, ep, y, M, N, K, pre);
+                    dim3(256), 0, stream, pdl.on, a, v, m, ep, y, M, N, K);
       return;
     }
   }
   launch_kernel(sparse24::sparse24_int8_gemv_kernel<OutT, MT, RW>,
                 dim3((N + 8 * RW - 1) / (8 * RW), gy), dim3(256), 0, stream, pdl.on, a, v, m, ep, y,
-                M, N, K, pre);
+                M, N, K);
 }
 
 template <typename OutT>

@@ -321,7 +321,7 @@ __device__ __forceinline__ void warp_sum_all(A (&acc)[R][C]) {
 template <typename T, int MT, int RW, bool VEC>
 __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse24_gemv_fma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
-    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K, int pdl_pre) {
+    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
   using H = Half2Traits<T>;
   constexpr int G = VEC ? 4 : 1;   // groups per lane step
   constexpr int XG = VEC ? 2 : 1;  // groups per x load
@@ -330,15 +330,6 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
   const int row0 = (blockIdx.x * 8 + warp) * RW;
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
   if (row0 >= N) return;  // no block-wide barrier below: a whole warp may leave
-  // Launched with PDL (pdl_pre > 0, VEC only): the warp's first value bytes and meta line
-  // of each of its rows into L2 while the predecessor finishes; then wait for it.
-  if (VEC && pdl_pre > 0) {
-    const int rows = min(RW, N - row0);
-    prefetch_rows_l2(reinterpret_cast<const uint8_t*>(values + static_cast<int64_t>(row0) * (K / 2)),
-                     static_cast<size_t>(K) * sizeof(T) / 2, rows, 0,
-                     min(K * static_cast<int>(sizeof(T)) / 2, pdl_pre), lane, 32);
-    if (lane < rows) prefetch_l2_line(meta + static_cast<int64_t>(row0 + lane) * ((K + 7) / 8));
-  }
   pdl_wait();
 
   const int nsteps = K / (4 * G);
@@ -859,19 +850,12 @@ __global__ void __launch_bounds__(256) sparse24_int8_simt_kernel(
 template <typename OutT, int MT, int RW>
 __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
     const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
-    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K,
-    int pdl_pre) {
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   const int row0 = (blockIdx.x * 8 + warp) * RW;
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
   if (row0 >= N) return;  // no block-wide barrier below: a whole warp may leave
-  if (pdl_pre > 0) {  // PDL: the warp's first value bytes and meta line per row into L2
-    const int rows = min(RW, N - row0);
-    prefetch_rows_l2(reinterpret_cast<const uint8_t*>(values) + static_cast<int64_t>(row0) * (K / 2),
-                     static_cast<size_t>(K / 2), rows, 0, min(K / 2, pdl_pre), lane, 32);
-    if (lane < rows) prefetch_l2_line(meta + static_cast<int64_t>(row0 + lane) * (K / 8));
-  }
   pdl_wait();  // a_q, the epilogue's scales, the output after the predecessor
   const int nsteps = K / 32;
   const int8_t* vrow[RW];
