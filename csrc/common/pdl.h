@@ -16,7 +16,7 @@
 //     and its scales were written long before the GEMV, not by the kernel just before it
 //     (the predecessor's stores are guaranteed visible only after the wait): model weights
 //     loaded once, as in inference;
-//   unset: each kernel's measured default (pdl_default below).
+//   unset: each kernel's measured default (pdl_default below: "1" for most, off for some).
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
 // prefetch on every shape (results/h200/2026-12-02b_pdl, call 2: fused Llama-3-8B layer
@@ -35,11 +35,37 @@
 namespace torchquant {
 
 // The decode kernels that can be launched with PDL, for their defaults.
-enum class PdlKernel { kFp8Ring, kNvfp4Mma, kInt8Gemv, kInt8Quant, kSp24Fma, kSp24Int8Gemv };
+enum class PdlKernel {
+  kFp8Ring,       // fp8_block ring GEMV (M <= 16, block size % 64 == 0)
+  kNvfp4Mma,      // nvfp4 mma GEMV, one M tile of <= 8 rows, K not split across blocks
+  kNvfp4MmaMulti, // nvfp4 mma GEMV otherwise (16-row or several M tiles, or a K split)
+  kInt8Gemv,      // int8_matmul "gemv"
+  kInt8Quant,     // quantize_int8 per token (dynamic W8A8's first launch)
+  kSp24Fma,       // bf16 / fp16 2:4 CUDA-core GEMV
+  kSp24Int8Gemv,  // int8 2:4 dp4a GEMV
+};
 
-// With TORCHQUANT_PDL unset. Measured on the H200 (results/h200/2026-12-02b_pdl): see there.
+// With TORCHQUANT_PDL unset: "1" where it measured faster in a model-shaped chain. H200,
+// 2026-12-02 (results/h200/2026-12-02b_pdl, call 3), fused Llama-3-8B layer through
+// QuantLinear, us, without / with PDL ("1"): fp8_block M = 1 77.2 / 74.8, M = 8 85.0 / 84.2;
+// nvfp4 69.5 / 67.8, 85.5 / 85.8; int8 72.6 / 69.7, 79.7 / 76.6; int8_sparse24 M = 1 57.2 /
+// 54.1; sparse24 M = 1 74.3 / 79.0 (slower: off). One op back to back (benchmarks/micro/
+// env_ab.py), nvfp4 lost where the GEMV has a 16-row tile, two M tiles or a K split:
+// 14336x4096 M = 16 (tile 16, 112 blocks) 24.9 / 31.2, 4096x4096 M = 16 (two 8-row tiles)
+// 12.0 / 14.9, M = 8 (K split in 2) 10.5 / 10.8, and won at M = 1 and 8 elsewhere
+// (4096x4096 M = 1 8.1 / 7.2, 14336x4096 M = 8 19.6 / 19.2): kNvfp4MmaMulti stays off.
+// fp8_block (all shapes, M = 1..16) was within -8 % .. +2 %, int8 -4 % .. +10 % (4096x4096
+// M = 1 6.2 / 6.8 alone, yet the layer with that projection in it won 4 %).
+// ("smem" was faster still for fp8_block and nvfp4, 67.6 and 65.2 at M = 1, but is correct
+// only under its precondition, so it is never a default.)
 constexpr bool pdl_default(PdlKernel k) {
   switch (k) {
+    case PdlKernel::kFp8Ring:
+    case PdlKernel::kNvfp4Mma:
+    case PdlKernel::kInt8Gemv:
+    case PdlKernel::kInt8Quant:
+    case PdlKernel::kSp24Int8Gemv:
+      return true;
     default:
       return false;
   }
@@ -60,7 +86,7 @@ inline PdlMode pdl_mode(int device, PdlKernel k) {
     m.on = pdl_default(k);
   } else if (std::strcmp(v, "smem") == 0) {
     m.on = true;
-    m.early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma;
+    m.early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma || k == PdlKernel::kNvfp4MmaMulti;
   } else {
     m.on = std::strcmp(v, "0") != 0;
   }

@@ -300,7 +300,9 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
     prm.cps = c.cps;
   }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
-  const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma);  // common/pdl.h
+  const bool single = splits == 1 && c.tile_m <= 8 && c.m_tiles == 1;
+  const PdlMode pdl =
+      pdl_mode(device, single ? PdlKernel::kNvfp4Mma : PdlKernel::kNvfp4MmaMulti);  // common/pdl.h
   prm.pdl_early = pdl.early ? 1 : 0;
   launch_kernel(kernel, grid, dim3(nvfp4::kMmaThreads), static_cast<size_t>(smem), stream, pdl.on,
                 prm);
