@@ -2,7 +2,8 @@
 
 Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
 16 (the small Llama-3-8B projection, where nvfp4's time grows with M).
---only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8 --paths mma narrow the set;
+--only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8,sparse24 --paths mma narrow the set
+(sparse24: the bf16 2:4 GEMV, paths fma and mma);
 --paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
 so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
 
@@ -35,6 +36,8 @@ for N, K, ms in shapes:
     wq8, ws8 = ops.quantize_fp8_block(w, 128)
     wp4, s4, g4 = ops.quantize_nvfp4(w)
     iq, isc, _ = ops.quantize_int8(w, True, True)
+    if "sparse24" in want:
+        sv, sm = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
     for M in ms:
         x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
         paths = [p for p in ("fma", "mma", "tile") if p in paths_wanted and (N > 4096 or p != "fma")]
@@ -43,6 +46,8 @@ for N, K, ms in shapes:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
             if "nvfp4" in want:
                 ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
+            if "sparse24" in want and path in ("fma", "mma"):
+                ops.sparse24_gemv(x, sv, sm, None, path)
         if N > 4096 and "int8" in want:
             aq, asc, _ = ops.quantize_int8(x.float(), True, True)
             ops.int8_matmul(aq, asc, None, iq, isc, None, None, torch.bfloat16, "gemv")
