@@ -24,6 +24,7 @@ Nothing here runs at import time; nothing here writes into the inputs.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import statistics
@@ -298,6 +299,18 @@ def measure_read_ceiling(
     assert best is not None
     best.update(nbytes=n * 4, per_method=per_method, device=str(dev))
     return best
+
+
+def micro_args(ap: "argparse.ArgumentParser") -> Optional["argparse.Namespace"]:
+    """The micro benchmarks' start: adds --out (write_rows' CSV path), parses the command
+    line and seeds torch's generator with 0; None (after saying so) without a CUDA device."""
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA device: nothing to time")
+        return None
+    torch.manual_seed(0)
+    return args
 
 
 def write_rows(path: str, rows: Sequence[Dict[str, Any]]) -> None:

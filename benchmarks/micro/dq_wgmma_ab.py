@@ -38,12 +38,9 @@ def main() -> None:
     ap.add_argument("--tile-max-m", type=int, default=256)
     ap.add_argument("--gemv-max-m", type=int, default=48, help="time the op's own auto path up to this M")
     ap.add_argument("--format", choices=["fp8", "nvfp4"], default="fp8")
-    ap.add_argument("--out", default="")
-    args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device: nothing to time")
+    args = timing.micro_args(ap)
+    if args is None:
         return
-    torch.manual_seed(0)
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))

@@ -57,12 +57,9 @@ def main() -> None:
     ap.add_argument("--ms", default="1,8,16")
     ap.add_argument("--path", default="mma", help="the op's path argument")
     ap.add_argument("--block-size", type=int, default=128, help="fp8 block size")
-    ap.add_argument("--out", default="")
-    args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device: nothing to time")
+    args = timing.micro_args(ap)
+    if args is None:
         return
-    torch.manual_seed(0)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size

@@ -53,12 +53,9 @@ def main() -> None:
     ap.add_argument("--formats", default="fp8_block,nvfp4")
     ap.add_argument("--ms", default="1,8")
     ap.add_argument("--modes", default="0,1")
-    ap.add_argument("--out", default="")
-    args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device: nothing to time")
+    args = timing.micro_args(ap)
+    if args is None:
         return
-    torch.manual_seed(0)
     shapes = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
     dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16) for n, k in shapes]
     rows = []

@@ -31,12 +31,9 @@ def main() -> None:
     ap.add_argument("--ops", default="fp8,nvfp4")
     ap.add_argument("--shapes", default="4096x4096,6144x4096,14336x4096,4096x14336,28672x8192")
     ap.add_argument("--ms", default="17,32,64,128,256")
-    ap.add_argument("--out", default="")
-    args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device: nothing to time")
+    args = timing.micro_args(ap)
+    if args is None:
         return
-    torch.manual_seed(0)
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
