@@ -306,6 +306,42 @@ def test_cuda_gemv_rows_per_warp_variants(monkeypatch, dtype, variant, M):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("shape", ["bn64s3", "bn64s4", "bn128s3", "bn128s4"])
+@pytest.mark.parametrize("M", [3, 8, 9, 16, 25])
+def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, M):
+    """The mma.sp GEMV with every block shape and ring depth (TORCHQUANT_SP24_MMA): each
+    output is the same mma chain over the same K steps, so bit for bit the default's
+    output, and within the bound. N = 197 (not a multiple of 64 or 128), K = 1056 (a
+    tail chunk of one 32-K step), M = 25 (two 16-row tiles, the second partial)."""
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    N, K = 197, 1056
+    values, meta, w = _sparse_weight(N, K, dtype, seed=17 + M)
+    values, meta, w = values.cuda(), meta.cuda(), w.cuda()
+    x = torch.randn(M, K, generator=_gen(18 + M)).to(dtype).cuda()
+    bias = torch.randn(N, generator=_gen(19)).to(dtype).cuda()
+    monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
+    want = ops.sparse24_gemv(x, values, meta, bias, "mma")
+    monkeypatch.setenv("TORCHQUANT_SP24_MMA", shape)
+    poison_cuda()
+    y = ops.sparse24_gemv(x, values, meta, bias, "mma")
+    _check_gemv(y, x, w, bias)
+    assert torch.equal(y, want)
+
+
+@requires_cuda
+def test_cuda_gemv_mma_launch_shape_knob_rejects_unknown(monkeypatch):
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    values, meta, _ = _sparse_weight(64, 128, torch.bfloat16, seed=3)
+    x = torch.randn(4, 128, dtype=torch.bfloat16, device="cuda")
+    monkeypatch.setenv("TORCHQUANT_SP24_MMA", "bn32s9")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_SP24_MMA must be"):
+        ops.sparse24_gemv(x, values.cuda(), meta.cuda(), None, "mma")
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("K", [4, 12, 20, 1028])
 @pytest.mark.parametrize("M", [1, 3, 6, 16])
 def test_cuda_gemv_k_not_multiple_of_16_or_32(dtype, K, M):

@@ -268,21 +268,45 @@ void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int 
   }
 }
 
-// mma path: 3-stage ring (< 48 KB of shared memory, so no opt-in attribute
-// and up to 5 blocks per H100 SM: ~100 KB of weight loads in flight per SM).
-constexpr int kMmaStages = 3;
+// mma path launch shapes: BN weight rows per block (BN / 16 warps) and a STAGES-deep
+// cp.async ring. The default, 64 rows and 3 stages, keeps the ring under 48 KB (up to 4
+// blocks per SM). TORCHQUANT_SP24_MMA = "bn64s3" | "bn64s4" | "bn128s3" | "bn128s4" forces
+// one (A/B measurements; results/h200/README.md names the run that measured them).
+enum class MmaShape { kBn64S3, kBn64S4, kBn128S3, kBn128S4 };
+
+MmaShape mma_shape_knob() {
+  const char* env = std::getenv("TORCHQUANT_SP24_MMA");
+  if (env == nullptr || *env == 0) return MmaShape::kBn64S3;
+  const std::string v(env);
+  if (v == "bn64s3") return MmaShape::kBn64S3;
+  if (v == "bn64s4") return MmaShape::kBn64S4;
+  if (v == "bn128s3") return MmaShape::kBn128S3;
+  if (v == "bn128s4") return MmaShape::kBn128S4;
+  TORCH_CHECK(false, "TORCHQUANT_SP24_MMA must be bn64s3, bn64s4, bn128s3 or bn128s4, got '", v,
+              "'");
+}
+
+template <typename T, int NT, int STAGES, int BN>
+void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
+                    int K, cudaStream_t stream) {
+  constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN>();
+  auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
+  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
+  const dim3 grid((N + BN - 1) / BN, static_cast<unsigned>(std::min(mtiles, 65535)));
+  kernel<<<grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
 
 template <typename T, int NT>
 void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                    int K, cudaStream_t stream) {
-  constexpr int smem = sparse24::mma_smem_bytes<NT, kMmaStages>();
-  static_assert(smem <= 48 * 1024, "keep the mma GEMV ring under the default 48 KB");
-  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
-  const dim3 grid((N + sparse24::kMmaBN - 1) / sparse24::kMmaBN,
-                  static_cast<unsigned>(std::min(mtiles, 65535)));
-  sparse24::sparse24_gemv_mma_kernel<T, NT, kMmaStages><<<grid, 128, smem, stream>>>(
-      x, v, m, b, y, M, N, K);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  switch (mma_shape_knob()) {
+    case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, stream);
+    case MmaShape::kBn128S3: return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, stream);
+    case MmaShape::kBn128S4: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, stream);
+    default: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, stream);
+  }
 }
 
 at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_in,

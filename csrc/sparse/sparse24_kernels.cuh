@@ -467,9 +467,9 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 }
 
 // -------------------------------------------------------- mma GEMV ------
-// sparse24_gemv_mma_kernel<T, NT, STAGES>
+// sparse24_gemv_mma_kernel<T, NT, STAGES, BN>
 //
-// What: y[m0 .. m0 + 8 NT, n0 .. n0 + 64) with mma.sp::ordered_metadata
+// What: y[m0 .. m0 + 8 NT, n0 .. n0 + BN) with mma.sp::ordered_metadata
 // m16n8k32 (f32 accumulate). The WEIGHT is the sparse A operand (16 output
 // features x 32 K per instruction, stored compressed 16 x 16 exactly like
 // our values rows), x is the dense B operand (32 K x 8 tokens), so M = 1..16
@@ -497,9 +497,10 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 // re-validate meta (that would need a sync); meta not made by compress24
 // gives an undefined result on this path.
 //
-// Pipeline: a block (4 warps, 16 weight rows each) walks K in chunks of
-// KC = 128 through a STAGES-deep cp.async ring in shared memory: per chunk
-// 64 rows x 128 B of values, 64 x 16 B of meta and 8 NT x 256 B of x. Rows
+// Pipeline: a block (BN / 16 warps, 16 weight rows each; BN = 64 or 128)
+// walks K in chunks of KC = 128 through a STAGES-deep cp.async ring in shared
+// memory: per chunk BN rows x 128 B of values, BN x 16 B of meta and
+// 8 NT x 256 B of x. Rows
 // of the ring are padded by 16 B so every ldmatrix phase (8 rows x 16 B) hits
 // 8 distinct bank groups. Rows past N (and x rows past M) load row N-1 (M-1)
 // instead, so every metadata word the tensor cores see is a valid one; their
@@ -508,22 +509,22 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 //
 // Memory: values, meta via cp.async.cg (L2 only, each byte once per M tile);
 // x via cp.async.cg (L2 hits: x is tiny and every block reads it).
-// Launch: grid (ceil(N / 64), min(ceil(M / (8 NT)), 65535)), block 128,
-// dynamic shared memory mma_smem_bytes<T, NT, STAGES>().
+// Launch: grid (ceil(N / BN), min(ceil(M / (8 NT)), 65535)), block 2 BN,
+// dynamic shared memory mma_smem_bytes<NT, STAGES, BN>().
 // Requires: sm_80+, K % 32 == 0, values / x 16-B aligned, meta 4-B aligned.
 constexpr int kMmaKC = 128;  // logical K per pipeline stage
-constexpr int kMmaBN = 64;   // weight rows per block (4 warps x 16)
 constexpr int kMmaSA = kMmaKC / 2 + 8;   // values row stride in smem (elements)
 constexpr int kMmaSM = kMmaKC / 32 + 1;  // meta row stride in smem (32-bit words)
 constexpr int kMmaSX = kMmaKC + 8;       // x row stride in smem (elements)
 
-template <int NT>
+// BN weight rows per block (BN / 16 warps, 2 BN threads).
+template <int NT, int BN>
 constexpr int mma_stage_bytes() {
-  return kMmaBN * kMmaSA * 2 + 8 * NT * kMmaSX * 2 + kMmaBN * kMmaSM * 4;
+  return BN * kMmaSA * 2 + 8 * NT * kMmaSX * 2 + BN * kMmaSM * 4;
 }
-template <int NT, int STAGES>
+template <int NT, int STAGES, int BN>
 constexpr int mma_smem_bytes() {
-  return STAGES * mma_stage_bytes<NT>();
+  return STAGES * mma_stage_bytes<NT, BN>();
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -579,22 +580,22 @@ template <> struct MmaSp<__nv_bfloat16> {
 };
 
 // One K chunk [kbase, kbase + min(KC, K - kbase)) of a 2:4 mma kernel's
-// operands into a pipeline stage by its 128 threads (cp.async): the
+// operands into a pipeline stage by its TH threads (cp.async): the
 // compressed values (BN rows; a 16-byte piece holds EP kept elements = 2 EP
 // of K), the metadata (BN rows, one 32-bit word per 32 K) and the activation
 // (MT rows, 16-byte pieces of EP elements). EP = 8 for fp16/bf16, 16 for
 // int8. Rows past N or M re-read the last row: their results are never
 // stored. The chunk's K extent is a multiple of 32.
-template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, typename SAT, typename SXT,
-          typename VT, typename XT>
+template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, int TH = 128, typename SAT,
+          typename SXT, typename VT, typename XT>
 __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, const VT* values,
                                             const uint32_t* meta32, const XT* x, int tid, int n0,
                                             int N, int m0, int M, int K, int64_t vstride,
                                             int64_t mwords, int kbase) {
   const int kv = min(KC, K - kbase);
 #pragma unroll
-  for (int i = 0; i < BN * (KC / (2 * EP)) / 128; ++i) {
-    const int p = tid + 128 * i;
+  for (int i = 0; i < BN * (KC / (2 * EP)) / TH; ++i) {
+    const int p = tid + TH * i;
     const int row = p / (KC / (2 * EP)), col = p % (KC / (2 * EP));
     if (col * 2 * EP < kv) {
       const int n = min(n0 + row, N - 1);
@@ -602,8 +603,8 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
     }
   }
 #pragma unroll
-  for (int i = 0; i < BN * (KC / 32) / 128; ++i) {
-    const int p = tid + 128 * i;
+  for (int i = 0; i < BN * (KC / 32) / TH; ++i) {
+    const int p = tid + TH * i;
     const int row = p / (KC / 32), w = p % (KC / 32);
     if (w * 32 < kv) {
       const int n = min(n0 + row, N - 1);
@@ -611,8 +612,8 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
     }
   }
 #pragma unroll
-  for (int i = 0; i < (MT * (KC / EP) + 127) / 128; ++i) {
-    const int p = tid + 128 * i;
+  for (int i = 0; i < (MT * (KC / EP) + TH - 1) / TH; ++i) {
+    const int p = tid + TH * i;
     if (p < MT * (KC / EP)) {
       const int row = p / (KC / EP), col = p % (KC / EP);
       if (col * EP < kv) {
@@ -623,26 +624,26 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
   }
 }
 
-template <typename T, int NT, int STAGES>
-__global__ void __launch_bounds__(128, 4) sparse24_gemv_mma_kernel(
+template <typename T, int NT, int STAGES, int BN>
+__global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
     const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // cp.async / mma.sp: the host launches this kernel on sm_80+ only
 #else
   using H = Half2Traits<T>;
-  constexpr int KC = kMmaKC, BN = kMmaBN, SA = kMmaSA, SM = kMmaSM, SX = kMmaSX;
+  constexpr int KC = kMmaKC, SA = kMmaSA, SM = kMmaSM, SX = kMmaSX;
   constexpr int MT = 8 * NT;
   constexpr int A_BYTES = BN * SA * 2, X_BYTES = MT * SX * 2;
   extern __shared__ __align__(16) unsigned char smem[];
   auto stage_a = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT>());
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN>());
   };
   auto stage_x = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT>() + A_BYTES);
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN>() + A_BYTES);
   };
   auto stage_m = [&](int s) {
-    return reinterpret_cast<uint32_t*>(smem + s * mma_stage_bytes<NT>() + A_BYTES + X_BYTES);
+    return reinterpret_cast<uint32_t*>(smem + s * mma_stage_bytes<NT, BN>() + A_BYTES + X_BYTES);
   };
 
   const int tid = threadIdx.x;
@@ -665,7 +666,7 @@ __global__ void __launch_bounds__(128, 4) sparse24_gemv_mma_kernel(
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      stage_chunk<8, BN, KC, MT, SA, SM, SX>(stage_a(s), stage_x(s), stage_m(s), values, meta32, x, tid,
+      stage_chunk<8, BN, KC, MT, SA, SM, SX, 2 * BN>(stage_a(s), stage_x(s), stage_m(s), values, meta32, x, tid,
                                              n0, N, m0, M, K, vstride, mwords, chunk * KC);
     };
 
