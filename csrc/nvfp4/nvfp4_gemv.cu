@@ -276,8 +276,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return c;
 }
 
-template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kShiftAB = false>
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -286,7 +285,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kShiftAB>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -342,10 +341,6 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
     else
       launch_mma_t<T, 2, true, false, true>(prm, c, caps, device, stream);
   } else if (c.nt == 1) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {  // TEMPORARY A/B of the bf16 decode
-      if (aligned && env_int("TORCHQUANT_NVFP4_DECODE_SHIFT") == 1)
-        return launch_mma_t<T, 1, true, false, false, true>(prm, c, caps, device, stream);
-    }
     if (aligned)
       launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
     else

@@ -256,21 +256,17 @@ __device__ __forceinline__ void decode_e2m1_f16(uint32_t w, uint32_t (&h)[4]) {
 // instructions (LOP3, IMAD, LOP3) where two shifts and two merges took 4.
 // Nibbles 2, 3, 6, 7 are first moved onto 0, 1, 4, 5 (w >> 8), so every
 // shift is a left shift. 13 instructions per 8 codes instead of 15 (checked
-// against the shift form on every nibble value at every position).
+// against the shift form on every nibble value at every position; the ring
+// kernel's loop: 878 instead of 940 SASS instructions per chunk). H200 A/B in
+// one build, run 2026-12-02c call 1, us, mask-multiply / shift form, two pairs:
+// 28672x8192 M = 1 51.4, 51.1 / 52.6, 53.2; 128256x4096 M = 1 103.0, 105.0 /
+// 105.9, 108.3, M = 8 111.5, 110.1 / 113.7, 115.9; 28672x8192 M = 8 equal.
 __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
   const uint32_t v = w >> 8;
   h[0] = ((w & 0x000F000Fu) * 0x1040u) & 0x81C081C0u;  // 2^6 + 2^12
   h[1] = ((w & 0x00F000F0u) * 0x0104u) & 0x81C081C0u;  // 2^2 + 2^8
   h[2] = ((v & 0x000F000Fu) * 0x1040u) & 0x81C081C0u;
   h[3] = ((v & 0x00F000F0u) * 0x0104u) & 0x81C081C0u;
-}
-
-// TEMPORARY A/B (removed after the measurement): the shift form of the bf16 decode.
-__device__ __forceinline__ void decode_e2m1_bf16_shift(uint32_t w, uint32_t (&h)[4]) {
-  h[0] = ((w << 6) & 0x01C001C0u) | ((w << 12) & 0x80008000u);
-  h[1] = ((w << 2) & 0x01C001C0u) | ((w << 8) & 0x80008000u);
-  h[2] = ((w >> 2) & 0x01C001C0u) | ((w << 4) & 0x80008000u);
-  h[3] = ((w >> 6) & 0x01C001C0u) | (w & 0x80008000u);
 }
 
 // ------------------------------------------------------- scale decode --
@@ -444,8 +440,7 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // of x and meet at a named barrier of WN warps per chunk instead of the
 // 8-warp __syncthreads (Nsight Compute: 0.82 barrier-stall cycles per issued
 // instruction, docs/nvfp4_gemv.md 8b). Same slots, same staged values.
-template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kShiftAB = false>
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<T>;
@@ -704,13 +699,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int mt = 0; mt < kMmaMT; ++mt) {
         uint32_t a[4], b[4];  // rows g and g + 8
-        if constexpr (kShiftAB) {
-          decode_e2m1_bf16_shift(W[mt][0][i], a);
-          decode_e2m1_bf16_shift(W[mt][1][i], b);
-        } else {
-          O::decode(W[mt][0][i], a);
-          O::decode(W[mt][1][i], b);
-        }
+        O::decode(W[mt][0][i], a);
+        O::decode(W[mt][1][i], b);
         const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
         const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll
