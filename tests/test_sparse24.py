@@ -307,12 +307,15 @@ def test_cuda_gemv_rows_per_warp_variants(monkeypatch, dtype, variant, M):
 @requires_cuda
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("shape", ["bn64s3", "bn64s4", "bn128s3", "bn128s4"])
+@pytest.mark.parametrize("splitk", ["1", "2", "3", "9", None])
 @pytest.mark.parametrize("M", [3, 8, 9, 16, 25])
-def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, M):
-    """The mma.sp GEMV with every block shape and ring depth (TORCHQUANT_SP24_MMA): each
-    output is the same mma chain over the same K steps, so bit for bit the default's
-    output, and within the bound. N = 197 (not a multiple of 64 or 128), K = 1056 (a
-    tail chunk of one 32-K step), M = 25 (two 16-row tiles, the second partial)."""
+def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, splitk, M):
+    """The mma.sp GEMV with every block shape and ring depth (TORCHQUANT_SP24_MMA) and K
+    split across blocks (TORCHQUANT_SP24_SPLITK; None = the rule): within the bound,
+    deterministic, and for one split every block shape runs the same mma chain per output,
+    so bit for bit the default shape's output. N = 197 (not a multiple of 64 or 128),
+    K = 1056 = 9 chunks of 128 with a one-step tail (splits of 5 + 4, 3 x 3, 9 x 1),
+    M = 25 (two 16-row tiles, the second partial)."""
     if not HAS_SM80:
         pytest.skip("the mma path needs sm_80")
     N, K = 197, 1056
@@ -320,13 +323,19 @@ def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, M):
     values, meta, w = values.cuda(), meta.cuda(), w.cuda()
     x = torch.randn(M, K, generator=_gen(18 + M)).to(dtype).cuda()
     bias = torch.randn(N, generator=_gen(19)).to(dtype).cuda()
+    if splitk is None:
+        monkeypatch.delenv("TORCHQUANT_SP24_SPLITK", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_SP24_SPLITK", splitk)
     monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
     want = ops.sparse24_gemv(x, values, meta, bias, "mma")
     monkeypatch.setenv("TORCHQUANT_SP24_MMA", shape)
-    poison_cuda()
-    y = ops.sparse24_gemv(x, values, meta, bias, "mma")
-    _check_gemv(y, x, w, bias)
-    assert torch.equal(y, want)
+    for b in (bias, None):
+        poison_cuda()
+        y = ops.sparse24_gemv(x, values, meta, b, "mma")
+        _check_gemv(y, x, w, b)
+        assert torch.equal(y, ops.sparse24_gemv(x, values, meta, b, "mma"))  # deterministic
+    assert torch.equal(ops.sparse24_gemv(x, values, meta, bias, "mma"), want)
 
 
 @requires_cuda

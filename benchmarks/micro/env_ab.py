@@ -16,6 +16,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
+  TORCHQUANT_SP24_MMA=bn64s3|bn64s4|bn128s3|bn128s4  bf16/fp16 2:4 mma.sp GEMV: rows per
+                                  block and ring stages (--op sparse24 --path mma)
+  TORCHQUANT_SP24_SPLITK=S        the same GEMV's K split across S blocks (1 = never)
   TORCHQUANT_SP24_FMA=rw4|rw2|rw1  bf16/fp16 2:4 decode: weight rows per warp (M = 1, 2; --op
                                   sparse24 --path fma; csrc/sparse/sparse24.cu); i8w4: the int8
                                   dp4a GEMV at M = 1 with 4 rows per warp (--op sparse24_int8
@@ -57,9 +60,14 @@ def main() -> None:
     ap.add_argument("--ms", default="1,8,16")
     ap.add_argument("--path", default="mma", help="the op's path argument")
     ap.add_argument("--block-size", type=int, default=128, help="fp8 block size")
+    ap.add_argument("--env", action="append", default=[],
+                    help="VAR=VALUE set for the whole run (repeatable), e.g. a second knob")
     args = timing.micro_args(ap)
     if args is None:
         return
+    for kv in args.env:
+        k, _, v = kv.partition("=")
+        os.environ[k] = v
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size
@@ -104,13 +112,13 @@ def main() -> None:
                 finally:
                     os.environ.pop(args.var, None)
                 pct = 100.0 * nbytes / (r["median_us"] * 1e-6) / ceiling
-                rows.append(dict(op=args.op, N=N, K=K, M=M, var=args.var, value=v,
+                rows.append(dict(op=args.op, N=N, K=K, M=M, env=" ".join(args.env), var=args.var, value=v,
                                  us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
             if args.dense:
                 xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
                 r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2)
-                rows.append(dict(op="bf16 F.linear", N=N, K=K, M=M, var="", value="",
+                rows.append(dict(op="bf16 F.linear", N=N, K=K, M=M, env="", var="", value="",
                                  us=round(r["median_us"], 2),
                                  pct=round(100.0 * w_bf.numel() * 2 / (r["median_us"] * 1e-6) / ceiling, 1)))
                 line.append(f"bf16:{r['median_us']:.1f}")

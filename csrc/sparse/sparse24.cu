@@ -286,26 +286,58 @@ MmaShape mma_shape_knob() {
               "'");
 }
 
+// K split of the mma GEMV across blocks (grid.z): TORCHQUANT_SP24_SPLITK = S forces S
+// (1 = never), unset = the rule: with few blocks per SM the last wave is uneven (28672 rows
+// in 64-row blocks are 448 blocks, 3.4 per H200 SM: 52 SMs run 4 and 80 run 3, so the
+// kernel runs ~4 / 3.4 of the balanced time; Nsight Compute, run 2026-12-02c call 1: SM
+// active 80 % of the elapsed cycles). Splitting K gives more, shorter blocks, which the
+// block scheduler balances; the splits' fp32 sums meet in a second, ordered pass.
+int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
+  if (const int forced = env_int("TORCHQUANT_SP24_SPLITK"); forced >= 1)
+    return std::max(1, std::min({forced, chunks, 65535}));
+  int s = 1;
+  while (row_blocks * mtiles * s < 8 * int64_t(sms) && chunks / (2 * s) >= 4) s *= 2;
+  return s;
+}
+
 template <typename T, int NT, int STAGES, int BN>
 void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
-                    int K, cudaStream_t stream) {
+                    int K, int sms, cudaStream_t stream) {
   constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN>();
   auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN>;
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), smem);
-  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
-  const dim3 grid((N + BN - 1) / BN, static_cast<unsigned>(std::min(mtiles, 65535)));
-  kernel<<<grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K);
+  const int device = c10::cuda::current_device();
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
+  const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
+  const int row_blocks = (N + BN - 1) / BN;
+  const int chunks = (K + sparse24::kMmaKC - 1) / sparse24::kMmaKC;
+  const int want = mma_splits(row_blocks, mtiles, chunks, sms);
+  const int cps = (chunks + want - 1) / want;
+  const int splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
+  at::Tensor part;  // fp32 partial sums, freed after both launches (stream-ordered)
+  float* pp = nullptr;
+  if (splits > 1) {
+    part = at::empty({splits, M, N}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+    pp = part.data_ptr<float>();
+  }
+  const dim3 grid(row_blocks, mtiles, splits);
+  kernel<<<grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K, cps, pp);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    const int64_t outs = int64_t(M) * N;
+    sparse24::sparse24_splitk_reduce_kernel<T>
+        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, splits, b, y, M, N);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
 }
 
 template <typename T, int NT>
 void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
-                   int K, cudaStream_t stream) {
+                   int K, int sms, cudaStream_t stream) {
   switch (mma_shape_knob()) {
-    case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, stream);
-    case MmaShape::kBn128S3: return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, stream);
-    case MmaShape::kBn128S4: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, stream);
-    default: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, stream);
+    case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn128S3: return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn128S4: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
+    default: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
   }
 }
 
@@ -356,8 +388,8 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
     const T* bp = bias.has_value() ? reinterpret_cast<const T*>(bias->data_ptr()) : nullptr;
     T* yp = reinterpret_cast<T*>(y.data_ptr());
     if (path == GemvPath::kMma) {
-      if (M <= 8) launch_mma_nt<T, 1>(xp, vp, mp, bp, yp, M, N, K, stream);
-      else launch_mma_nt<T, 2>(xp, vp, mp, bp, yp, M, N, K, stream);
+      if (M <= 8) launch_mma_nt<T, 1>(xp, vp, mp, bp, yp, M, N, K, caps.sm_count, stream);
+      else launch_mma_nt<T, 2>(xp, vp, mp, bp, yp, M, N, K, caps.sm_count, stream);
     } else if (K % 16 == 0) {
       launch_fma<T, true>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
     } else {

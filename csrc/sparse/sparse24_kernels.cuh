@@ -627,7 +627,8 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
 template <typename T, int NT, int STAGES, int BN>
 __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
-    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K) {
+    const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K, int cps,
+    float* __restrict__ part) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // cp.async / mma.sp: the host launches this kernel on sm_80+ only
 #else
@@ -650,7 +651,9 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int n0 = blockIdx.x * BN;
-  const int nchunks = (K + KC - 1) / KC;
+  // K split across blocks (part != null): blockIdx.z takes chunks [z cps, z cps + cps).
+  const int c_first = static_cast<int>(blockIdx.z) * cps;
+  const int nchunks = min(cps, (K + KC - 1) / KC - c_first);  // >= 1 (host)
   const int64_t vstride = K / 2, mwords = K / 32;  // per row: values, meta 32-bit words
   const uint32_t* meta32 = reinterpret_cast<const uint32_t*>(meta);
 
@@ -681,7 +684,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
     __syncthreads();
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nchunks) load_stage(s, s);
+      if (s < nchunks) load_stage(s, c_first + s);
       cp_async_commit();
     }
 
@@ -693,14 +696,14 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
       __syncthreads();
       {
         const int cn = c + STAGES - 1;
-        if (cn < nchunks) load_stage(cn % STAGES, cn);
+        if (cn < nchunks) load_stage(cn % STAGES, c_first + cn);
         cp_async_commit();  // possibly empty: keeps the group count uniform
       }
       const int s = c % STAGES;
       const T* As = stage_a(s);
       const T* Xs = stage_x(s);
       const uint32_t* Ms = stage_m(s);
-      const int ksteps = min(KC, K - c * KC) / 32;
+      const int ksteps = min(KC, K - (c_first + c) * KC) / 32;
 #pragma unroll
       for (int ks = 0; ks < KC / 32; ++ks) {
         if (ks < ksteps) {
@@ -720,23 +723,49 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
     }
     cp_async_wait<0>();
 
-    // Epilogue: d0,d1 -> row g, tokens 2t, 2t+1; d2,d3 -> row g+8.
+    // Epilogue: d0,d1 -> row g, tokens 2t, 2t+1; d2,d3 -> row g+8. A K split
+    // stores its raw fp32 sums to part[z][m][n] (sparse24_splitk_reduce_kernel
+    // adds the splits in z order, then the bias).
+    float* const pz = part != nullptr ? part + static_cast<int64_t>(blockIdx.z) * M * N : nullptr;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int n = n0 + warp * 16 + g + 8 * half;
       if (n < N) {
-        const float b = bias != nullptr ? to_float(bias[n]) : 0.0f;
+        const float b = bias != nullptr && pz == nullptr ? to_float(bias[n]) : 0.0f;
 #pragma unroll
         for (int j = 0; j < NT; ++j)
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int m = m0 + 8 * j + 2 * t + i;
-            if (m < M) y[static_cast<int64_t>(m) * N + n] = H::from_float(acc[j][2 * half + i] + b);
+            if (m < M) {
+              const int64_t o = static_cast<int64_t>(m) * N + n;
+              if (pz != nullptr)
+                pz[o] = acc[j][2 * half + i];
+              else
+                y[o] = H::from_float(acc[j][2 * half + i] + b);
+            }
           }
       }
     }
   }
 #endif
+}
+
+// The K split's second pass: y[m, n] = round(sum over z = 0, 1, ... of
+// part[z][m][n] + bias[n]), one thread per output, a fixed order
+// (deterministic). Launch: ceil(M N / 256) blocks of 256.
+template <typename T>
+__global__ void sparse24_splitk_reduce_kernel(const float* __restrict__ part, int splits,
+                                              const T* __restrict__ bias, T* __restrict__ y,
+                                              int M, int N) {
+  using H = Half2Traits<T>;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t outs = static_cast<int64_t>(M) * N;
+  if (o >= outs) return;
+  float v = part[o];
+  for (int z = 1; z < splits; ++z) v += part[z * outs + o];
+  if (bias != nullptr) v += to_float(bias[o % N]);
+  y[o] = H::from_float(v);
 }
 
 // ==================================================== sparse int8 GEMM ===
