@@ -269,14 +269,18 @@ void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int 
 }
 
 // mma path launch shapes: BN weight rows per block (BN / 16 warps) and a STAGES-deep
-// cp.async ring. The default, 64 rows and 3 stages, keeps the ring under 48 KB (up to 4
-// blocks per SM). TORCHQUANT_SP24_MMA = "bn64s3" | "bn64s4" | "bn128s3" | "bn128s4" forces
-// one (A/B measurements; results/h200/README.md names the run that measured them).
+// cp.async ring. Default: 128 rows, 4 stages (92 KB of shared memory, 2 blocks per SM).
+// TORCHQUANT_SP24_MMA = "bn64s3" | "bn64s4" | "bn128s3" | "bn128s4" forces one. H200, bf16,
+// us, bn64s3 (the only shape before 2026-12-02) / bn128s4, no K split, run 2026-12-02c
+// call 2 (results/h200/2026-12-02c_sp24): 28672x8192 M = 4 105.9 / 95.2, M = 8 89.7 / 85.0,
+// M = 16 101.1 / 99.6; 14336x4096 M = 4 35.4 / 29.7, M = 8 26.6 / 26.5, M = 16 31.3 / 29.2.
+// (Call 1: bn64s4 was slower than bn64s3 on both, bn128s3 between.) On the few-block
+// shapes (4096 rows: 32 blocks of 128) the K split below does the work.
 enum class MmaShape { kBn64S3, kBn64S4, kBn128S3, kBn128S4 };
 
 MmaShape mma_shape_knob() {
   const char* env = std::getenv("TORCHQUANT_SP24_MMA");
-  if (env == nullptr || *env == 0) return MmaShape::kBn64S3;
+  if (env == nullptr || *env == 0) return MmaShape::kBn128S4;
   const std::string v(env);
   if (v == "bn64s3") return MmaShape::kBn64S3;
   if (v == "bn64s4") return MmaShape::kBn64S4;
@@ -287,16 +291,21 @@ MmaShape mma_shape_knob() {
 }
 
 // K split of the mma GEMV across blocks (grid.z): TORCHQUANT_SP24_SPLITK = S forces S
-// (1 = never), unset = the rule: with few blocks per SM the last wave is uneven (28672 rows
-// in 64-row blocks are 448 blocks, 3.4 per H200 SM: 52 SMs run 4 and 80 run 3, so the
-// kernel runs ~4 / 3.4 of the balanced time; Nsight Compute, run 2026-12-02c call 1: SM
-// active 80 % of the elapsed cycles). Splitting K gives more, shorter blocks, which the
-// block scheduler balances; the splits' fp32 sums meet in a second, ordered pass.
+// (1 = never), unset = the rule: while the grid would fill at most half the SMs, double S
+// (each split keeping >= 4 chunks of 128 K); the splits' fp32 sums meet in a second,
+// ordered pass. H200, bf16, us, S = 1 / 2 / 4 / 8, run 2026-12-02c call 2: bn128s4
+// 4096x14336 (32 blocks) M = 4 81.0 / 44.0 / 28.3 / 28.1, M = 8 80.6 / 43.9 / 26.2 / 26.6,
+// M = 16 93.4 / 51.3 / 30.5 / 30.8 (bf16 cuBLAS 33.2 - 33.8); but splitting a grid that
+// already has a block per SM or more lost: 28672x8192 (224 blocks) M = 8 85.0 / 87.7 /
+// 92.7 / 89.3, 14336x4096 (112 blocks) M = 16 29.2 / 31.5 / 32.9 / 34.8. (The uneven last
+// wave of 28672x8192 is not what holds that shape at ~71 % of the read ceiling: splitting
+// it into 4 - 8x more blocks did not help; Nsight Compute, call 1: 0.23 eligible warps per
+// scheduler, 7.4 of 17 cycles between issues waiting on L1TEX.)
 int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   if (const int forced = env_int("TORCHQUANT_SP24_SPLITK"); forced >= 1)
     return std::max(1, std::min({forced, chunks, 65535}));
   int s = 1;
-  while (row_blocks * mtiles * s < 8 * int64_t(sms) && chunks / (2 * s) >= 4) s *= 2;
+  while (row_blocks * mtiles * s * 2 <= int64_t(sms) && chunks / (2 * s) >= 4) s *= 2;
   return s;
 }
 
@@ -332,12 +341,19 @@ void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
 
 template <typename T, int NT>
 void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
-                   int K, int sms, cudaStream_t stream) {
-  switch (mma_shape_knob()) {
+                   int K, const DeviceCaps& caps, cudaStream_t stream) {
+  MmaShape shape = mma_shape_knob();
+  // A device with less opt-in shared memory per block than the 128-row ring needs (sm_86 /
+  // sm_89: 99 KB) runs the 64-row, 3-stage ring (< 48 KB, fits everywhere).
+  constexpr int kBigSmem = sparse24::mma_smem_bytes<NT, 4, 128>();
+  if (shape != MmaShape::kBn64S3 && shape != MmaShape::kBn64S4 && caps.max_smem_optin < kBigSmem)
+    shape = MmaShape::kBn64S3;
+  const int sms = caps.sm_count;
+  switch (shape) {
     case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
     case MmaShape::kBn128S3: return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
-    case MmaShape::kBn128S4: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
-    default: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn64S3: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
+    default: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
   }
 }
 
@@ -388,8 +404,8 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
     const T* bp = bias.has_value() ? reinterpret_cast<const T*>(bias->data_ptr()) : nullptr;
     T* yp = reinterpret_cast<T*>(y.data_ptr());
     if (path == GemvPath::kMma) {
-      if (M <= 8) launch_mma_nt<T, 1>(xp, vp, mp, bp, yp, M, N, K, caps.sm_count, stream);
-      else launch_mma_nt<T, 2>(xp, vp, mp, bp, yp, M, N, K, caps.sm_count, stream);
+      if (M <= 8) launch_mma_nt<T, 1>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
+      else launch_mma_nt<T, 2>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
     } else if (K % 16 == 0) {
       launch_fma<T, true>(xp, vp, mp, bp, yp, M, N, K, caps, stream);
     } else {

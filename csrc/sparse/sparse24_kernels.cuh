@@ -509,8 +509,11 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 //
 // Memory: values, meta via cp.async.cg (L2 only, each byte once per M tile);
 // x via cp.async.cg (L2 hits: x is tiny and every block reads it).
-// Launch: grid (ceil(N / BN), min(ceil(M / (8 NT)), 65535)), block 2 BN,
-// dynamic shared memory mma_smem_bytes<NT, STAGES, BN>().
+// Launch: grid (ceil(N / BN), min(ceil(M / (8 NT)), 65535), splits), block
+// 2 BN, dynamic shared memory mma_smem_bytes<NT, STAGES, BN>(); with splits
+// > 1 block z sums chunks [z cps, z cps + cps) into part[z] (fp32, no bias)
+// and sparse24_splitk_reduce_kernel finishes (sparse24.cu picks BN, STAGES
+// and the split).
 // Requires: sm_80+, K % 32 == 0, values / x 16-B aligned, meta 4-B aligned.
 constexpr int kMmaKC = 128;  // logical K per pipeline stage
 constexpr int kMmaSA = kMmaKC / 2 + 8;   // values row stride in smem (elements)
