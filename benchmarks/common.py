@@ -144,8 +144,13 @@ def try_quantize(ctx: "Ctx", op: str, w: torch.Tensor, *args) -> Tuple[Optional[
 
 # ---------------------------------------------------------------- stamping --
 def git_commit() -> str:
-    """`git rev-parse --short HEAD` (+"-dirty" with uncommitted tracked changes),
-    else $TORCHQUANT_COMMIT, else "unknown"."""
+    """$TORCHQUANT_COMMIT when set (the GPU job passes the checkout's commit: the device
+    tool's copy of the tree carries a stale .git, whose HEAD the 2026-12-02c tables were first
+    stamped with), else `git rev-parse --short HEAD` (+"-dirty" with uncommitted tracked
+    changes), else "unknown"."""
+    env = os.environ.get("TORCHQUANT_COMMIT", "").strip()
+    if env:
+        return env
     try:
         r = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
