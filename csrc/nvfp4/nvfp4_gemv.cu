@@ -93,12 +93,14 @@ constexpr int64_t kTileMinM = 48;
 // beat fma from 14336x4096 up (28672x8192: 56.2 vs 56.6 us; 128256x4096:
 // 108 vs 127 us) but lost on 4096x4096 (8.5 vs 7.8 us); the register-load mma
 // kernel (K % 64 != 0) lost to fma everywhere (28672x8192: 80 vs 57 us). So
-// M = 1 took fma below 32M weights or when K % 64 != 0. Since the mma kernel's
-// single-tile launches use programmatic dependent launch by default (common/pdl.h,
-// 2026-12-02) it wins at 4096x4096 too (run 2026-12-02c call 4: mma 7.17 us, fma
-// 7.88): the threshold is 16M weights (smaller shapes, e.g. 1024x4096, were not
-// measured against it and keep fma).
-constexpr int64_t kMmaM1MinWeights = int64_t{16} << 20;
+// M = 1 takes fma below 32M weights or when K % 64 != 0. Re-measured with the mma
+// kernel's single-tile launches under programmatic dependent launch (common/pdl.h, on by
+// default since 2026-12-02): alone, back to back, mma beat fma at 4096x4096 (run
+// 2026-12-02c call 4: 7.17 vs 7.88 us), but with the threshold at 16M (mma for the o
+// projection) the fused Llama-3-8B layer through QuantLinear ran 68.3 us against 66.0 at
+// 32M (call 5 vs call 3; the other formats moved by +0.3..1.1 us between those runs), so
+// the threshold stays.
+constexpr int64_t kMmaM1MinWeights = int64_t{32} << 20;
 
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K) {
