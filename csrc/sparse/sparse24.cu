@@ -343,11 +343,14 @@ template <typename T, int NT>
 void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                    int K, const DeviceCaps& caps, cudaStream_t stream) {
   MmaShape shape = mma_shape_knob();
-  // A device with less opt-in shared memory per block than the 128-row ring needs (sm_86 /
-  // sm_89: 99 KB) runs the 64-row, 3-stage ring (< 48 KB, fits everywhere).
-  constexpr int kBigSmem = sparse24::mma_smem_bytes<NT, 4, 128>();
-  if (shape != MmaShape::kBn64S3 && shape != MmaShape::kBn64S4 && caps.max_smem_optin < kBigSmem)
-    shape = MmaShape::kBn64S3;
+  // A device with less opt-in shared memory per block than the shape needs (the 128-row,
+  // 4-stage ring takes 93 / 101 KB; sm_86 / sm_89 / sm_120 allow 99 KB) runs the 64-row,
+  // 3-stage ring (< 48 KB, fits everywhere).
+  const int need = shape == MmaShape::kBn64S3    ? sparse24::mma_smem_bytes<NT, 3, 64>()
+                   : shape == MmaShape::kBn64S4  ? sparse24::mma_smem_bytes<NT, 4, 64>()
+                   : shape == MmaShape::kBn128S3 ? sparse24::mma_smem_bytes<NT, 3, 128>()
+                                                 : sparse24::mma_smem_bytes<NT, 4, 128>();
+  if (need > std::max(caps.max_smem_optin, 48 * 1024)) shape = MmaShape::kBn64S3;
   const int sms = caps.sm_count;
   switch (shape) {
     case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
