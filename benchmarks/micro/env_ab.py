@@ -112,8 +112,8 @@ def main() -> None:
                 finally:
                     os.environ.pop(args.var, None)
                 pct = 100.0 * nbytes / (r["median_us"] * 1e-6) / ceiling
-                rows.append(dict(op=args.op, N=N, K=K, M=M, env=" ".join(args.env), var=args.var, value=v,
-                                 us=round(r["median_us"], 2), pct=round(pct, 1)))
+                rows.append(dict(op=args.op, N=N, K=K, M=M, env=" ".join(args.env), var=args.var,
+                                 value=v, us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
             if args.dense:
                 xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

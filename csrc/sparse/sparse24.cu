@@ -325,7 +325,8 @@ void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
   at::Tensor part;  // fp32 partial sums, freed after both launches (stream-ordered)
   float* pp = nullptr;
   if (splits > 1) {
-    part = at::empty({splits, M, N}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
+    part = at::empty({splits, M, N},
+                     at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
     pp = part.data_ptr<float>();
   }
   const dim3 grid(row_blocks, mtiles, splits);
@@ -353,10 +354,14 @@ void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, i
   if (need > std::max(caps.max_smem_optin, 48 * 1024)) shape = MmaShape::kBn64S3;
   const int sms = caps.sm_count;
   switch (shape) {
-    case MmaShape::kBn64S4: return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
-    case MmaShape::kBn128S3: return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
-    case MmaShape::kBn64S3: return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
-    default: return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn64S3:
+      return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn64S4:
+      return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
+    case MmaShape::kBn128S3:
+      return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
+    default:
+      return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
   }
 }
 

@@ -500,11 +500,10 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 // Pipeline: a block (BN / 16 warps, 16 weight rows each; BN = 64 or 128)
 // walks K in chunks of KC = 128 through a STAGES-deep cp.async ring in shared
 // memory: per chunk BN rows x 128 B of values, BN x 16 B of meta and
-// 8 NT x 256 B of x. Rows
-// of the ring are padded by 16 B so every ldmatrix phase (8 rows x 16 B) hits
-// 8 distinct bank groups. Rows past N (and x rows past M) load row N-1 (M-1)
-// instead, so every metadata word the tensor cores see is a valid one; their
-// results are never stored. A K tail (K % 128 != 0, K % 32 == 0) is handled
+// 8 NT x 256 B of x. Rows of the ring are padded by 16 B so every ldmatrix
+// phase (8 rows x 16 B) hits 8 distinct bank groups. Rows past N (and x rows
+// past M) load row N-1 (M-1) instead, so every metadata word the tensor cores
+// see is a valid one; their results are never stored. A K tail (K % 128 != 0, K % 32 == 0) is handled
 // by loading and issuing only the valid 32-K steps of the last chunk.
 //
 // Memory: values, meta via cp.async.cg (L2 only, each byte once per M tile);
@@ -672,8 +671,9 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      stage_chunk<8, BN, KC, MT, SA, SM, SX, 2 * BN>(stage_a(s), stage_x(s), stage_m(s), values, meta32, x, tid,
-                                             n0, N, m0, M, K, vstride, mwords, chunk * KC);
+      stage_chunk<8, BN, KC, MT, SA, SM, SX, 2 * BN>(stage_a(s), stage_x(s), stage_m(s), values,
+                                                     meta32, x, tid, n0, N, m0, M, K, vstride,
+                                                     mwords, chunk * KC);
     };
 
     float acc[NT][4];
@@ -729,7 +729,8 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
     // Epilogue: d0,d1 -> row g, tokens 2t, 2t+1; d2,d3 -> row g+8. A K split
     // stores its raw fp32 sums to part[z][m][n] (sparse24_splitk_reduce_kernel
     // adds the splits in z order, then the bias).
-    float* const pz = part != nullptr ? part + static_cast<int64_t>(blockIdx.z) * M * N : nullptr;
+    float* const pz =
+        part != nullptr ? part + static_cast<int64_t>(blockIdx.z) * M * N : nullptr;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int n = n0 + warp * 16 + g + 8 * half;
