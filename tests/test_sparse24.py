@@ -339,6 +339,36 @@ def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, splitk, M):
 
 
 @requires_cuda
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("splitk", ["1", "3", None])
+@pytest.mark.parametrize("M", [1, 3, 8, 9, 16, 25])
+def test_cuda_gemv_mma_meta_copy_forms(monkeypatch, dtype, splitk, M):
+    """K % 128 == 0: the default mma GEMV stages each row's metadata of a chunk with one
+    16-byte copy; TORCHQUANT_SP24_META=4 forces the four 4-byte copies. Same bytes in
+    shared memory, same mma chain: bit-identical outputs, within the bound. N = 197 (the
+    last block's rows past N re-read row N - 1), K = 1024 (8 chunks; splits of 3 + 3 + 2)."""
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    N, K = 197, 1024
+    values, meta, w = _sparse_weight(N, K, dtype, seed=23 + M)
+    values, meta, w = values.cuda(), meta.cuda(), w.cuda()
+    x = torch.randn(M, K, generator=_gen(24 + M)).to(dtype).cuda()
+    bias = torch.randn(N, generator=_gen(25)).to(dtype).cuda()
+    monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
+    if splitk is None:
+        monkeypatch.delenv("TORCHQUANT_SP24_SPLITK", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_SP24_SPLITK", splitk)
+    monkeypatch.setenv("TORCHQUANT_SP24_META", "4")
+    want = ops.sparse24_gemv(x, values, meta, bias, "mma")
+    monkeypatch.delenv("TORCHQUANT_SP24_META")
+    poison_cuda()
+    y = ops.sparse24_gemv(x, values, meta, bias, "mma")
+    _check_gemv(y, x, w, bias)
+    assert torch.equal(y, want)
+
+
+@requires_cuda
 def test_cuda_gemv_mma_launch_shape_knob_rejects_unknown(monkeypatch):
     if not HAS_SM80:
         pytest.skip("the mma path needs sm_80")

@@ -309,11 +309,11 @@ int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   return s;
 }
 
-template <typename T, int NT, int STAGES, int BN>
+template <typename T, int NT, int STAGES, int BN, bool M16 = false>
 void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                     int K, int sms, cudaStream_t stream) {
-  constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN>();
-  auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN>;
+  constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN, M16>();
+  auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN, M16>;
   const int device = c10::cuda::current_device();
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
@@ -361,6 +361,10 @@ void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, i
     case MmaShape::kBn128S3:
       return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
     default:
+      // K % 128 == 0: the metadata as one 16-byte copy per row and chunk (M16);
+      // TORCHQUANT_SP24_META=4 forces the four 4-byte copies (A/B, tests).
+      if (K % 128 == 0 && env_int("TORCHQUANT_SP24_META") != 4)
+        return launch_mma_cfg<T, NT, 4, 128, true>(x, v, m, b, y, M, N, K, sms, stream);
       return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
   }
 }

@@ -516,17 +516,24 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 // Requires: sm_80+, K % 32 == 0, values / x 16-B aligned, meta 4-B aligned.
 constexpr int kMmaKC = 128;  // logical K per pipeline stage
 constexpr int kMmaSA = kMmaKC / 2 + 8;   // values row stride in smem (elements)
-constexpr int kMmaSM = kMmaKC / 32 + 1;  // meta row stride in smem (32-bit words)
 constexpr int kMmaSX = kMmaKC + 8;       // x row stride in smem (elements)
+// Meta row stride in smem (32-bit words). M16 (K % 128 == 0): a row's 16 bytes
+// of a chunk are copied as one 16-byte unit, so rows sit 16 bytes apart (the
+// fragment reads, rows g = 0..7 at words 4g + ks, stay conflict-free);
+// otherwise four 4-byte copies per row into rows padded to 5 words.
+template <bool M16>
+constexpr int mma_meta_stride() {
+  return M16 ? kMmaKC / 32 : kMmaKC / 32 + 1;
+}
 
 // BN weight rows per block (BN / 16 warps, 2 BN threads).
-template <int NT, int BN>
+template <int NT, int BN, bool M16 = false>
 constexpr int mma_stage_bytes() {
-  return BN * kMmaSA * 2 + 8 * NT * kMmaSX * 2 + BN * kMmaSM * 4;
+  return BN * kMmaSA * 2 + 8 * NT * kMmaSX * 2 + BN * mma_meta_stride<M16>() * 4;
 }
-template <int NT, int STAGES, int BN>
+template <int NT, int STAGES, int BN, bool M16 = false>
 constexpr int mma_smem_bytes() {
-  return STAGES * mma_stage_bytes<NT, BN>();
+  return STAGES * mma_stage_bytes<NT, BN, M16>();
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -588,8 +595,8 @@ template <> struct MmaSp<__nv_bfloat16> {
 // (MT rows, 16-byte pieces of EP elements). EP = 8 for fp16/bf16, 16 for
 // int8. Rows past N or M re-read the last row: their results are never
 // stored. The chunk's K extent is a multiple of 32.
-template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, int TH = 128, typename SAT,
-          typename SXT, typename VT, typename XT>
+template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, int TH = 128, bool M16 = false,
+          typename SAT, typename SXT, typename VT, typename XT>
 __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, const VT* values,
                                             const uint32_t* meta32, const XT* x, int tid, int n0,
                                             int N, int m0, int M, int K, int64_t vstride,
@@ -604,13 +611,28 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
       cp_async16(As + row * SA + col * EP, values + n * vstride + kbase / 2 + col * EP);
     }
   }
+  if constexpr (M16) {
+    // One 16-byte copy per row (K % 128 == 0: every chunk is full and every
+    // row's piece 16-byte aligned); four 4-byte copies into one 32-byte sector
+    // were 35 % of the kernel's L2 requests (Nsight Compute, 2026-12-02c call 1).
+    static_assert(KC == 128 && SM == KC / 32, "a 16-byte meta unit per row and chunk");
 #pragma unroll
-  for (int i = 0; i < BN * (KC / 32) / TH; ++i) {
-    const int p = tid + TH * i;
-    const int row = p / (KC / 32), w = p % (KC / 32);
-    if (w * 32 < kv) {
-      const int n = min(n0 + row, N - 1);
-      cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
+    for (int i = 0; i < (BN + TH - 1) / TH; ++i) {
+      const int row = tid + TH * i;
+      if (row < BN) {
+        const int n = min(n0 + row, N - 1);
+        cp_async16(Ms + row * SM, meta32 + n * mwords + kbase / 32);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < BN * (KC / 32) / TH; ++i) {
+      const int p = tid + TH * i;
+      const int row = p / (KC / 32), w = p % (KC / 32);
+      if (w * 32 < kv) {
+        const int n = min(n0 + row, N - 1);
+        cp_async4(Ms + row * SM + w, meta32 + n * mwords + kbase / 32 + w);
+      }
     }
   }
 #pragma unroll
@@ -626,7 +648,7 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
   }
 }
 
-template <typename T, int NT, int STAGES, int BN>
+template <typename T, int NT, int STAGES, int BN, bool M16 = false>
 __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_kernel(
     const T* __restrict__ x, const T* __restrict__ values, const uint8_t* __restrict__ meta,
     const T* __restrict__ bias, T* __restrict__ y, int M, int N, int K, int cps,
@@ -635,18 +657,19 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
   __trap();  // cp.async / mma.sp: the host launches this kernel on sm_80+ only
 #else
   using H = Half2Traits<T>;
-  constexpr int KC = kMmaKC, SA = kMmaSA, SM = kMmaSM, SX = kMmaSX;
+  constexpr int KC = kMmaKC, SA = kMmaSA, SM = mma_meta_stride<M16>(), SX = kMmaSX;
   constexpr int MT = 8 * NT;
   constexpr int A_BYTES = BN * SA * 2, X_BYTES = MT * SX * 2;
   extern __shared__ __align__(16) unsigned char smem[];
   auto stage_a = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN>());
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN, M16>());
   };
   auto stage_x = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN>() + A_BYTES);
+    return reinterpret_cast<T*>(smem + s * mma_stage_bytes<NT, BN, M16>() + A_BYTES);
   };
   auto stage_m = [&](int s) {
-    return reinterpret_cast<uint32_t*>(smem + s * mma_stage_bytes<NT, BN>() + A_BYTES + X_BYTES);
+    return reinterpret_cast<uint32_t*>(smem + s * mma_stage_bytes<NT, BN, M16>() + A_BYTES +
+                                       X_BYTES);
   };
 
   const int tid = threadIdx.x;
@@ -671,9 +694,9 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_gemv_mma_ke
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      stage_chunk<8, BN, KC, MT, SA, SM, SX, 2 * BN>(stage_a(s), stage_x(s), stage_m(s), values,
-                                                     meta32, x, tid, n0, N, m0, M, K, vstride,
-                                                     mwords, chunk * KC);
+      stage_chunk<8, BN, KC, MT, SA, SM, SX, 2 * BN, M16>(stage_a(s), stage_x(s), stage_m(s),
+                                                          values, meta32, x, tid, n0, N, m0, M,
+                                                          K, vstride, mwords, chunk * KC);
     };
 
     float acc[NT][4];
