@@ -304,6 +304,20 @@ def test_cuda_gemv_rows_per_warp_variants(monkeypatch, dtype, variant, M):
     assert torch.equal(y, want)  # rows per warp change which warp sums a row, not the order
 
 
+def _mma_case(monkeypatch, N, K, dtype, M, splitk, seed):
+    """A 2:4 weight, x and bias on the GPU for the mma GEMV knob tests; the default block
+    shape, and TORCHQUANT_SP24_SPLITK = splitk (None: unset, the rule)."""
+    values, meta, w = _sparse_weight(N, K, dtype, seed=seed + M)
+    x = torch.randn(M, K, generator=_gen(seed + 1 + M)).to(dtype).cuda()
+    bias = torch.randn(N, generator=_gen(seed + 2)).to(dtype).cuda()
+    monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
+    if splitk is None:
+        monkeypatch.delenv("TORCHQUANT_SP24_SPLITK", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_SP24_SPLITK", splitk)
+    return values.cuda(), meta.cuda(), w.cuda(), x, bias
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("shape", ["bn64s3", "bn64s4", "bn128s3", "bn128s4"])
@@ -318,16 +332,7 @@ def test_cuda_gemv_mma_launch_shapes(monkeypatch, dtype, shape, splitk, M):
     M = 25 (two 16-row tiles, the second partial)."""
     if not HAS_SM80:
         pytest.skip("the mma path needs sm_80")
-    N, K = 197, 1056
-    values, meta, w = _sparse_weight(N, K, dtype, seed=17 + M)
-    values, meta, w = values.cuda(), meta.cuda(), w.cuda()
-    x = torch.randn(M, K, generator=_gen(18 + M)).to(dtype).cuda()
-    bias = torch.randn(N, generator=_gen(19)).to(dtype).cuda()
-    if splitk is None:
-        monkeypatch.delenv("TORCHQUANT_SP24_SPLITK", raising=False)
-    else:
-        monkeypatch.setenv("TORCHQUANT_SP24_SPLITK", splitk)
-    monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
+    values, meta, w, x, bias = _mma_case(monkeypatch, 197, 1056, dtype, M, splitk, seed=17)
     want = ops.sparse24_gemv(x, values, meta, bias, "mma")
     monkeypatch.setenv("TORCHQUANT_SP24_MMA", shape)
     for b in (bias, None):
@@ -349,16 +354,7 @@ def test_cuda_gemv_mma_meta_copy_forms(monkeypatch, dtype, splitk, M):
     last block's rows past N re-read row N - 1), K = 1024 (8 chunks; splits of 3 + 3 + 2)."""
     if not HAS_SM80:
         pytest.skip("the mma path needs sm_80")
-    N, K = 197, 1024
-    values, meta, w = _sparse_weight(N, K, dtype, seed=23 + M)
-    values, meta, w = values.cuda(), meta.cuda(), w.cuda()
-    x = torch.randn(M, K, generator=_gen(24 + M)).to(dtype).cuda()
-    bias = torch.randn(N, generator=_gen(25)).to(dtype).cuda()
-    monkeypatch.delenv("TORCHQUANT_SP24_MMA", raising=False)
-    if splitk is None:
-        monkeypatch.delenv("TORCHQUANT_SP24_SPLITK", raising=False)
-    else:
-        monkeypatch.setenv("TORCHQUANT_SP24_SPLITK", splitk)
+    values, meta, w, x, bias = _mma_case(monkeypatch, 197, 1024, dtype, M, splitk, seed=23)
     monkeypatch.setenv("TORCHQUANT_SP24_META", "4")
     want = ops.sparse24_gemv(x, values, meta, bias, "mma")
     monkeypatch.delenv("TORCHQUANT_SP24_META")
