@@ -309,9 +309,15 @@ int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   return s;
 }
 
+// Launches one shape; false (nothing launched) when the device's opt-in shared memory per
+// block is below what the shape needs with 4-byte metadata copies (the 128-row, 4-stage ring
+// takes 93 / 101 KB; sm_86 / sm_89 / sm_120 allow 99 KB), for either metadata form. The
+// 64-row, 3-stage ring (< 48 KB) fits everywhere.
 template <typename T, int NT, int STAGES, int BN, bool M16 = false>
-void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
-                    int K, int sms, cudaStream_t stream) {
+bool launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
+                    int K, const DeviceCaps& caps, cudaStream_t stream) {
+  if (sparse24::mma_smem_bytes<NT, STAGES, BN>() > std::max(caps.max_smem_optin, 48 * 1024))
+    return false;
   constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN, M16>();
   auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN, M16>;
   const int device = c10::cuda::current_device();
@@ -319,7 +325,7 @@ void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
   const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
   const int row_blocks = (N + BN - 1) / BN;
   const int chunks = (K + sparse24::kMmaKC - 1) / sparse24::kMmaKC;
-  const int want = mma_splits(row_blocks, mtiles, chunks, sms);
+  const int want = mma_splits(row_blocks, mtiles, chunks, caps.sm_count);
   const int cps = (chunks + want - 1) / want;
   const int splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
   at::Tensor part;  // fp32 partial sums, freed after both launches (stream-ordered)
@@ -338,35 +344,31 @@ void launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
         <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, splits, b, y, M, N);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
+  return true;
 }
 
 template <typename T, int NT>
 void launch_mma_nt(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int M, int N,
                    int K, const DeviceCaps& caps, cudaStream_t stream) {
-  MmaShape shape = mma_shape_knob();
-  // A device with less opt-in shared memory per block than the shape needs (the 128-row,
-  // 4-stage ring takes 93 / 101 KB; sm_86 / sm_89 / sm_120 allow 99 KB) runs the 64-row,
-  // 3-stage ring (< 48 KB, fits everywhere).
-  const int need = shape == MmaShape::kBn64S3    ? sparse24::mma_smem_bytes<NT, 3, 64>()
-                   : shape == MmaShape::kBn64S4  ? sparse24::mma_smem_bytes<NT, 4, 64>()
-                   : shape == MmaShape::kBn128S3 ? sparse24::mma_smem_bytes<NT, 3, 128>()
-                                                 : sparse24::mma_smem_bytes<NT, 4, 128>();
-  if (need > std::max(caps.max_smem_optin, 48 * 1024)) shape = MmaShape::kBn64S3;
-  const int sms = caps.sm_count;
-  switch (shape) {
+  bool done = false;
+  switch (mma_shape_knob()) {
     case MmaShape::kBn64S3:
-      return launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, sms, stream);
+      break;
     case MmaShape::kBn64S4:
-      return launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, sms, stream);
+      done = launch_mma_cfg<T, NT, 4, 64>(x, v, m, b, y, M, N, K, caps, stream);
+      break;
     case MmaShape::kBn128S3:
-      return launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, sms, stream);
-    default:
+      done = launch_mma_cfg<T, NT, 3, 128>(x, v, m, b, y, M, N, K, caps, stream);
+      break;
+    case MmaShape::kBn128S4:
       // K % 128 == 0: the metadata as one 16-byte copy per row and chunk (M16);
       // TORCHQUANT_SP24_META=4 forces the four 4-byte copies (A/B, tests).
-      if (K % 128 == 0 && env_int("TORCHQUANT_SP24_META") != 4)
-        return launch_mma_cfg<T, NT, 4, 128, true>(x, v, m, b, y, M, N, K, sms, stream);
-      return launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, sms, stream);
+      done = K % 128 == 0 && env_int("TORCHQUANT_SP24_META") != 4
+                 ? launch_mma_cfg<T, NT, 4, 128, true>(x, v, m, b, y, M, N, K, caps, stream)
+                 : launch_mma_cfg<T, NT, 4, 128>(x, v, m, b, y, M, N, K, caps, stream);
+      break;
   }
+  if (!done) launch_mma_cfg<T, NT, 3, 64>(x, v, m, b, y, M, N, K, caps, stream);
 }
 
 at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_in,
