@@ -237,8 +237,7 @@ __global__ void __launch_bounds__(kQuantThreads)
     quantize_rows_kernel(const T* __restrict__ x, int8_t* __restrict__ q, float* __restrict__ scale,
                          int32_t* __restrict__ zero, int64_t C) {
   // Launched with PDL (common/pdl.h) behind a decode kernel: it may start early, but x is
-  // that kernel's output, so it waits first; and the GEMV after it may launch (and
-  // prefetch its weight into L2) while it runs.
+  // that kernel's output, so it waits first; and the GEMV after it may launch while it runs.
   pdl_launch_dependents();
   pdl_wait();
   const int64_t row = blockIdx.x;
