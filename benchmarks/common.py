@@ -47,7 +47,6 @@ PEER_REL_TOL = 1e-2  # sanity gate for peers (cuBLAS, cuSPARSELt): relative Frob
 _TQ: Dict[str, Any] = {}
 
 
-
 def pdl_note(device) -> str:
     """How the decode kernels were launched (csrc/common/pdl.h): TORCHQUANT_PDL's value, or
     each kernel's default when it is unset."""
@@ -55,6 +54,7 @@ def pdl_note(device) -> str:
     if torch.cuda.get_device_capability(device)[0] < 9:
         return "launched without PDL (compute capability < 9.0)"
     return f"launched with TORCHQUANT_PDL={v}" if v else "launched with the PDL defaults of csrc/common/pdl.h"
+
 
 def load_torchquant() -> Tuple[Optional[Any], str]:
     """(torchquant module or None, why not). Prefers an installed torchquant;

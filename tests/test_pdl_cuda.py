@@ -141,10 +141,7 @@ def test_pdl_off_below_sm90_or_on(monkeypatch):
         (q,) = _layers(fmt, seed=3, depth=1)
         outs = []
         for v in (None, "0", "1", "smem"):
-            if v is None:
-                monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-            else:
-                monkeypatch.setenv("TORCHQUANT_PDL", v)
+            _set_mode(monkeypatch, v)
             poison_cuda()
             outs.append(q(x * 2))  # x * 2: the kernel right before the layer writes its input
         torch.cuda.synchronize()
