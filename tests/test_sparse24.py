@@ -582,6 +582,77 @@ def test_cuda_int8_gemv_four_rows_per_warp_variant(monkeypatch, sym_a):
         _assert_bit_equal(got, want)
 
 
+def _int8_mma_run(monkeypatch, case, env, bias, out_dtype):
+    """sparse24_int8_matmul on path "mma" with the environment `env` (VAR -> value, None =
+    unset) set around one poisoned launch."""
+    aq, sa, za, values, meta, sw = case
+    for k, v in env.items():
+        if v is None:
+            monkeypatch.delenv(k, raising=False)
+        else:
+            monkeypatch.setenv(k, v)
+    poison_cuda()
+    return ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, bias, out_dtype, "mma")
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape", ["bn64s3k128", "bn128s4k128", "bn128s3k256", "bn128s4k256"])
+@pytest.mark.parametrize("splitk", ["1", "2", "3", None])
+@pytest.mark.parametrize("K", [1056, 1152])
+@pytest.mark.parametrize("M", [3, 8, 9, 16, 25])
+def test_cuda_int8_mma_launch_shapes(monkeypatch, shape, splitk, K, M):
+    """The int8 mma.sp kernel with every block shape / ring depth / chunk size
+    (TORCHQUANT_SP24_I8MMA; M = 25 keeps the 64-row shape whatever the knob says) and K split
+    across blocks (TORCHQUANT_SP24_SPLITK; None = the rule: 2 splits of the 128-K chunks here):
+    the int32 sums are exact in any grouping, so every launch is bit for bit the CPU kernel,
+    asymmetric activations, bias and all three output types. N = 197 (partial 64- and
+    128-row blocks); K = 1056 (33 steps of 32: a one-step tail after 4 chunks of 256 or 8 of
+    128; 4-byte metadata copies) and K = 1152 (K % 128 == 0 but not % 256: the 16-byte
+    metadata copies of the default shape with a half last chunk)."""
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    N = 197
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=K + M, sym_a=False)
+    d = lambda t: None if t is None else t.cuda()  # noqa: E731
+    case = (d(aq), d(sa), d(za), d(values), d(meta), d(sw))
+    env = {"TORCHQUANT_SP24_I8MMA": shape, "TORCHQUANT_SP24_SPLITK": splitk,
+           "TORCHQUANT_SP24_META": None}
+    for v in _int8_variants(N):
+        want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, v["bias"], v["out_dtype"], "cpu")
+        got = _int8_mma_run(monkeypatch, case, env, d(v["bias"]), v["out_dtype"])
+        _assert_bit_equal(got, want)
+
+
+@requires_cuda
+@pytest.mark.parametrize("K", [1024, 1152])
+@pytest.mark.parametrize("M", [1, 8, 16])
+def test_cuda_int8_mma_meta_copy_forms(monkeypatch, K, M):
+    """K % 128 == 0: the default int8 mma shape copies metadata as 16-byte units;
+    TORCHQUANT_SP24_META=4 forces 4-byte copies. Both bit for bit the CPU kernel."""
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    N = 197
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=3 * K + M, sym_a=True)
+    d = lambda t: None if t is None else t.cuda()  # noqa: E731
+    case = (d(aq), d(sa), d(za), d(values), d(meta), d(sw))
+    want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, torch.bfloat16, "cpu")
+    for form in ("4", None):
+        env = {"TORCHQUANT_SP24_I8MMA": None, "TORCHQUANT_SP24_SPLITK": None,
+               "TORCHQUANT_SP24_META": form}
+        _assert_bit_equal(_int8_mma_run(monkeypatch, case, env, None, torch.bfloat16), want)
+
+
+@requires_cuda
+def test_cuda_int8_mma_launch_shape_knob_rejects_unknown(monkeypatch):
+    if not HAS_SM80:
+        pytest.skip("the mma path needs sm_80")
+    aq, sa, za, wp, sw, values, meta = _int8_case(4, 64, 256, seed=9)
+    d = lambda t: None if t is None else t.cuda()  # noqa: E731
+    monkeypatch.setenv("TORCHQUANT_SP24_I8MMA", "bn128s4")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_SP24_I8MMA must be"):
+        ops.sparse24_int8_matmul(d(aq), d(sa), d(za), d(values), d(meta), d(sw), None, None, None, "mma")
+
+
 @requires_cuda
 @pytest.mark.parametrize("N,K", [(1, 32), (7, 64), (64, 128), (65, 4096), (33, 4), (9, 12), (17, 1028)])
 def test_cuda_int8_shapes_every_path(N, K):

@@ -290,10 +290,10 @@ MmaShape mma_shape_knob() {
               "'");
 }
 
-// K split of the mma GEMV across blocks (grid.z): TORCHQUANT_SP24_SPLITK = S forces S
-// (1 = never), unset = the rule: while the grid would fill at most half the SMs, double S
-// (each split keeping >= 4 chunks of 128 K); the splits' fp32 sums meet in a second,
-// ordered pass. H200, bf16, us, S = 1 / 2 / 4 / 8, run 2026-12-02c call 2: bn128s4
+// K split of the mma kernels across blocks (grid.z; the bf16/fp16 GEMV and the int8 kernel):
+// TORCHQUANT_SP24_SPLITK = S forces S (1 = never), unset = the rule: while the grid would fill
+// at most half the SMs, double S (each split keeping >= 4 of the kernel's K chunks); the
+// splits' sums meet in a second pass (fp32 in a fixed order; int32, exact). H200, bf16, us, S = 1 / 2 / 4 / 8, run 2026-12-02c call 2: bn128s4
 // 4096x14336 (32 blocks) M = 4 81.0 / 44.0 / 28.3 / 28.1, M = 8 80.6 / 43.9 / 26.2 / 26.6,
 // M = 16 93.4 / 51.3 / 30.5 / 30.8 (bf16 cuBLAS 33.2 - 33.8); but splitting a grid that
 // already has a block per SM or more lost: 28672x8192 (224 blocks) M = 8 85.0 / 87.7 /
@@ -448,8 +448,6 @@ Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
   return Int8Path::kSimt;
 }
 
-constexpr int kI8Stages = 3;
-
 // The dp4a decode GEMV (sparse24_int8_gemv_kernel): MT rows of a_q per M tile,
 // RW weight rows per warp: 2 at MT = 1, 4 at MT = 2, else 2. At M = 1 two rows per warp
 // (37 registers) keep more warps and more of the weight in flight than four (H200,
@@ -486,18 +484,92 @@ void launch_int8_gemv(const int8_t* a, const int8_t* v, const uint8_t* m,
   else launch_int8_gemv_mt<OutT, 8>(a, v, m, ep, y, M, N, K, stream);
 }
 
+// The int8 mma.sp kernel's launch shapes: BN weight rows per block, a STAGES-deep ring of
+// KC-K chunks. TORCHQUANT_SP24_I8MMA = "bn64s3k128" (the only shape before 2026-12-02) |
+// "bn128s4k128" | "bn128s3k256" | "bn128s4k256" forces one for M <= 16; unset: bn128s4k256
+// (128 bytes of values per row and chunk, as the bf16 kernel's default). M > 16 (8 NT = 32 or
+// 64 tokens per tile; the sparse wgmma GEMM takes M >= 64 on sm_90) keeps bn64s3k128, whose
+// ring stays under the default 48 KB. With K % 128 == 0 the default stages metadata as 16-byte
+// units (M16; TORCHQUANT_SP24_META=4 forces 4-byte copies, as in the bf16 kernel).
+enum class I8MmaShape { kBn64S3K128, kBn128S4K128, kBn128S3K256, kBn128S4K256 };
+
+I8MmaShape i8_mma_shape_knob() {
+  const char* env = std::getenv("TORCHQUANT_SP24_I8MMA");
+  if (env == nullptr || *env == 0) return I8MmaShape::kBn128S4K256;
+  const std::string v(env);
+  if (v == "bn64s3k128") return I8MmaShape::kBn64S3K128;
+  if (v == "bn128s4k128") return I8MmaShape::kBn128S4K128;
+  if (v == "bn128s3k256") return I8MmaShape::kBn128S3K256;
+  if (v == "bn128s4k256") return I8MmaShape::kBn128S4K256;
+  TORCH_CHECK(false, "TORCHQUANT_SP24_I8MMA must be bn64s3k128, bn128s4k128, bn128s3k256 or "
+              "bn128s4k256, got '", v, "'");
+}
+
+// Launches one shape of the int8 mma.sp kernel, with the K split of mma_splits (the splits'
+// exact int32 sums meet in sparse24_int8_splitk_reduce_kernel, which runs the epilogue);
+// false (nothing launched) when the shape needs more shared memory than the device allows
+// per block (the 128-row 4-stage 256-K ring: 96.5 - 107 KB, by NT and metadata form).
+template <typename OutT, int NT, int STAGES, int BN, int KC, bool M16 = false>
+bool launch_int8_mma_cfg(const int8_t* a, const int8_t* v, const uint8_t* m,
+                         const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
+                         const DeviceCaps& caps, cudaStream_t stream) {
+  constexpr int smem = sparse24::i8_smem_bytes<NT, STAGES, BN, KC, M16>();
+  if (smem > std::max(caps.max_smem_optin, 48 * 1024)) return false;
+  auto kernel = sparse24::sparse24_int8_mma_kernel<OutT, NT, STAGES, BN, KC, M16>;
+  const int device = c10::cuda::current_device();
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
+  const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
+  const int row_blocks = (N + BN - 1) / BN;
+  const int chunks = (K + KC - 1) / KC;
+  const int want = mma_splits(row_blocks, mtiles, chunks, caps.sm_count);
+  const int cps = (chunks + want - 1) / want;
+  const int splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
+  at::Tensor part;  // int32 partial sums, freed after both launches (stream-ordered)
+  int32_t* pp = nullptr;
+  if (splits > 1) {
+    part = at::empty({splits, M, N},
+                     at::TensorOptions().dtype(at::kInt).device(at::kCUDA, device));
+    pp = part.data_ptr<int32_t>();
+  }
+  kernel<<<dim3(row_blocks, mtiles, splits), 2 * BN, smem, stream>>>(a, v, m, ep, y, M, N, K,
+                                                                      cps, pp);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    const int64_t outs = int64_t(M) * N;
+    sparse24::sparse24_int8_splitk_reduce_kernel<OutT>
+        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, splits, ep, y, M, N);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  return true;
+}
+
 template <typename OutT, int NT>
 void launch_int8_mma_nt(const int8_t* a, const int8_t* v, const uint8_t* m,
                         const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
-                        cudaStream_t stream) {
-  constexpr int smem = sparse24::i8_smem_bytes<NT, kI8Stages>();
-  static_assert(smem <= 48 * 1024, "keep the int8 mma ring under the default 48 KB");
-  const int mtiles = (M + 8 * NT - 1) / (8 * NT);
-  const dim3 grid((N + sparse24::kI8BN - 1) / sparse24::kI8BN,
-                  static_cast<unsigned>(std::min(mtiles, 65535)));
-  sparse24::sparse24_int8_mma_kernel<OutT, NT, kI8Stages><<<grid, 128, smem, stream>>>(
-      a, v, m, ep, y, M, N, K);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+                        const DeviceCaps& caps, cudaStream_t stream) {
+  static_assert(sparse24::i8_smem_bytes<NT, 3, 64, 128>() <= 48 * 1024,
+                "the fallback ring fits the default 48 KB");
+  bool done = false;
+  if constexpr (NT <= 2) {
+    switch (i8_mma_shape_knob()) {
+      case I8MmaShape::kBn64S3K128:
+        break;
+      case I8MmaShape::kBn128S4K128:
+        done = launch_int8_mma_cfg<OutT, NT, 4, 128, 128>(a, v, m, ep, y, M, N, K, caps, stream);
+        break;
+      case I8MmaShape::kBn128S3K256:
+        done = launch_int8_mma_cfg<OutT, NT, 3, 128, 256>(a, v, m, ep, y, M, N, K, caps, stream);
+        break;
+      case I8MmaShape::kBn128S4K256:
+        done = K % 128 == 0 && env_int("TORCHQUANT_SP24_META") != 4
+                   ? launch_int8_mma_cfg<OutT, NT, 4, 128, 256, true>(a, v, m, ep, y, M, N, K,
+                                                                      caps, stream)
+                   : launch_int8_mma_cfg<OutT, NT, 4, 128, 256>(a, v, m, ep, y, M, N, K, caps,
+                                                                stream);
+        break;
+    }
+  }
+  if (!done) launch_int8_mma_cfg<OutT, NT, 3, 64, 128>(a, v, m, ep, y, M, N, K, caps, stream);
 }
 
 at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor& a_scale,
@@ -581,10 +653,10 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
       // Tokens per block: the smallest of 8, 16, 32, 64 that covers M (64
       // beyond), so decode shapes stream the weight once per 8/16 tokens and
       // larger M reuse each weight tile for 64 tokens.
-      if (M <= 8) launch_int8_mma_nt<OutT, 1>(ap, vp, mp, ep, yp, M, N, K, stream);
-      else if (M <= 16) launch_int8_mma_nt<OutT, 2>(ap, vp, mp, ep, yp, M, N, K, stream);
-      else if (M <= 32) launch_int8_mma_nt<OutT, 4>(ap, vp, mp, ep, yp, M, N, K, stream);
-      else launch_int8_mma_nt<OutT, 8>(ap, vp, mp, ep, yp, M, N, K, stream);
+      if (M <= 8) launch_int8_mma_nt<OutT, 1>(ap, vp, mp, ep, yp, M, N, K, caps, stream);
+      else if (M <= 16) launch_int8_mma_nt<OutT, 2>(ap, vp, mp, ep, yp, M, N, K, caps, stream);
+      else if (M <= 32) launch_int8_mma_nt<OutT, 4>(ap, vp, mp, ep, yp, M, N, K, caps, stream);
+      else launch_int8_mma_nt<OutT, 8>(ap, vp, mp, ep, yp, M, N, K, caps, stream);
     } else {
       const dim3 grid((N + 7) / 8, static_cast<unsigned>(std::min((M + 7) / 8, 65535)));
       sparse24::sparse24_int8_simt_kernel<OutT><<<grid, 256, 0, stream>>>(ap, vp, mp, ep, yp, M, N, K);

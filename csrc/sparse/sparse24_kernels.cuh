@@ -612,19 +612,24 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
     }
   }
   if constexpr (M16) {
-    // One 16-byte copy per row (K % 128 == 0: every chunk is full and every
-    // row's piece 16-byte aligned); four 4-byte copies into one 32-byte sector
-    // were 35 % of the kernel's L2 requests (Nsight Compute, 2026-12-02c call 1).
-    // H200, bf16, us, 16-byte / 4-byte copies, two pairs (call 6): 28672x8192
-    // M = 8 84.4, 84.6 / 86.0, 86.2, M = 16 95.9, 94.8 / 100.5, 99.6;
-    // 14336x4096 M = 8 24.6, 24.6 / 26.6, 26.6 (M = 16 level).
-    static_assert(KC == 128 && SM == KC / 32, "a 16-byte meta unit per row and chunk");
+    // One 16-byte copy per row and 128 K (K % 128 == 0: every row's piece is
+    // 16-byte aligned; a chunk's K extent is a multiple of 128); four 4-byte
+    // copies into one 32-byte sector were 35 % of the kernel's L2 requests
+    // (Nsight Compute, 2026-12-02c call 1). H200, bf16, us, 16-byte / 4-byte
+    // copies, two pairs (call 6): 28672x8192 M = 8 84.4, 84.6 / 86.0, 86.2,
+    // M = 16 95.9, 94.8 / 100.5, 99.6; 14336x4096 M = 8 24.6, 24.6 / 26.6,
+    // 26.6 (M = 16 level).
+    constexpr int U = KC / 128;  // 16-byte units per row and chunk
+    static_assert(KC % 128 == 0 && SM % 4 == 0 && SM >= KC / 32, "16-byte meta units per row");
 #pragma unroll
-    for (int i = 0; i < (BN + TH - 1) / TH; ++i) {
-      const int row = tid + TH * i;
-      if (row < BN) {
-        const int n = min(n0 + row, N - 1);
-        cp_async16(Ms + row * SM, meta32 + n * mwords + kbase / 32);
+    for (int i = 0; i < (BN * U + TH - 1) / TH; ++i) {
+      const int p = tid + TH * i;
+      if (p < BN * U) {
+        const int row = p / U, u = p % U;
+        if (U == 1 || u * 128 < kv) {
+          const int n = min(n0 + row, N - 1);
+          cp_async16(Ms + row * SM + 4 * u, meta32 + n * mwords + kbase / 32 + 4 * u);
+        }
       }
     }
   } else {
@@ -1012,7 +1017,7 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
 }
 
 // ------------------------------------------------------ mma int8 ------
-// sparse24_int8_mma_kernel<OutT, NT, STAGES>
+// sparse24_int8_mma_kernel<OutT, NT, STAGES, BN, KC, M16>
 //
 // mma.sp::ordered_metadata m16n8k32 .s8 (s32 accumulate): the int8 weight is
 // the sparse A operand (16 features x 32 K per instruction, compressed
@@ -1040,27 +1045,39 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
 //      used here at first, passed no int8 test on the H200: every output was
 //      a plausible but wrongly paired sum. A lane-by-lane emulation of this
 //      kernel against both layouts reproduces that failure exactly.
-// Tiles: a block is 4 warps x 16 weight rows (BN = 64) by 8 NT tokens; each
-// warp reuses one A fragment for NT mma per 32-K step. K runs through a
-// STAGES-deep cp.async ring of 128-K chunks (64 rows x 64 B of values,
-// 64 x 16 B of meta, 8 NT x 128 B of a_q per stage), rows padded by 16 B so
-// ldmatrix phases are conflict-free. Out-of-range rows / tokens load the
-// last valid one (results never stored); the K tail (K % 128, a multiple of
-// 32) issues only the valid 32-K steps.
-// Requires: sm_80+, K % 32 == 0, operands 16-B aligned (meta 4-B).
-constexpr int kI8KC = 128;
-constexpr int kI8BN = 64;
-constexpr int kI8SA = kI8KC / 2 + 16;  // values row stride in smem (bytes)
-constexpr int kI8SM = kI8KC / 32 + 1;  // meta row stride (32-bit words)
-constexpr int kI8SX = kI8KC + 16;      // a_q row stride (bytes)
+// Tiles: a block is BN / 16 warps x 16 weight rows (BN = 64 or 128, 2 BN
+// threads) by 8 NT tokens; each warp reuses one A fragment for NT mma per
+// 32-K step. K runs through a STAGES-deep cp.async ring of KC-K chunks (KC =
+// 128 or 256: BN rows x KC / 2 bytes of values, BN x KC / 8 bytes of meta,
+// 8 NT x KC bytes of a_q per stage), value and a_q rows padded by 16 B so
+// ldmatrix phases are conflict-free. Metadata: M16 (K % 128 == 0) copies a
+// row's KC / 8 bytes as 16-byte units into rows KC / 8 bytes apart (the
+// 16 rows a warp's lanes read share banks 2- or 4-way: one LDS per 32-K
+// step); otherwise 4-byte copies into rows padded by one word (16 distinct
+// banks). Out-of-range rows / tokens load the last valid one (results never
+// stored); the K tail (K % KC, a multiple of 32) issues only the valid 32-K
+// steps. K split across blocks (part != null): block z sums chunks
+// [z cps, z cps + cps) and stores its exact int32 sums to part[z][m][n];
+// sparse24_int8_splitk_reduce_kernel adds them (integers: any order is
+// exact) and runs the epilogue, so every split is bit-identical.
+// Launch: grid (ceil(N / BN), min(ceil(M / (8 NT)), 65535), splits), block
+// 2 BN, dynamic shared memory i8_smem_bytes<NT, STAGES, BN, KC, M16>().
+// Requires: sm_80+, K % 32 == 0, operands 16-B aligned (meta 4-B; 16-B and
+// K % 128 == 0 for M16).
+template <int KC>
+constexpr int i8_sa() { return KC / 2 + 16; }  // values row stride in smem (bytes)
+template <int KC>
+constexpr int i8_sx() { return KC + 16; }      // a_q row stride (bytes)
+template <int KC, bool M16>
+constexpr int i8_sm() { return M16 ? KC / 32 : KC / 32 + 1; }  // meta row stride (words)
 
-template <int NT>
+template <int NT, int BN, int KC, bool M16>
 constexpr int i8_stage_bytes() {
-  return kI8BN * kI8SA + 8 * NT * kI8SX + kI8BN * kI8SM * 4;
+  return BN * i8_sa<KC>() + 8 * NT * i8_sx<KC>() + BN * i8_sm<KC, M16>() * 4;
 }
-template <int NT, int STAGES>
+template <int NT, int STAGES, int BN, int KC, bool M16 = false>
 constexpr int i8_smem_bytes() {
-  return STAGES * i8_stage_bytes<NT>();
+  return STAGES * i8_stage_bytes<NT, BN, KC, M16>();
 }
 
 __device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const void* p) {
@@ -1082,37 +1099,39 @@ __device__ __forceinline__ void mma_sp_s8(int32_t (&d)[4], const uint32_t (&a)[2
 #endif
 }
 
-template <typename OutT, int NT, int STAGES>
-__global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
+template <typename OutT, int NT, int STAGES, int BN, int KC, bool M16 = false>
+__global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_int8_mma_kernel(
     const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
-    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K,
+    int cps, int32_t* __restrict__ part) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // the host launches this kernel on sm_80+ only
 #else
-  constexpr int KC = kI8KC, BN = kI8BN, SA = kI8SA, SM = kI8SM, SX = kI8SX;
+  constexpr int SA = i8_sa<KC>(), SM = i8_sm<KC, M16>(), SX = i8_sx<KC>();
   constexpr int MT = 8 * NT;
   constexpr int A_BYTES = BN * SA, X_BYTES = MT * SX;
+  constexpr int STAGE = i8_stage_bytes<NT, BN, KC, M16>();
   extern __shared__ __align__(16) unsigned char smem[];
-  auto stage_a = [&](int s) { return smem + s * i8_stage_bytes<NT>(); };
-  auto stage_x = [&](int s) { return smem + s * i8_stage_bytes<NT>() + A_BYTES; };
+  auto stage_a = [&](int s) { return smem + s * STAGE; };
+  auto stage_x = [&](int s) { return smem + s * STAGE + A_BYTES; };
   auto stage_m = [&](int s) {
-    return reinterpret_cast<uint32_t*>(smem + s * i8_stage_bytes<NT>() + A_BYTES + X_BYTES);
+    return reinterpret_cast<uint32_t*>(smem + s * STAGE + A_BYTES + X_BYTES);
   };
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int n0 = blockIdx.x * BN;
-  const int nchunks = (K + KC - 1) / KC;
+  const int c_first = static_cast<int>(blockIdx.z) * cps;
+  const int nchunks = min(cps, (K + KC - 1) / KC - c_first);  // >= 1 (host)
   const int64_t vstride = K / 2, mwords = K / 32;
   const uint32_t* meta32 = reinterpret_cast<const uint32_t*>(meta);
 
   const int a_row = warp * 16 + (lane & 15);          // ldmatrix.x2: lanes 0-15 address
   const int b_row = lane & 7;                         // token within an 8-token tile
   const int b_col = 16 * ((lane >> 3) & 1);           // K byte 0 or 16 of the step
-  // Metadata row of this lane: g for t even, g + 8 for t odd (8-bit rule).
-  // Lanes read rows 0-15 of the warp's tile at word stride SM = 5: 16
-  // distinct banks; lanes t and t + 2 share a word (broadcast).
+  // Metadata row of this lane: g for t even, g + 8 for t odd (8-bit rule);
+  // lanes t and t + 2 share a word (broadcast).
   const int e_row = warp * 16 + g + 8 * (t & 1);
 
   const int mtiles = (M + MT - 1) / MT;
@@ -1120,8 +1139,9 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      stage_chunk<16, BN, KC, MT, SA, SM, SX>(stage_a(s), stage_x(s), stage_m(s), values, meta32, a_q,
-                                              tid, n0, N, m0, M, K, vstride, mwords, chunk * KC);
+      stage_chunk<16, BN, KC, MT, SA, SM, SX, 2 * BN, M16>(stage_a(s), stage_x(s), stage_m(s),
+                                                            values, meta32, a_q, tid, n0, N, m0,
+                                                            M, K, vstride, mwords, chunk * KC);
     };
 
     int32_t acc[NT][4];
@@ -1133,7 +1153,7 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
     __syncthreads();  // the previous M tile is done reading the ring
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (s < nchunks) load_stage(s, s);
+      if (s < nchunks) load_stage(s, c_first + s);
       cp_async_commit();
     }
     for (int c = 0; c < nchunks; ++c) {
@@ -1141,14 +1161,14 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
       __syncthreads();
       {
         const int cn = c + STAGES - 1;
-        if (cn < nchunks) load_stage(cn % STAGES, cn);
+        if (cn < nchunks) load_stage(cn % STAGES, c_first + cn);
         cp_async_commit();
       }
       const int s = c % STAGES;
       const unsigned char* As = stage_a(s);
       const unsigned char* Xs = stage_x(s);
       const uint32_t* Ms = stage_m(s);
-      const int ksteps = min(KC, K - c * KC) / 32;
+      const int ksteps = min(KC, K - (c_first + c) * KC) / 32;
 #pragma unroll
       for (int ks = 0; ks < KC / 32; ++ks) {
         if (ks < ksteps) {
@@ -1166,6 +1186,8 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
     }
     cp_async_wait<0>();
 
+    int32_t* const pz =
+        part != nullptr ? part + static_cast<int64_t>(blockIdx.z) * M * N : nullptr;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int n = n0 + warp * 16 + g + 8 * half;
@@ -1175,12 +1197,32 @@ __global__ void __launch_bounds__(128, 4) sparse24_int8_mma_kernel(
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int m = m0 + 8 * j + 2 * t + i;
-            if (m < M) int8_epilogue(ep, y, M, N, m, n, acc[j][2 * half + i]);
+            if (m < M) {
+              if (pz != nullptr)
+                pz[static_cast<int64_t>(m) * N + n] = acc[j][2 * half + i];
+              else
+                int8_epilogue(ep, y, M, N, m, n, acc[j][2 * half + i]);
+            }
           }
       }
     }
   }
 #endif
+}
+
+// The int8 K split's second pass: the splits' int32 sums of output (m, n)
+// added (exact), then int8_matmul's epilogue. One thread per output; launch
+// ceil(M N / 256) blocks of 256.
+template <typename OutT>
+__global__ void sparse24_int8_splitk_reduce_kernel(const int32_t* __restrict__ part, int splits,
+                                                   Int8Epilogue ep, OutT* __restrict__ y, int M,
+                                                   int N) {
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t outs = static_cast<int64_t>(M) * N;
+  if (o >= outs) return;
+  int32_t v = part[o];
+  for (int z = 1; z < splits; ++z) v += part[z * outs + o];
+  int8_epilogue(ep, y, M, N, static_cast<int>(o / N), static_cast<int>(o % N), v);
 }
 
 }  // namespace sparse24
