@@ -501,10 +501,11 @@ __global__ void __launch_bounds__(256, (MT <= 4 ? 3 : (MT <= 8 ? 2 : 1))) sparse
 // walks K in chunks of KC = 128 through a STAGES-deep cp.async ring in shared
 // memory: per chunk BN rows x 128 B of values, BN x 16 B of meta and
 // 8 NT x 256 B of x. Rows of the ring are padded by 16 B so every ldmatrix
-// phase (8 rows x 16 B) hits 8 distinct bank groups. Rows past N (and x rows
-// past M) load row N-1 (M-1) instead, so every metadata word the tensor cores
-// see is a valid one; their results are never stored. A K tail (K % 128 != 0, K % 32 == 0) is handled
-// by loading and issuing only the valid 32-K steps of the last chunk.
+// phase (8 rows x 16 B) hits 8 distinct bank groups. Rows past N load row
+// N-1 instead, so every metadata word the tensor cores see is a valid one;
+// x rows past M are not loaded (see stage_chunk). Neither result is stored.
+// A K tail (K % 128 != 0, K % 32 == 0) is handled by loading and issuing
+// only the valid 32-K steps of the last chunk.
 //
 // Memory: values, meta via cp.async.cg (L2 only, each byte once per M tile);
 // x via cp.async.cg (L2 hits: x is tiny and every block reads it).
@@ -593,8 +594,14 @@ template <> struct MmaSp<__nv_bfloat16> {
 // compressed values (BN rows; a 16-byte piece holds EP kept elements = 2 EP
 // of K), the metadata (BN rows, one 32-bit word per 32 K) and the activation
 // (MT rows, 16-byte pieces of EP elements). EP = 8 for fp16/bf16, 16 for
-// int8. Rows past N or M re-read the last row: their results are never
-// stored. The chunk's K extent is a multiple of 32.
+// int8. Weight rows past N re-read row N - 1 (valid metadata for the tensor
+// cores); activation rows past M are not loaded at all: their shared-memory
+// rows hold stale bytes that only reach output columns (tokens) >= M, which
+// are never stored. (Loading row M - 1 in their place, as before 2026-12-02d,
+// sent up to 8 copies of each x line request to the same L2 lines from every
+// block: the int8 kernel at 28672x8192 took 66.0 / 59.3 / 51.9 us at M = 2 /
+// 4 / 8, the bf16 one 95.3 / 84.4 us at M = 4 / 8.) The chunk's K extent is a
+// multiple of 32.
 template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, int TH = 128, bool M16 = false,
           typename SAT, typename SXT, typename VT, typename XT>
 __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, const VT* values,
@@ -648,9 +655,9 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
     const int p = tid + TH * i;
     if (p < MT * (KC / EP)) {
       const int row = p / (KC / EP), col = p % (KC / EP);
-      if (col * EP < kv) {
-        const int m = min(m0 + row, M - 1);
-        cp_async16(Xs + row * SX + col * EP, x + static_cast<int64_t>(m) * K + kbase + col * EP);
+      if (col * EP < kv && m0 + row < M) {
+        const int64_t m = m0 + row;
+        cp_async16(Xs + row * SX + col * EP, x + m * K + kbase + col * EP);
       }
     }
   }
