@@ -2,8 +2,9 @@
 
 Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
 16 (the small Llama-3-8B projection, where nvfp4's time grows with M).
---only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8,sparse24 --paths mma narrow the set
-(sparse24: the bf16 2:4 GEMV, paths fma and mma);
+--only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8,sparse24,sparse24_int8 --paths mma narrow
+the set (sparse24: the bf16 2:4 GEMV, paths fma and mma; sparse24_int8: sparse24_int8_matmul,
+paths gemv (the dp4a GEMV) and mma, so NCU_KERNEL=sparse24_int8);
 --paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
 so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
 
@@ -38,6 +39,8 @@ for N, K, ms in shapes:
     iq, isc, _ = ops.quantize_int8(w, True, True)
     if "sparse24" in want:
         sv, sm = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
+    if "sparse24_int8" in want:
+        iv, im = ops.compress24(ops.prune24(iq)[0])
     for M in ms:
         x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
         paths = [p for p in ("fma", "mma", "tile") if p in paths_wanted and (N > 4096 or p != "fma")]
@@ -48,6 +51,10 @@ for N, K, ms in shapes:
                 ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
             if "sparse24" in want and path in ("fma", "mma"):
                 ops.sparse24_gemv(x, sv, sm, None, path)
+        if "sparse24_int8" in want:
+            aq, asc, _ = ops.quantize_int8(x.float(), True, True)
+            for path in [p for p in ("gemv", "mma") if p in paths_wanted]:
+                ops.sparse24_int8_matmul(aq, asc, None, iv, im, isc, None, None, torch.bfloat16, path)
         if N > 4096 and "int8" in want:
             aq, asc, _ = ops.quantize_int8(x.float(), True, True)
             ops.int8_matmul(aq, asc, None, iq, isc, None, None, torch.bfloat16, "gemv")

@@ -1,7 +1,8 @@
 """A/B of programmatic dependent launch (TORCHQUANT_PDL, csrc/common/pdl.h) on the fused
 Llama-3-8B decoder layer (qkv 6144x4096, o 4096x4096, gate_up 28672x4096, down 4096x14336)
 through QuantLinear, at decode M: the layer's four projections back to back, once per mode
-(--modes: TORCHQUANT_PDL values, "0" off, "1", "smem"; "auto" leaves it unset),
+(--modes: TORCHQUANT_PDL values, "0" off, "1", "smem"; "auto" leaves it unset; --var names
+another launch knob to vary instead, e.g. TORCHQUANT_SP24_SPLIT_FILL),
 in one process (cold L2 by rotating layer copies, CUDA-graph replay, median;
 benchmarks/timing.py). bf16 F.linear on the same shapes is the reference row. Each
 projection's input is the previous projection's output (sliced / padded to its in_features,
@@ -53,6 +54,7 @@ def main() -> None:
     ap.add_argument("--formats", default="fp8_block,nvfp4")
     ap.add_argument("--ms", default="1,8")
     ap.add_argument("--modes", default="0,1")
+    ap.add_argument("--var", default="TORCHQUANT_PDL", help="the environment variable --modes sets")
     args = timing.micro_args(ap)
     if args is None:
         return
@@ -77,15 +79,15 @@ def main() -> None:
             line = []
             for mode in args.modes.split(","):
                 if mode != "auto":
-                    os.environ["TORCHQUANT_PDL"] = mode
+                    os.environ[args.var] = mode
                 try:
                     res = timing.time_gpu(lambda *ms: run_layer(ms, x), lambda i: tuple(copies[i % r]), nbytes)
                 finally:
-                    os.environ.pop("TORCHQUANT_PDL", None)
-                rows.append(dict(format=fmt, M=M, pdl=mode, us=round(res["median_us"], 2), mode=res["mode"]))
-                line.append(f"pdl={mode}: {res['median_us']:.1f}")
+                    os.environ.pop(args.var, None)
+                rows.append(dict(format=fmt, M=M, var=args.var, value=mode, us=round(res["median_us"], 2), mode=res["mode"]))
+                line.append(f"{mode}: {res['median_us']:.1f}")
             res = timing.time_gpu(lambda *ws: run_dense(ws, x), dcopies, dbytes)
-            rows.append(dict(format="bf16 F.linear", M=M, pdl="", us=round(res["median_us"], 2), mode=res["mode"]))
+            rows.append(dict(format="bf16 F.linear", M=M, var="", value="", us=round(res["median_us"], 2), mode=res["mode"]))
             line.append(f"bf16: {res['median_us']:.1f}")
             print(f"fused layer {fmt} M={M}: " + " | ".join(line), flush=True)
         del copies, mods

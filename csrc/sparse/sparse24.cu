@@ -301,11 +301,14 @@ MmaShape mma_shape_knob() {
 // wave of 28672x8192 is not what holds that shape at ~71 % of the read ceiling: splitting
 // it into 4 - 8x more blocks did not help; Nsight Compute, call 1: 0.23 eligible warps per
 // scheduler, 7.4 of 17 cycles between issues waiting on L1TEX.)
+// TORCHQUANT_SP24_SPLIT_FILL = F (A/B knob of the rule): double S while the split grid would
+// fill at most F / 2 of the SMs (unset: F = 1).
 int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   if (const int forced = env_int("TORCHQUANT_SP24_SPLITK"); forced >= 1)
     return std::max(1, std::min({forced, chunks, 65535}));
+  const int64_t fill = std::max(1, env_int("TORCHQUANT_SP24_SPLIT_FILL"));
   int s = 1;
-  while (row_blocks * mtiles * s * 2 <= int64_t(sms) && chunks / (2 * s) >= 4) s *= 2;
+  while (row_blocks * mtiles * s * 2 <= fill * sms && chunks / (2 * s) >= 4) s *= 2;
   return s;
 }
 
