@@ -511,7 +511,7 @@ I8MmaShape i8_mma_shape_knob() {
 // Launches one shape of the int8 mma.sp kernel, with the K split of mma_splits (the splits'
 // exact int32 sums meet in sparse24_int8_splitk_reduce_kernel, which runs the epilogue);
 // false (nothing launched) when the shape needs more shared memory than the device allows
-// per block (the 128-row 4-stage 256-K ring: 96.5 - 107 KB, by NT and metadata form).
+// per block (the 128-row 4-stage 256-K ring: 97.5 - 107 KB, by NT and metadata form).
 template <typename OutT, int NT, int STAGES, int BN, int KC, bool M16 = false>
 bool launch_int8_mma_cfg(const int8_t* a, const int8_t* v, const uint8_t* m,
                          const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,

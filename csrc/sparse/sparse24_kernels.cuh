@@ -602,8 +602,22 @@ template <> struct MmaSp<__nv_bfloat16> {
 // block: the int8 kernel at 28672x8192 took 66.0 / 59.3 / 51.9 us at M = 2 /
 // 4 / 8, the bf16 one 95.3 / 84.4 us at M = 4 / 8.) The chunk's K extent is a
 // multiple of 32.
+// Word offset of weight row `row`'s metadata in a stage: row * SM, or with a
+// half-tile pad HP > 0 (the int8 kernel's 16-byte-unit layout) rows 8..15 of
+// every 16-row warp tile shifted by HP words, so the 128-bit reads of rows g
+// and g + 8 by one quarter-warp land in distinct banks (see
+// sparse24_int8_mma_kernel).
+template <int SM, int HP>
+__device__ __forceinline__ int meta_row_off(int row) {
+  if constexpr (HP == 0) {
+    return row * SM;
+  } else {
+    return (row >> 4) * (16 * SM + 2 * HP) + ((row >> 3) & 1) * (8 * SM + HP) + (row & 7) * SM;
+  }
+}
+
 template <int EP, int BN, int KC, int MT, int SA, int SM, int SX, int TH = 128, bool M16 = false,
-          typename SAT, typename SXT, typename VT, typename XT>
+          int HP = 0, typename SAT, typename SXT, typename VT, typename XT>
 __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, const VT* values,
                                             const uint32_t* meta32, const XT* x, int tid, int n0,
                                             int N, int m0, int M, int K, int64_t vstride,
@@ -627,7 +641,8 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
     // M = 16 95.9, 94.8 / 100.5, 99.6; 14336x4096 M = 8 24.6, 24.6 / 26.6,
     // 26.6 (M = 16 level).
     constexpr int U = KC / 128;  // 16-byte units per row and chunk
-    static_assert(KC % 128 == 0 && SM % 4 == 0 && SM >= KC / 32, "16-byte meta units per row");
+    static_assert(KC % 128 == 0 && SM % 4 == 0 && SM >= KC / 32 && HP % 4 == 0,
+                  "16-byte meta units per row");
 #pragma unroll
     for (int i = 0; i < (BN * U + TH - 1) / TH; ++i) {
       const int p = tid + TH * i;
@@ -635,7 +650,7 @@ __device__ __forceinline__ void stage_chunk(SAT* As, SXT* Xs, uint32_t* Ms, cons
         const int row = p / U, u = p % U;
         if (U == 1 || u * 128 < kv) {
           const int n = min(n0 + row, N - 1);
-          cp_async16(Ms + row * SM + 4 * u, meta32 + n * mwords + kbase / 32 + 4 * u);
+          cp_async16(Ms + meta_row_off<SM, HP>(row) + 4 * u, meta32 + n * mwords + kbase / 32 + 4 * u);
         }
       }
     }
@@ -1058,10 +1073,14 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
 // 128 or 256: BN rows x KC / 2 bytes of values, BN x KC / 8 bytes of meta,
 // 8 NT x KC bytes of a_q per stage), value and a_q rows padded by 16 B so
 // ldmatrix phases are conflict-free. Metadata: M16 (K % 128 == 0) copies a
-// row's KC / 8 bytes as 16-byte units into rows KC / 8 bytes apart (the
-// 16 rows a warp's lanes read share banks 2- or 4-way: one LDS per 32-K
-// step); otherwise 4-byte copies into rows padded by one word (16 distinct
-// banks). Out-of-range rows / tokens load the last valid one (results never
+// row's KC / 8 bytes as 16-byte units into rows KC / 8 bytes apart, rows
+// 8..15 of each warp tile shifted by a pad (i8_hp), and each lane reads its
+// row's words with one 128-bit load per 128 K (conflict-free); otherwise
+// 4-byte copies into rows padded by one word, one 32-bit read per 32-K step
+// (16 distinct banks). (The first M16 form, rows 32 B apart with no pad and
+// a 32-bit read per step, was a 4-way conflict: Nsight Compute, 2026-12-02d
+// call 3, 28672x8192 M = 8, 51 % of shared wavefronts excessive, 2.8 of 9.05
+// cycles between issues waiting on shared memory.) Out-of-range rows / tokens load the last valid one (results never
 // stored); the K tail (K % KC, a multiple of 32) issues only the valid 32-K
 // steps. K split across blocks (part != null): block z sums chunks
 // [z cps, z cps + cps) and stores its exact int32 sums to part[z][m][n];
@@ -1077,10 +1096,18 @@ template <int KC>
 constexpr int i8_sx() { return KC + 16; }      // a_q row stride (bytes)
 template <int KC, bool M16>
 constexpr int i8_sm() { return M16 ? KC / 32 : KC / 32 + 1; }  // meta row stride (words)
+// M16: the half-tile pad of meta_row_off (words). A quarter-warp's 128-bit
+// reads cover rows r, r + 8, r + 1, r + 9 (lanes t = 0..3 of g = r, r + 1):
+// with rows SM = KC / 32 words apart, rows r and r + 8 would share banks
+// (8 SM = 0 mod 32); shifting rows 8..15 by HP words (KC = 256: 4; KC = 128:
+// 16) puts the four 16-byte pieces in four distinct groups of 4 banks.
+template <int KC, bool M16>
+constexpr int i8_hp() { return M16 ? (KC == 256 ? 4 : 16) : 0; }
 
 template <int NT, int BN, int KC, bool M16>
 constexpr int i8_stage_bytes() {
-  return BN * i8_sa<KC>() + 8 * NT * i8_sx<KC>() + BN * i8_sm<KC, M16>() * 4;
+  return BN * i8_sa<KC>() + 8 * NT * i8_sx<KC>() +
+         (BN / 16) * (16 * i8_sm<KC, M16>() + 2 * i8_hp<KC, M16>()) * 4;
 }
 template <int NT, int STAGES, int BN, int KC, bool M16 = false>
 constexpr int i8_smem_bytes() {
@@ -1114,7 +1141,8 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_int8_mma_ke
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // the host launches this kernel on sm_80+ only
 #else
-  constexpr int SA = i8_sa<KC>(), SM = i8_sm<KC, M16>(), SX = i8_sx<KC>();
+  constexpr int SA = i8_sa<KC>(), SM = i8_sm<KC, M16>(), SX = i8_sx<KC>(), HP = i8_hp<KC, M16>();
+  static_assert(!M16 || KC == 128 || KC == 256, "i8_hp covers 128- and 256-K chunks");
   constexpr int MT = 8 * NT;
   constexpr int A_BYTES = BN * SA, X_BYTES = MT * SX;
   constexpr int STAGE = i8_stage_bytes<NT, BN, KC, M16>();
@@ -1146,7 +1174,7 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_int8_mma_ke
     const int m0 = mt * MT;
 
     auto load_stage = [&](int s, int chunk) {
-      stage_chunk<16, BN, KC, MT, SA, SM, SX, 2 * BN, M16>(stage_a(s), stage_x(s), stage_m(s),
+      stage_chunk<16, BN, KC, MT, SA, SM, SX, 2 * BN, M16, HP>(stage_a(s), stage_x(s), stage_m(s),
                                                             values, meta32, a_q, tid, n0, N, m0,
                                                             M, K, vstride, mwords, chunk * KC);
     };
@@ -1176,12 +1204,27 @@ __global__ void __launch_bounds__(2 * BN, BN == 64 ? 4 : 2) sparse24_int8_mma_ke
       const unsigned char* Xs = stage_x(s);
       const uint32_t* Ms = stage_m(s);
       const int ksteps = min(KC, K - (c_first + c) * KC) / 32;
+      // This lane's metadata words of the chunk (one row's 32 K each, see E
+      // above): M16, 128-bit reads of the row's 16-byte units up front
+      // (conflict-free, i8_hp); otherwise one 32-bit read per step from rows
+      // padded to SM = KC / 32 + 1 words (16 distinct banks).
+      uint32_t ew[KC / 32];
+      if constexpr (M16) {
+#pragma unroll
+        for (int u = 0; u < KC / 128; ++u) {
+          const uint4 q = *reinterpret_cast<const uint4*>(Ms + meta_row_off<SM, HP>(e_row) + 4 * u);
+          ew[4 * u] = q.x;
+          ew[4 * u + 1] = q.y;
+          ew[4 * u + 2] = q.z;
+          ew[4 * u + 3] = q.w;
+        }
+      }
 #pragma unroll
       for (int ks = 0; ks < KC / 32; ++ks) {
         if (ks < ksteps) {
           uint32_t a[2];
           ldmatrix_x2(a, As + a_row * SA + ks * 16);
-          const uint32_t e = Ms[e_row * SM + ks];  // one row's 32 K (see E above)
+          const uint32_t e = M16 ? ew[ks] : Ms[e_row * SM + ks];
 #pragma unroll
           for (int j = 0; j < NT; ++j) {
             uint32_t b[2];
