@@ -18,9 +18,14 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
   TORCHQUANT_SP24_MMA=bn64s3|bn64s4|bn128s3|bn128s4  bf16/fp16 2:4 mma.sp GEMV: rows per
                                   block and ring stages (--op sparse24 --path mma)
-  TORCHQUANT_SP24_SPLITK=S        the same GEMV's K split across S blocks (1 = never)
-  TORCHQUANT_SP24_META=4          the same GEMV's metadata as four 4-byte copies per row and
-                                  chunk instead of one 16-byte copy (K % 128 == 0)
+  TORCHQUANT_SP24_SPLITK=S        the same GEMV's (and the int8 2:4 mma kernel's) K split
+                                  across S blocks (1 = never)
+  TORCHQUANT_SP24_SPLIT_FILL=F     the split rule: split while the grid fills <= F/2 of the SMs
+  TORCHQUANT_SP24_I8MMA=bn64s3k128|bn128s4k128|bn128s3k256|bn128s4k256  int8 2:4 mma.sp
+                                  kernel: rows per block, ring stages, K per chunk (--op
+                                  sparse24_int8 --path mma; M <= 16)
+  TORCHQUANT_SP24_META=4          the same GEMV's (and the int8 kernel's) metadata as 4-byte
+                                  copies instead of 16-byte units (K % 128 == 0)
   TORCHQUANT_SP24_FMA=rw4|rw2|rw1  bf16/fp16 2:4 decode: weight rows per warp (M = 1, 2; --op
                                   sparse24 --path fma; csrc/sparse/sparse24.cu); i8w4: the int8
                                   dp4a GEMV at M = 1 with 4 rows per warp (--op sparse24_int8

@@ -302,7 +302,11 @@ MmaShape mma_shape_knob() {
 // it into 4 - 8x more blocks did not help; Nsight Compute, call 1: 0.23 eligible warps per
 // scheduler, 7.4 of 17 cycles between issues waiting on L1TEX.)
 // TORCHQUANT_SP24_SPLIT_FILL = F (A/B knob of the rule): double S while the split grid would
-// fill at most F / 2 of the SMs (unset: F = 1).
+// fill at most F / 2 of the SMs (unset: F = 1). F = 1 picked the best S on every shape timed
+// (int8, M = 8, 2026-12-02d call 3: 6144x4096, 4096x4096, 28672x4096, 4096x14336,
+// 14336x4096; bf16 the first three) and F = 2 / 4 made the fused Llama-3-8B layer slower
+// (QuantLinear int8_sparse24 M = 8 85.6 / 87.7 / 89.9 us, sparse24 97.3 / 101.3 / 106.8).
+// The unsplit fallback of the same measurement: int8 4096x14336 M = 8 44.7 us vs 17.3.
 int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   if (const int forced = env_int("TORCHQUANT_SP24_SPLITK"); forced >= 1)
     return std::max(1, std::min({forced, chunks, 65535}));
@@ -438,6 +442,9 @@ enum class Int8Path { kSimt, kGemv, kMma };
 // Largest M the dp4a GEMV is picked for. H200, 2026-12-01, us, gemv / mma.sp:
 // 28672x8192 M = 1 38.9 / 94.2, M = 2 42.7 / 91.6, M = 4 50.1 / 83.6, M = 8 78.6 / 66.2;
 // 4096x4096 M = 1..8 6.1-10.9 / 14.6-16.0 (dense int8 on the same weight: 58.9 / 6.3 at M = 1).
+// Rechecked after the mma.sp kernel's 128-row blocks, 256-K chunks and K split (2026-12-02d,
+// us, gemv / mma.sp): 28672x8192 M = 2 41.8 / 51.7, M = 4 49.7 / 52.7, M = 8 78.9 / 52.6;
+// 14336x4096 M = 4 16.3 / 16.4; 6144x4096 M = 4 8.7 / 11.0; but 4096x14336 M = 4 19.8 / 16.9.
 constexpr int64_t kInt8GemvMaxM = 4;
 
 // The one place that picks a sparse24_int8_matmul path for kernel="auto" (the sparse-wgmma
