@@ -293,14 +293,14 @@ MmaShape mma_shape_knob() {
 // K split of the mma kernels across blocks (grid.z; the bf16/fp16 GEMV and the int8 kernel):
 // TORCHQUANT_SP24_SPLITK = S forces S (1 = never), unset = the rule: while the grid would fill
 // at most half the SMs, double S (each split keeping >= 4 of the kernel's K chunks); the
-// splits' sums meet in a second pass (fp32 in a fixed order; int32, exact). H200, bf16, us, S = 1 / 2 / 4 / 8, run 2026-12-02c call 2: bn128s4
-// 4096x14336 (32 blocks) M = 4 81.0 / 44.0 / 28.3 / 28.1, M = 8 80.6 / 43.9 / 26.2 / 26.6,
-// M = 16 93.4 / 51.3 / 30.5 / 30.8 (bf16 cuBLAS 33.2 - 33.8); but splitting a grid that
-// already has a block per SM or more lost: 28672x8192 (224 blocks) M = 8 85.0 / 87.7 /
-// 92.7 / 89.3, 14336x4096 (112 blocks) M = 16 29.2 / 31.5 / 32.9 / 34.8. (The uneven last
-// wave of 28672x8192 is not what holds that shape at ~71 % of the read ceiling: splitting
-// it into 4 - 8x more blocks did not help; Nsight Compute, call 1: 0.23 eligible warps per
-// scheduler, 7.4 of 17 cycles between issues waiting on L1TEX.)
+// splits' sums meet in a second pass (fp32 in a fixed order; int32, exact). H200, bf16, us, S =
+// 1 / 2 / 4 / 8, run 2026-12-02c call 2: bn128s4 4096x14336 (32 blocks) M = 4 81.0 / 44.0 /
+// 28.3 / 28.1, M = 8 80.6 / 43.9 / 26.2 / 26.6, M = 16 93.4 / 51.3 / 30.5 / 30.8 (bf16 cuBLAS
+// 33.2 - 33.8); but splitting a grid that already has a block per SM or more lost: 28672x8192
+// (224 blocks) M = 8 85.0 / 87.7 / 92.7 / 89.3, 14336x4096 (112 blocks) M = 16 29.2 / 31.5 /
+// 32.9 / 34.8. (The uneven last wave of 28672x8192 is not what holds that shape at ~71 % of the
+// read ceiling: splitting it into 4 - 8x more blocks did not help; Nsight Compute, call 1: 0.23
+// eligible warps per scheduler, 7.4 of 17 cycles between issues waiting on L1TEX.)
 // TORCHQUANT_SP24_SPLIT_FILL = F (A/B knob of the rule): double S while the split grid would
 // fill at most F / 2 of the SMs (unset: F = 1). F = 1 picked the best S on every shape timed
 // (int8, M = 8, 2026-12-02d call 3: 6144x4096, 4096x4096, 28672x4096, 4096x14336,
