@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "common/checks.h"
@@ -278,16 +279,24 @@ void launch_fma(const T* x, const T* v, const uint8_t* m, const T* b, T* y, int 
 // shapes (4096 rows: 32 blocks of 128) the K split below does the work.
 enum class MmaShape { kBn64S3, kBn64S4, kBn128S3, kBn128S4 };
 
+// A launch-shape knob: the index of environment variable `var`'s value in `names` (unset or
+// empty: `dflt`); any other value is a clear error that lists the choices.
+int env_choice(const char* var, std::initializer_list<const char*> names, int dflt) {
+  const char* env = std::getenv(var);
+  if (env == nullptr || *env == 0) return dflt;
+  int i = 0;
+  std::string all;
+  for (const char* name : names) {
+    if (std::strcmp(env, name) == 0) return i;
+    all += (i++ ? ", " : "") + std::string(name);
+  }
+  TORCH_CHECK(false, var, " must be one of ", all, "; got '", env, "'");
+}
+
 MmaShape mma_shape_knob() {
-  const char* env = std::getenv("TORCHQUANT_SP24_MMA");
-  if (env == nullptr || *env == 0) return MmaShape::kBn128S4;
-  const std::string v(env);
-  if (v == "bn64s3") return MmaShape::kBn64S3;
-  if (v == "bn64s4") return MmaShape::kBn64S4;
-  if (v == "bn128s3") return MmaShape::kBn128S3;
-  if (v == "bn128s4") return MmaShape::kBn128S4;
-  TORCH_CHECK(false, "TORCHQUANT_SP24_MMA must be bn64s3, bn64s4, bn128s3 or bn128s4, got '", v,
-              "'");
+  return static_cast<MmaShape>(
+      env_choice("TORCHQUANT_SP24_MMA", {"bn64s3", "bn64s4", "bn128s3", "bn128s4"},
+                 static_cast<int>(MmaShape::kBn128S4)));
 }
 
 // K split of the mma kernels across blocks (grid.z; the bf16/fp16 GEMV and the int8 kernel):
@@ -504,15 +513,10 @@ void launch_int8_gemv(const int8_t* a, const int8_t* v, const uint8_t* m,
 enum class I8MmaShape { kBn64S3K128, kBn128S4K128, kBn128S3K256, kBn128S4K256 };
 
 I8MmaShape i8_mma_shape_knob() {
-  const char* env = std::getenv("TORCHQUANT_SP24_I8MMA");
-  if (env == nullptr || *env == 0) return I8MmaShape::kBn128S4K256;
-  const std::string v(env);
-  if (v == "bn64s3k128") return I8MmaShape::kBn64S3K128;
-  if (v == "bn128s4k128") return I8MmaShape::kBn128S4K128;
-  if (v == "bn128s3k256") return I8MmaShape::kBn128S3K256;
-  if (v == "bn128s4k256") return I8MmaShape::kBn128S4K256;
-  TORCH_CHECK(false, "TORCHQUANT_SP24_I8MMA must be bn64s3k128, bn128s4k128, bn128s3k256 or "
-              "bn128s4k256, got '", v, "'");
+  return static_cast<I8MmaShape>(
+      env_choice("TORCHQUANT_SP24_I8MMA",
+                 {"bn64s3k128", "bn128s4k128", "bn128s3k256", "bn128s4k256"},
+                 static_cast<int>(I8MmaShape::kBn128S4K256)));
 }
 
 // Launches one shape of the int8 mma.sp kernel, with the K split of mma_splits (the splits'
