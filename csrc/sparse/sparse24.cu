@@ -325,6 +325,30 @@ int mma_splits(int64_t row_blocks, int64_t mtiles, int chunks, int sms) {
   return s;
 }
 
+// The launch geometry of one mma kernel (bf16/fp16 GEMV or int8) with the K split of
+// mma_splits: grid (row blocks of BN, M tiles of 8 NT, splits) and KC-K chunks per split (cps;
+// every split has >= 1 chunk).
+struct MmaGrid {
+  dim3 grid;
+  int cps;
+  int splits;
+};
+MmaGrid mma_grid(int M, int N, int K, int BN, int NT, int KC, const DeviceCaps& caps) {
+  const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
+  const int row_blocks = (N + BN - 1) / BN;
+  const int chunks = (K + KC - 1) / KC;
+  const int want = mma_splits(row_blocks, mtiles, chunks, caps.sm_count);
+  const int cps = (chunks + want - 1) / want;
+  const int splits = (chunks + cps - 1) / cps;
+  return {dim3(row_blocks, mtiles, splits), cps, splits};
+}
+
+// The split's partial-sum buffer [splits, M, N] of `dtype` (undefined when there is no split).
+at::Tensor split_partials(const MmaGrid& g, int M, int N, at::ScalarType dtype, int device) {
+  if (g.splits <= 1) return at::Tensor();
+  return at::empty({g.splits, M, N}, at::TensorOptions().dtype(dtype).device(at::kCUDA, device));
+}
+
 // Launches one shape; false (nothing launched) when the device's opt-in shared memory per
 // block is below what the shape needs with 4-byte metadata copies (the 128-row, 4-stage ring
 // takes 93 / 101 KB; sm_86 / sm_89 / sm_120 allow 99 KB), for either metadata form. The
@@ -338,26 +362,16 @@ bool launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
   auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN, M16>;
   const int device = c10::cuda::current_device();
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
-  const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
-  const int row_blocks = (N + BN - 1) / BN;
-  const int chunks = (K + sparse24::kMmaKC - 1) / sparse24::kMmaKC;
-  const int want = mma_splits(row_blocks, mtiles, chunks, caps.sm_count);
-  const int cps = (chunks + want - 1) / want;
-  const int splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
-  at::Tensor part;  // fp32 partial sums, freed after both launches (stream-ordered)
-  float* pp = nullptr;
-  if (splits > 1) {
-    part = at::empty({splits, M, N},
-                     at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, device));
-    pp = part.data_ptr<float>();
-  }
-  const dim3 grid(row_blocks, mtiles, splits);
-  kernel<<<grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K, cps, pp);
+  const MmaGrid g = mma_grid(M, N, K, BN, NT, sparse24::kMmaKC, caps);
+  // fp32 partial sums, freed after both launches (stream-ordered)
+  const at::Tensor part = split_partials(g, M, N, at::kFloat, device);
+  float* pp = g.splits > 1 ? part.data_ptr<float>() : nullptr;
+  kernel<<<g.grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K, g.cps, pp);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
+  if (g.splits > 1) {
     const int64_t outs = int64_t(M) * N;
     sparse24::sparse24_splitk_reduce_kernel<T>
-        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, splits, b, y, M, N);
+        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, g.splits, b, y, M, N);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   return true;
@@ -532,26 +546,17 @@ bool launch_int8_mma_cfg(const int8_t* a, const int8_t* v, const uint8_t* m,
   auto kernel = sparse24::sparse24_int8_mma_kernel<OutT, NT, STAGES, BN, KC, M16>;
   const int device = c10::cuda::current_device();
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
-  const int mtiles = std::min((M + 8 * NT - 1) / (8 * NT), 65535);
-  const int row_blocks = (N + BN - 1) / BN;
-  const int chunks = (K + KC - 1) / KC;
-  const int want = mma_splits(row_blocks, mtiles, chunks, caps.sm_count);
-  const int cps = (chunks + want - 1) / want;
-  const int splits = (chunks + cps - 1) / cps;  // every split has >= 1 chunk
-  at::Tensor part;  // int32 partial sums, freed after both launches (stream-ordered)
-  int32_t* pp = nullptr;
-  if (splits > 1) {
-    part = at::empty({splits, M, N},
-                     at::TensorOptions().dtype(at::kInt).device(at::kCUDA, device));
-    pp = part.data_ptr<int32_t>();
-  }
-  kernel<<<dim3(row_blocks, mtiles, splits), 2 * BN, smem, stream>>>(a, v, m, ep, y, M, N, K,
-                                                                      cps, pp);
+  const MmaGrid g = mma_grid(M, N, K, BN, NT, KC, caps);
+  // int32 partial sums, freed after both launches (stream-ordered)
+  const at::Tensor part = split_partials(g, M, N, at::kInt, device);
+  int32_t* pp = g.splits > 1 ? part.data_ptr<int32_t>() : nullptr;
+  kernel<<<g.grid, 2 * BN, smem, stream>>>(a, v, m, ep, y, M, N, K, g.cps, pp);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
+  if (g.splits > 1) {
     const int64_t outs = int64_t(M) * N;
     sparse24::sparse24_int8_splitk_reduce_kernel<OutT>
-        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, splits, ep, y, M, N);
+        <<<static_cast<unsigned>((outs + 255) / 256), 256, 0, stream>>>(pp, g.splits, ep, y, M,
+                                                                         N);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   }
   return true;
