@@ -289,6 +289,38 @@ def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ks", [1, 2, 4, 8])
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("K", [2112, 4160])  # chunk tails past K at every KS
+def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
+    """x resident in shared memory for the block's K range (kXRes, forced by
+    TORCHQUANT_NVFP4_XRES=1) at every forced KS, unsplit and split across
+    blocks, over one and several (ragged) M tiles: within the bound and
+    bit-identical to the double-buffered kernel (XRES=-1: same B values, same
+    mma order). M = 9 and 16 (two n-tiles) ignore the knob and must still
+    agree."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(16, N, K, dtype, seed=ks * 31 + splits * 7 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M, tile in ((1, None), (2, None), (3, None), (5, "2"), (8, None), (8, "3"), (9, None), (16, None)):
+        if tile is None:
+            monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
+        else:
+            monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            what = f"xres ks={ks} splits={splits} {dtype} M={M} tile={tile} K={K} bias={b is not None}"
+            monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
+            y = _mma_checked(x, wp, ws, gs, b, wd, what)
+            monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "-1")
+            _poison()
+            assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y), f"{what}: differs from XRES=-1"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("N,K,M,splits", [(256, 8192, 8, 2),     # 4 M tiles x 8 blocks, 4 chunks
                                           (300, 8256, 16, 2),    # 40 blocks, 5 chunks: 3 + 2
                                           (4096, 4096, 1, 1)])   # 128 blocks, 2 chunks: no split

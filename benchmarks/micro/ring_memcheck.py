@@ -1,6 +1,8 @@
 """Small launches of the cp.async-ring GEMV paths (fp8, nvfp4 aligned K,
 int8 aligned K), the int8 wgmma split-K and the vectorized dequantize /
-activation-quantize kernels for compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage, split K.
+activation-quantize kernels, nvfp4 with x resident in shared memory, the 2:4
+mma.sp GEMVs (bf16 and int8, split K, every int8 launch shape) for
+compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage, split K.
 
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
 """
@@ -49,6 +51,38 @@ for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC
             else:
                 ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
     del os.environ[var]
+# nvfp4 with x resident in shared memory (kXRes), forced, unsplit and split
+# across blocks, at every KS: the one-pass staging, rows past M, K tails.
+os.environ["TORCHQUANT_NVFP4_XRES"] = "1"
+for ks in ("1", "2", "8"):
+    os.environ["TORCHQUANT_NVFP4_KS"] = ks
+    for splits in ("1", "3"):
+        os.environ["TORCHQUANT_NVFP4_SPLITK"] = splits
+        for N, K in ((17, 2112), (257, 4160)):
+            w = torch.randn(N, K, device="cuda") * 0.05
+            wp4, s4, g4 = ops.quantize_nvfp4(w)
+            for M in (1, 3, 8):
+                ops.nvfp4_gemv(torch.randn(M, K, device="cuda", dtype=torch.bfloat16), wp4, s4, g4, None, "mma")
+for var in ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK"):
+    del os.environ[var]
+# The 2:4 mma.sp GEMVs (bf16 and int8) with K split across blocks and every
+# int8 launch shape: the partial buffers, the reduce kernels, rows past N and M.
+for splits in ("2", "3", ""):
+    os.environ["TORCHQUANT_SP24_SPLITK"] = splits
+    for N, K in ((200, 1056), (129, 4096)):
+        wd = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        vals, meta = ops.compress24(ops.prune24(wd)[0])
+        wi8 = torch.randint(-127, 128, (N, K), device="cuda", dtype=torch.int8)
+        v8, m8 = ops.compress24(ops.prune24(wi8)[0])
+        for M in (3, 8, 16):
+            ops.sparse24_gemv(torch.randn(M, K, device="cuda", dtype=torch.bfloat16), vals, meta, None, "mma")
+            a = torch.randint(-127, 128, (M, K), device="cuda", dtype=torch.int8)
+            for shape in ("bn64s3k128", "bn128s4k128", "bn128s3k256", "bn128s4k256"):
+                os.environ["TORCHQUANT_SP24_I8MMA"] = shape
+                ops.sparse24_int8_matmul(a, torch.ones(M, device="cuda"), None, v8, m8,
+                                         torch.ones(N, device="cuda"), None, None, torch.bfloat16, "mma")
+            del os.environ["TORCHQUANT_SP24_I8MMA"]
+del os.environ["TORCHQUANT_SP24_SPLITK"]
 # int8 wgmma GEMM with K split across CTAs (sm_90): workspace adds, counters,
 # the last split's reload; ragged M, N and a K tail.
 if torch.cuda.get_device_capability() == (9, 0):

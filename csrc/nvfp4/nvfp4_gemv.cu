@@ -154,6 +154,8 @@ struct MmaConfig {
   int splits = 1;  // K split across blocks (grid.y); 1 = none
   int cps = 0;     // chunks per split when splits > 1
   bool group_sync = false;  // per-k-warp x staging (kGroupSync), unsplit aligned kernels
+  bool xres = false;        // x resident in shared memory (kXRes), aligned one-n-tile kernels
+  int xres_bytes = 0;       // its size per block
 };
 
 MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
@@ -258,6 +260,10 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 // 133.1 / 134.8) and at M = 1 it was equal to 2 % slower, so it is taken for
 // tile_m >= 8 and KS >= 2. TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it
 // on / off.
+// x resident in shared memory (kXRes): the per-block budget, which keeps two
+// blocks per SM on sm_90 (2 x (72 KB of ring + 36 KB) < 228 KB).
+constexpr int64_t kXResMaxBytes = 36 * 1024;
+
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
   const int64_t sms = std::max(1, caps.sm_count);
@@ -279,19 +285,43 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   }
   const int gs = env_int("TORCHQUANT_NVFP4_GROUP_SYNC");
   c.group_sync = gs == 1 || (gs == 0 && c.tile_m >= 8 && c.ks >= 2);
+  // x resident in shared memory (kXRes; one n-tile, so tiles of <= 8 rows):
+  // the tile's rows over the block's K range, staged once.
+  if (c.nt == 1) {
+    const int64_t rows = std::min<int64_t>(M, c.tile_m);
+    const int64_t per_row = (c.splits > 1 ? c.cps : chunks) * c.ks * 32;  // 16-byte groups
+    const int64_t bytes = rows * nvfp4::mma_xres_stride(static_cast<int>(std::min<int64_t>(per_row, 1 << 24))) * 16;
+    const int xr = env_int("TORCHQUANT_NVFP4_XRES");
+    if (xr != -1 && (xr == 1 || bytes <= kXResMaxBytes) && bytes <= (int64_t{1} << 30)) {
+      c.xres = true;
+      c.xres_bytes = static_cast<int>(bytes);
+      c.group_sync = false;
+    }
+  }
   return c;
 }
 
-template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
+// Shared memory of the kXRes kernel: resident x (or the K-split reduction),
+// then the weight ring.
+int xres_ring_offset(const MmaConfig& c) {
+  return (std::max(c.xres_bytes, nvfp4::mma_reduce_bytes(c.ks, 1)) + 127) / 128 * 128;
+}
+int xres_smem_total(const MmaConfig& c) {
+  return xres_ring_offset(c) + nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
+}
+
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
+          bool kXRes = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
-  const int smem = nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
+  const int smem = kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
+  prm.ring_off = kXRes ? xres_ring_offset(c) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -336,6 +366,14 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
                 cudaStream_t stream) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
+  // x resident (mma_config), where it fits the block's shared memory.
+  if (aligned && c.xres && xres_smem_total(c) <= std::max(caps.max_smem_optin, 48 * 1024)) {
+    if (c.splits > 1)
+      launch_mma_t<T, 1, true, true, false, true>(prm, c, caps, device, stream);
+    else
+      launch_mma_t<T, 1, true, false, false, true>(prm, c, caps, device, stream);
+    return;
+  }
   if (aligned && c.splits > 1) {  // K split across blocks (aligned ring kernels only)
     if (c.nt == 1)
       launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);

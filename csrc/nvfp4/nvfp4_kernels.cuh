@@ -207,7 +207,23 @@ struct GemvParams {
   // Launched with PDL (common/pdl.h), "smem": the first weight stages are copied before
   // the wait for the predecessor (otherwise nothing is loaded before it).
   int pdl_early = 0;
+  // kXRes kernels: byte offset of the weight ring in shared memory (after the
+  // resident x, mma_xres_bytes, or the K-split reduction if that is larger).
+  int ring_off = 0;
 };
+
+// kXRes (NT = 1, the aligned ring kernel): the tile's rows of x over the
+// block's whole K range stay in shared memory, staged once before the K loop.
+// Row r, 16-byte group v of the range (8 codes at 8 v; chunk c, k-warp kq,
+// lane tq, word i, v = (c * KS + kq) * 32 + tq * 8 + i) sits at uint4
+//   r * stride + (c * KS + kq) * 32 + i * 4 + tq,   stride = groups + 4,
+// so lane (g, t) reads word i of its chunk at one 16-byte offset per i, a
+// warp's read touches 4 consecutive uint4 per row, and the 4-uint4 pad puts
+// consecutive rows on opposite bank halves.
+__host__ __device__ constexpr int mma_xres_stride(int groups_per_row) { return groups_per_row + 4; }
+__host__ __device__ constexpr int mma_xres_bytes(int rows, int groups_per_row) {
+  return rows * mma_xres_stride(groups_per_row) * 16;
+}
 
 // ----------------------------------------------------------- primitives --
 using dqt::prmt;  // common/dq_tile.cuh
@@ -440,9 +456,16 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // of x and meet at a named barrier of WN warps per chunk instead of the
 // 8-warp __syncthreads (Nsight Compute: 0.82 barrier-stall cycles per issued
 // instruction, docs/nvfp4_gemv.md 8b). Same slots, same staged values.
-template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false>
+// kXRes: x resident in shared memory for the block's K range (layout above):
+// staged once, no per-chunk staging and no per-chunk barrier (Nsight Compute,
+// M = 1: 0.82 barrier-stall cycles per issued instruction, docs/nvfp4_gemv.md
+// 8b). The same B values reach the same mma in the same order as the
+// double-buffered kernel, so the results are the same bits.
+template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
+          bool kXRes = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
@@ -569,7 +592,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   int ring_slot = 0;
   if constexpr (kRing) {
     prod.init(p.w, col0, N, K / 2, lane);
-    ring0 = ring::smem_u32addr(reinterpret_cast<const uint8_t*>(smem) + mma_ring_offset(KS, NT)) +
+    ring0 = ring::smem_u32addr(reinterpret_cast<const uint8_t*>(smem) +
+                               (kXRes ? p.ring_off : mma_ring_offset(KS, NT))) +
             warp * kMmaRingWarpBytes;
 #pragma unroll
     for (int h = 0; h < 2; ++h)
@@ -622,10 +646,38 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     // PDL "smem": the first weight stages (and scales) above were issued before the wait;
     // x, the bias, the global scale and y wait for the predecessor here.
     if (p.pdl_early) pdl_wait();
+    if constexpr (kXRes) {
+      // Every row's groups of the block's K range, 4 loads in flight per thread.
+      const int per_row = nch * KS * 32;
+      for (int r = 0; r < rows; ++r) {
+        const T* xrow = x + static_cast<size_t>(m0 + r) * K + K0;
+        uint4* dst = smem + r * mma_xres_stride(per_row);
+        for (int v0 = tid; v0 < per_row; v0 += 4 * kMmaThreads) {
+          uint4 val[4];
 #pragma unroll
-    for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
-    chunk_sync();
+          for (int j = 0; j < 4; ++j) {
+            const int v = v0 + j * kMmaThreads;
+            val[j] = make_uint4(0u, 0u, 0u, 0u);
+            if (v < per_row && K0 + 8 * v < K) val[j] = __ldg(reinterpret_cast<const uint4*>(xrow + 8 * v));
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int v = v0 + j * kMmaThreads;
+            if (v < per_row) dst[(v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
+          }
+        }
+      }
+      __syncthreads();
+    } else {
+#pragma unroll
+      for (int j = 0; j < kMmaMaxStage; ++j) stage_store(0, j, stage_load(0, j));
+      chunk_sync();
+    }
   }
+  // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
+  // columns are never stored) and group t of its k-warp's words.
+  const uint4* const xres =
+      smem + (kXRes ? min(g, rows - 1) * mma_xres_stride(nch * KS * 32) + kw * (LW * 4) + t : 0);
 
   for (int c = 0; c < nch; ++c) {
     const bool more = c + 1 < nch;
@@ -658,7 +710,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       ring_slot = ring_slot + 1 == kMmaRingStages ? 0 : ring_slot + 1;
     }
     const int kb_next = lane_k(c + 1), nv_next = granules(kb_next);
-    const uint4* xs = smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
+    const uint4* xs = kXRes ? xres + c * (KS * LW * 4) : smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
     uint4 xr;  // one 16-byte group of chunk c+1's x, bound for the other buffer
     // Block scales as packed pairs: blocks 0,1 (words 0..3) now; with LW = 8
     // blocks 2,3 at word 4. Then S is free for chunk c+1's.
@@ -676,7 +728,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     for (int i = 0; i < LW; ++i) {
       // x group i / 2 of chunk c+1 (LW = 8: all four groups; LW = 4: groups
       // 0, 1 here, 2, 3 after the loop): loaded at even words, stored at odd.
-      if (more && (i & 1) == 0) xr = stage_load(c + 1, i >> 1);
+      if (!kXRes && more && (i & 1) == 0) xr = stage_load(c + 1, i >> 1);
       if (LW == 8 && i == 4) {
 #pragma unroll
         for (int mt = 0; mt < kMmaMT; ++mt)
@@ -693,7 +745,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       // column depends on its own B column alone, so no predicate is needed.
       uint4 B[NT];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) B[nt] = xs[((i * NT + nt) * 32 + lane) ^ (i * XS)];
+      for (int nt = 0; nt < NT; ++nt)
+        B[nt] = kXRes ? xs[i * 4] : xs[((i * NT + nt) * 32 + lane) ^ (i * XS)];
       // Word i lies in block i / 2 of the lane's codes: half (i / 2) & 1 of
       // the current scale pair.
 #pragma unroll
@@ -717,7 +770,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           O::mma(acc[mt][nt], a[2], b[2], a[3], b[3], B[nt].z, B[nt].w);
         }
       }
-      if (more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
+      if (!kXRes && more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
       if (!kRing && more && (i & 3) == 3) {
         // Refill the consumed 4 words of every row with chunk c+1 (prefetch
         // distance: one chunk).
@@ -733,10 +786,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 2; j < kMmaMaxStage; ++j) stage_store((c + 1) & 1, j, stage_load(c + 1, j));
     }
-    chunk_sync();  // chunk c's buffer is free; chunk c+1's is complete
+    if constexpr (!kXRes) chunk_sync();  // chunk c's buffer is free; chunk c+1's is complete
   }
   if constexpr (kRing) ring::wait_pending<0>();
-  if constexpr (kGroupSync) __syncthreads();  // all k-warps are done with the x buffers
+  if constexpr (kGroupSync || kXRes) __syncthreads();  // all k-warps are done with the x buffers
 
   // Sum the KS partials (fixed order: kw = 0, 1, ...) in the x buffers,
   // which every warp is done with (the loop ends with a barrier).
