@@ -55,9 +55,13 @@ def main() -> None:
     ap.add_argument("--ms", default="1,8")
     ap.add_argument("--modes", default="0,1")
     ap.add_argument("--var", default="TORCHQUANT_PDL", help="the environment variable --modes sets")
+    ap.add_argument("--env", action="append", default=[], help="VAR=VALUE held fixed for every mode")
     args = timing.micro_args(ap)
     if args is None:
         return
+    for kv in args.env:
+        k, v = kv.split("=", 1)
+        os.environ[k] = v
     shapes = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
     dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16) for n, k in shapes]
     rows = []
@@ -84,10 +88,10 @@ def main() -> None:
                     res = timing.time_gpu(lambda *ms: run_layer(ms, x), lambda i: tuple(copies[i % r]), nbytes)
                 finally:
                     os.environ.pop(args.var, None)
-                rows.append(dict(format=fmt, M=M, var=args.var, value=mode, us=round(res["median_us"], 2), mode=res["mode"]))
+                rows.append(dict(format=fmt, M=M, env=" ".join(args.env), var=args.var, value=mode, us=round(res["median_us"], 2), mode=res["mode"]))
                 line.append(f"{mode}: {res['median_us']:.1f}")
             res = timing.time_gpu(lambda *ws: run_dense(ws, x), dcopies, dbytes)
-            rows.append(dict(format="bf16 F.linear", M=M, var="", value="", us=round(res["median_us"], 2), mode=res["mode"]))
+            rows.append(dict(format="bf16 F.linear", M=M, env="", var="", value="", us=round(res["median_us"], 2), mode=res["mode"]))
             line.append(f"bf16: {res['median_us']:.1f}")
             print(f"fused layer {fmt} M={M}: " + " | ".join(line), flush=True)
         del copies, mods

@@ -23,6 +23,7 @@ struct DeviceCaps {
   int sm_count = 0;
   int l2_bytes = 0;
   int max_smem_optin = 0;  // dynamic shared memory a block may opt into
+  int smem_per_sm = 0;     // shared memory of one SM (all resident blocks together)
   int cc() const { return major * 10 + minor; }
 };
 
@@ -49,6 +50,7 @@ inline const DeviceCaps& device_caps(int device) {
     c.sm_count = p.multiProcessorCount;
     c.l2_bytes = p.l2CacheSize;
     c.max_smem_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+    c.smem_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
   });
   return table[device];
 }

@@ -260,9 +260,7 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 // 133.1 / 134.8) and at M = 1 it was equal to 2 % slower, so it is taken for
 // tile_m >= 8 and KS >= 2. TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it
 // on / off.
-// x resident in shared memory (kXRes): the per-block budget, which keeps two
-// blocks per SM on sm_90 (2 x (72 KB of ring + 36 KB) < 228 KB).
-constexpr int64_t kXResMaxBytes = 36 * 1024;
+constexpr bool kSpreadDefault = true;  // spread_smem below
 
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
@@ -286,19 +284,38 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   const int gs = env_int("TORCHQUANT_NVFP4_GROUP_SYNC");
   c.group_sync = gs == 1 || (gs == 0 && c.tile_m >= 8 && c.ks >= 2);
   // x resident in shared memory (kXRes; one n-tile, so tiles of <= 8 rows):
-  // the tile's rows over the block's K range, staged once.
+  // the tile's rows over the block's K range, staged once. Taken where it
+  // keeps two blocks per SM, or where the grid has at most one block per SM
+  // anyway (then up to the opt-in limit).
   if (c.nt == 1) {
     const int64_t rows = std::min<int64_t>(M, c.tile_m);
     const int64_t per_row = (c.splits > 1 ? c.cps : chunks) * c.ks * 32;  // 16-byte groups
-    const int64_t bytes = rows * nvfp4::mma_xres_stride(static_cast<int>(std::min<int64_t>(per_row, 1 << 24))) * 16;
+    const int64_t bytes = rows * (std::min<int64_t>(per_row, 1 << 24) + 4) * 16;
+    const int64_t total = (std::max<int64_t>(bytes, nvfp4::mma_reduce_bytes(c.ks, 1)) + 127) / 128 * 128 +
+                          nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
+    const int64_t optin = std::max(caps.max_smem_optin, 48 * 1024);
+    const bool fits = total <= optin;
+    const bool two_blocks = 2 * (total + 1024) <= caps.smem_per_sm;
+    const bool one_wave = blocks * c.splits <= sms;
     const int xr = env_int("TORCHQUANT_NVFP4_XRES");
-    if (xr != -1 && (xr == 1 || bytes <= kXResMaxBytes) && bytes <= (int64_t{1} << 30)) {
+    if (fits && xr != -1 && (xr == 1 || two_blocks || one_wave)) {
       c.xres = true;
       c.xres_bytes = static_cast<int>(bytes);
       c.group_sync = false;
     }
   }
   return c;
+}
+
+// Grids of at most one block per SM: dynamic shared memory raised to more
+// than half an SM's, so no SM takes two of them while others idle.
+// TORCHQUANT_NVFP4_SPREAD=1 / -1 forces it on / off.
+int spread_smem(const DeviceCaps& caps, int64_t grid, int smem) {
+  const int knob = env_int("TORCHQUANT_NVFP4_SPREAD");
+  if (knob == -1 || (knob == 0 && !kSpreadDefault) || grid > caps.sm_count || caps.smem_per_sm <= 0)
+    return smem;
+  const int one = caps.smem_per_sm / 2 + 1024;
+  return one <= caps.max_smem_optin ? std::max(smem, one) : smem;
 }
 
 // Shared memory of the kXRes kernel: resident x (or the K-split reduction),
@@ -317,7 +334,8 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int64_t blocks = c.n_blocks * c.m_tiles;
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
-  const int smem = kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
+  const int smem = spread_smem(caps, blocks * (kSplit ? c.splits : 1),
+                               kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned));
   prm.ring_off = kXRes ? xres_ring_offset(c) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
