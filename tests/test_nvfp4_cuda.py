@@ -320,6 +320,23 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
             assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y), f"{what}: differs from XRES=-1"
 
 
+@pytest.mark.parametrize("xres", ["1", "-1"])
+@pytest.mark.parametrize("N,K,M", [(4096, 4096, 1), (4096, 4096, 8), (6144, 4096, 8), (257, 4160, 3)])
+def test_gemv_mma_spread_same_bits(monkeypatch, xres, N, K, M):
+    """TORCHQUANT_NVFP4_SPREAD=1 / -1 (a grid of <= one block per SM asks for more
+    than half an SM's shared memory, or not) only moves blocks between SMs: the
+    same bits, with x resident or double-buffered, and within the bound."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", xres)
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + M)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPREAD", "1")
+    y = _mma_checked(x, wp, ws, gs, bias, wd, f"spread xres={xres} {N}x{K} M={M}")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPREAD", "-1")
+    _poison()
+    assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("N,K,M,splits", [(256, 8192, 8, 2),     # 4 M tiles x 8 blocks, 4 chunks
                                           (300, 8256, 16, 2),    # 40 blocks, 5 chunks: 3 + 2

@@ -260,7 +260,9 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 // 133.1 / 134.8) and at M = 1 it was equal to 2 % slower, so it is taken for
 // tile_m >= 8 and KS >= 2. TORCHQUANT_NVFP4_GROUP_SYNC=1 / -1 forces it
 // on / off.
-constexpr bool kSpreadDefault = true;  // spread_smem below
+// Grids of at most one block per SM get more than half an SM's shared memory
+// (common/device.h spread_smem; TORCHQUANT_NVFP4_SPREAD=1 / -1 forces it).
+constexpr bool kSpreadDefault = true;
 
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
@@ -284,9 +286,15 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   const int gs = env_int("TORCHQUANT_NVFP4_GROUP_SYNC");
   c.group_sync = gs == 1 || (gs == 0 && c.tile_m >= 8 && c.ks >= 2);
   // x resident in shared memory (kXRes; one n-tile, so tiles of <= 8 rows):
-  // the tile's rows over the block's K range, staged once. Taken where it
-  // keeps two blocks per SM, or where the grid has at most one block per SM
-  // anyway (then up to the opt-in limit).
+  // the tile's rows over the block's K range, staged once. Taken for tiles
+  // of <= 4 rows where it keeps two blocks per SM, or where the grid has at
+  // most one block per SM anyway (then up to the opt-in limit). Measured
+  // (results/h200/2026-12-02e, us, double-buffered / resident, both with
+  // spread_smem): 28672x8192 M = 1 51.5 / 43.2, M = 2 51.5 / 47.2;
+  // 128256x4096 M = 1 / 2 / 4 101.7 / 85.6, 102.3 / 91.3, 103.1 / 98.1;
+  // 4096x14336 M = 1 / 2 / 4 19.2 / 13.8, 20.0 / 14.7, 21.7 / 16.5;
+  // 6144x4096 M = 1 / 4 12.8 / 10.2, 14.1 / 11.5; but 4096x4096 M = 8
+  // (split in two, 128 blocks) 10.5 / 11.9, and no 8-row tile gained.
   if (c.nt == 1) {
     const int64_t rows = std::min<int64_t>(M, c.tile_m);
     const int64_t per_row = (c.splits > 1 ? c.cps : chunks) * c.ks * 32;  // 16-byte groups
@@ -298,7 +306,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
     const bool two_blocks = 2 * (total + 1024) <= caps.smem_per_sm;
     const bool one_wave = blocks * c.splits <= sms;
     const int xr = env_int("TORCHQUANT_NVFP4_XRES");
-    if (fits && xr != -1 && (xr == 1 || two_blocks || one_wave)) {
+    if (fits && xr != -1 && (xr == 1 || (rows <= 4 && (two_blocks || one_wave)))) {
       c.xres = true;
       c.xres_bytes = static_cast<int>(bytes);
       c.group_sync = false;
@@ -307,16 +315,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return c;
 }
 
-// Grids of at most one block per SM: dynamic shared memory raised to more
-// than half an SM's, so no SM takes two of them while others idle.
-// TORCHQUANT_NVFP4_SPREAD=1 / -1 forces it on / off.
-int spread_smem(const DeviceCaps& caps, int64_t grid, int smem) {
-  const int knob = env_int("TORCHQUANT_NVFP4_SPREAD");
-  if (knob == -1 || (knob == 0 && !kSpreadDefault) || grid > caps.sm_count || caps.smem_per_sm <= 0)
-    return smem;
-  const int one = caps.smem_per_sm / 2 + 1024;
-  return one <= caps.max_smem_optin ? std::max(smem, one) : smem;
-}
+
 
 // Shared memory of the kXRes kernel: resident x (or the K-split reduction),
 // then the weight ring.
@@ -335,7 +334,8 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
   const int smem = spread_smem(caps, blocks * (kSplit ? c.splits : 1),
-                               kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned));
+                               kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned),
+                               "TORCHQUANT_NVFP4_SPREAD", kSpreadDefault);
   prm.ring_off = kXRes ? xres_ring_offset(c) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
