@@ -469,30 +469,6 @@ def test_gemv_opcheck_cuda():
         torch.library.opcheck(ops.sparse24_gemv, (x, values.cuda(), meta.cuda(), None, kernel))
 
 
-@requires_cuda
-@pytest.mark.parametrize("splitk", ["1", "3", None])
-def test_cuda_mma_spread_same_bits(monkeypatch, splitk):
-    """TORCHQUANT_SP24_SPREAD=1 (a grid of <= one block per SM asks for more than half an
-    SM's shared memory, so each SM takes one block) changes only where blocks run: both
-    2:4 mma kernels give the same bits on small grids as with it off."""
-    if not HAS_SM80:
-        pytest.skip("the mma path needs sm_80")
-    values, meta, w, x, bias = _mma_case(monkeypatch, 197, 1056, torch.bfloat16, 8, splitk, seed=23)
-    aq, sa, za, wp, sw, v8, m8 = _int8_case(8, 197, 1056, seed=29, sym_a=False)
-    d = lambda t: None if t is None else t.cuda()  # noqa: E731
-    outs = []
-    for spread in ("-1", "1"):
-        monkeypatch.setenv("TORCHQUANT_SP24_SPREAD", spread)
-        poison_cuda()
-        y = ops.sparse24_gemv(x, values, meta, bias, "mma")
-        poison_cuda()
-        y8 = ops.sparse24_int8_matmul(d(aq), d(sa), d(za), d(v8), d(m8), d(sw), None, None, torch.bfloat16, "mma")
-        outs.append((y, y8))
-    _check_gemv(outs[1][0], x, w, bias)
-    assert torch.equal(outs[0][0], outs[1][0])
-    assert torch.equal(outs[0][1], outs[1][1])
-
-
 # ================================================ sparse24_int8_matmul ====
 def _int8_case(M, N, K, seed, sym_a=False, per_row=True):
     """(a_q, a_scale, a_zero, dense pruned int8 weight, w_scale, values, meta)."""

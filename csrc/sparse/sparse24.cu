@@ -361,13 +361,12 @@ bool launch_mma_cfg(const T* x, const T* v, const uint8_t* m, const T* b, T* y, 
   constexpr int smem = sparse24::mma_smem_bytes<NT, STAGES, BN, M16>();
   auto kernel = sparse24::sparse24_gemv_mma_kernel<T, NT, STAGES, BN, M16>;
   const int device = c10::cuda::current_device();
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   const MmaGrid g = mma_grid(M, N, K, BN, NT, sparse24::kMmaKC, caps);
-  const int dsmem = spread_smem(caps, int64_t{g.grid.x} * g.grid.y, smem, "TORCHQUANT_SP24_SPREAD", false);
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, dsmem);
   // fp32 partial sums, freed after both launches (stream-ordered)
   const at::Tensor part = split_partials(g, M, N, at::kFloat, device);
   float* pp = g.splits > 1 ? part.data_ptr<float>() : nullptr;
-  kernel<<<g.grid, 2 * BN, dsmem, stream>>>(x, v, m, b, y, M, N, K, g.cps, pp);
+  kernel<<<g.grid, 2 * BN, smem, stream>>>(x, v, m, b, y, M, N, K, g.cps, pp);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (g.splits > 1) {
     const int64_t outs = int64_t(M) * N;
@@ -546,13 +545,12 @@ bool launch_int8_mma_cfg(const int8_t* a, const int8_t* v, const uint8_t* m,
   if (smem > std::max(caps.max_smem_optin, 48 * 1024)) return false;
   auto kernel = sparse24::sparse24_int8_mma_kernel<OutT, NT, STAGES, BN, KC, M16>;
   const int device = c10::cuda::current_device();
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   const MmaGrid g = mma_grid(M, N, K, BN, NT, KC, caps);
-  const int dsmem = spread_smem(caps, int64_t{g.grid.x} * g.grid.y, smem, "TORCHQUANT_SP24_SPREAD", false);
-  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, dsmem);
   // int32 partial sums, freed after both launches (stream-ordered)
   const at::Tensor part = split_partials(g, M, N, at::kInt, device);
   int32_t* pp = g.splits > 1 ? part.data_ptr<int32_t>() : nullptr;
-  kernel<<<g.grid, 2 * BN, dsmem, stream>>>(a, v, m, ep, y, M, N, K, g.cps, pp);
+  kernel<<<g.grid, 2 * BN, smem, stream>>>(a, v, m, ep, y, M, N, K, g.cps, pp);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (g.splits > 1) {
     const int64_t outs = int64_t(M) * N;
