@@ -9,6 +9,12 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_SPLITK=S       nvfp4 K split across S blocks + an ordered reduce
                                   (1 = never; unset = the rule; docs/nvfp4_gemv.md 8b)
   TORCHQUANT_NVFP4_GROUP_SYNC=1|-1  nvfp4 per-k-warp x staging on / off (unset = the rule)
+  TORCHQUANT_NVFP4_XRES=1|-1      nvfp4 x resident in shared memory on / off (unset = the
+                                  rule; docs/nvfp4_gemv.md 12)
+  TORCHQUANT_NVFP4_SPREAD=1|-1    nvfp4 grids of <= one block per SM take one SM each (on
+                                  by default; common/device.h spread_smem)
+  TORCHQUANT_NVFP4_M1_MMA_MIN=W   nvfp4 M = 1 takes mma from W * 2^20 weights (unset: 32;
+                                  --path auto)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
