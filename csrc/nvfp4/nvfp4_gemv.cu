@@ -99,8 +99,13 @@ constexpr int64_t kTileMinM = 48;
 // 2026-12-02c call 4: 7.17 vs 7.88 us), but with the threshold at 16M (mma for the o
 // projection) the fused Llama-3-8B layer through QuantLinear ran 68.3 us against 66.0 at
 // 32M (call 5 vs call 3; the other formats moved by +0.3..1.1 us between those runs), so
-// the threshold stays.
-constexpr int64_t kMmaM1MinWeights = int64_t{32} << 20;
+// the threshold stayed then.
+// Now (2026-12-02e), with x resident in shared memory and one block per SM on small grids (docs/nvfp4_gemv.md
+// 12, run 2026-12-02e call 5, us, fma / mma): 4096x4096 7.8 / 6.7, 1024x4096 7.3 / 5.1,
+// 1024x8192 12.1 / 8.0, 6144x4096 10.15 / 10.3; the fused layer 56.2-57.2 / 55.3-55.6 with
+// the threshold at 4M (o and qkv projections on mma). Below 4M weights fma is unmeasured
+// against the new kernel, so it stays there.
+constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K) {
@@ -291,10 +296,11 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   c.group_sync = gs == 1 || (gs == 0 && c.tile_m >= 8 && c.ks >= 2);
   // x resident in shared memory (kXRes; one n-tile, so tiles of <= 8 rows):
   // the tile's rows over the block's K range, staged once. Taken for tiles
-  // of <= 4 rows where it keeps two blocks per SM, or where the grid has at
-  // most one block per SM anyway (then up to the opt-in limit). Measured
-  // (results/h200/2026-12-02e, us, double-buffered / resident, both with
-  // spread_smem): 28672x8192 M = 1 51.5 / 43.2, M = 2 51.5 / 47.2;
+  // of <= 4 rows wherever it fits a block's shared memory, even where that
+  // leaves one block per SM. Measured (results/h200/2026-12-02e, us,
+  // double-buffered / resident, both with spread_smem): 28672x8192
+  // M = 1 / 2 / 3 / 4 51.5 / 43.2, 51.5 / 47.2, 53.8 / 49.0, 54.6 / 50.6
+  // (M = 3, 4: 64 KB, one block per SM); 8192x8192 M = 4 24.6 / 21.4;
   // 128256x4096 M = 1 / 2 / 4 101.7 / 85.6, 102.3 / 91.3, 103.1 / 98.1;
   // 4096x14336 M = 1 / 2 / 4 19.2 / 13.8, 20.0 / 14.7, 21.7 / 16.5;
   // 6144x4096 M = 1 / 4 12.8 / 10.2, 14.1 / 11.5; but 4096x4096 M = 8
@@ -307,10 +313,8 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
                           nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
     const int64_t optin = std::max(caps.max_smem_optin, 48 * 1024);
     const bool fits = total <= optin;
-    const bool two_blocks = 2 * (total + 1024) <= caps.smem_per_sm;
-    const bool one_wave = blocks * c.splits <= sms;
     const int xr = env_int("TORCHQUANT_NVFP4_XRES");
-    if (fits && xr != -1 && (xr == 1 || (rows <= 4 && (two_blocks || one_wave)))) {
+    if (fits && xr != -1 && (xr == 1 || rows <= 4)) {
       c.xres = true;
       c.xres_bytes = static_cast<int>(bytes);
       c.group_sync = false;
