@@ -9,10 +9,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <map>
-#include <algorithm>
 #include <mutex>
 #include <utility>
 

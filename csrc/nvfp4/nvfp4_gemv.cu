@@ -114,9 +114,8 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   if (M > kTileMinM && K % 128 == 0) return Nvfp4GemvKernel::kTile;
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
-  const int64_t m1_min = env_int("TORCHQUANT_NVFP4_M1_MMA_MIN") > 0
-                             ? int64_t{env_int("TORCHQUANT_NVFP4_M1_MMA_MIN")} << 20
-                             : kMmaM1MinWeights;
+  const int m1_knob = env_int("TORCHQUANT_NVFP4_M1_MMA_MIN");
+  const int64_t m1_min = m1_knob > 0 ? int64_t{m1_knob} << 20 : kMmaM1MinWeights;
   if (M == 1 && (K % 64 != 0 || N * K < m1_min))
     return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
@@ -273,6 +272,15 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
 // (common/device.h spread_smem; TORCHQUANT_NVFP4_SPREAD=1 / -1 forces it).
 constexpr bool kSpreadDefault = true;
 
+// Shared memory of the kXRes kernel: the resident x (or the K-split
+// reduction, which reuses it, if larger), then the weight ring.
+int64_t xres_ring_offset(int64_t xres_bytes, int ks) {
+  return (std::max<int64_t>(xres_bytes, nvfp4::mma_reduce_bytes(ks, 1)) + 127) / 128 * 128;
+}
+int64_t xres_smem_total(int64_t xres_bytes, int ks) {
+  return xres_ring_offset(xres_bytes, ks) + nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
+}
+
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
   const int64_t sms = std::max(1, caps.sm_count);
@@ -308,11 +316,8 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (c.nt == 1) {
     const int64_t rows = std::min<int64_t>(M, c.tile_m);
     const int64_t per_row = (c.splits > 1 ? c.cps : chunks) * c.ks * 32;  // 16-byte groups
-    const int64_t bytes = rows * (std::min<int64_t>(per_row, 1 << 24) + 4) * 16;
-    const int64_t total = (std::max<int64_t>(bytes, nvfp4::mma_reduce_bytes(c.ks, 1)) + 127) / 128 * 128 +
-                          nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
-    const int64_t optin = std::max(caps.max_smem_optin, 48 * 1024);
-    const bool fits = total <= optin;
+    const int64_t bytes = rows * nvfp4::mma_xres_stride(per_row) * 16;
+    const bool fits = xres_smem_total(bytes, c.ks) <= std::max(caps.max_smem_optin, 48 * 1024);
     const int xr = env_int("TORCHQUANT_NVFP4_XRES");
     if (fits && xr != -1 && (xr == 1 || rows <= 4)) {
       c.xres = true;
@@ -324,16 +329,6 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 }
 
 
-
-// Shared memory of the kXRes kernel: resident x (or the K-split reduction),
-// then the weight ring.
-int xres_ring_offset(const MmaConfig& c) {
-  return (std::max(c.xres_bytes, nvfp4::mma_reduce_bytes(c.ks, 1)) + 127) / 128 * 128;
-}
-int xres_smem_total(const MmaConfig& c) {
-  return xres_ring_offset(c) + nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
-}
-
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
           bool kXRes = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
@@ -341,10 +336,11 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const int64_t blocks = c.n_blocks * c.m_tiles;
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
-  const int smem = spread_smem(caps, blocks * (kSplit ? c.splits : 1),
-                               kXRes ? xres_smem_total(c) : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned),
-                               "TORCHQUANT_NVFP4_SPREAD", kSpreadDefault);
-  prm.ring_off = kXRes ? xres_ring_offset(c) : 0;
+  const int need = kXRes ? static_cast<int>(xres_smem_total(c.xres_bytes, c.ks))
+                         : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
+  const int smem =
+      spread_smem(caps, blocks * (kSplit ? c.splits : 1), need, "TORCHQUANT_NVFP4_SPREAD", kSpreadDefault);
+  prm.ring_off = kXRes ? static_cast<int>(xres_ring_offset(c.xres_bytes, c.ks)) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes>;
@@ -392,8 +388,7 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
                 cudaStream_t stream) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
-  // x resident (mma_config), where it fits the block's shared memory.
-  if (aligned && c.xres && xres_smem_total(c) <= std::max(caps.max_smem_optin, 48 * 1024)) {
+  if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
     if (c.splits > 1)
       launch_mma_t<T, 1, true, true, false, true>(prm, c, caps, device, stream);
     else

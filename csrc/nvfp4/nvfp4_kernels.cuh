@@ -208,7 +208,7 @@ struct GemvParams {
   // the wait for the predecessor (otherwise nothing is loaded before it).
   int pdl_early = 0;
   // kXRes kernels: byte offset of the weight ring in shared memory (after the
-  // resident x, mma_xres_bytes, or the K-split reduction if that is larger).
+  // resident x, or the K-split reduction if that is larger).
   int ring_off = 0;
 };
 
@@ -220,9 +220,9 @@ struct GemvParams {
 // so lane (g, t) reads word i of its chunk at one 16-byte offset per i, a
 // warp's read touches 4 consecutive uint4 per row, and the 4-uint4 pad puts
 // consecutive rows on opposite bank halves.
-__host__ __device__ constexpr int mma_xres_stride(int groups_per_row) { return groups_per_row + 4; }
-__host__ __device__ constexpr int mma_xres_bytes(int rows, int groups_per_row) {
-  return rows * mma_xres_stride(groups_per_row) * 16;
+template <typename I>
+__host__ __device__ constexpr I mma_xres_stride(I groups_per_row) {
+  return groups_per_row + 4;
 }
 
 // ----------------------------------------------------------- primitives --
