@@ -59,7 +59,7 @@ inline const DeviceCaps& device_caps(int device) {
 // Grids of at most one block per SM: the dynamic shared memory to ask for,
 // raised above half an SM's so that no SM takes two of the blocks while
 // others idle (measured on the H200: nvfp4 6144x4096 M = 8, 96 blocks of
-// 104 KB, 15.0 us, 11.7 with this; results/h200/2026-12-02e). `knob` names
+// 104 KB, 15.0 us, 11.7 with this; results/h200/2026-12-02e_nvfp4_xres). `knob` names
 // the environment variable that forces it: 1 on, -1 off, unset: on_default.
 // Unchanged when the device cannot give a block that much.
 inline int spread_smem(const DeviceCaps& caps, int64_t grid, int smem, const char* knob,

@@ -100,11 +100,11 @@ constexpr int64_t kTileMinM = 48;
 // projection) the fused Llama-3-8B layer through QuantLinear ran 68.3 us against 66.0 at
 // 32M (call 5 vs call 3; the other formats moved by +0.3..1.1 us between those runs), so
 // the threshold stayed then.
-// Now (2026-12-02e), with x resident in shared memory and one block per SM on small grids (docs/nvfp4_gemv.md
-// 12, run 2026-12-02e call 5, us, fma / mma): 4096x4096 7.8 / 6.7, 1024x4096 7.3 / 5.1,
-// 1024x8192 12.1 / 8.0, 6144x4096 10.15 / 10.3; the fused layer 56.2-57.2 / 55.3-55.6 with
-// the threshold at 4M (o and qkv projections on mma). Below 4M weights fma is unmeasured
-// against the new kernel, so it stays there.
+// Now (2026-12-02e), with x resident in shared memory and one block per SM on small
+// grids (docs/nvfp4_gemv.md 12, results/h200/2026-12-02e_nvfp4_xres call 5, us, fma / mma):
+// 4096x4096 7.8 / 6.7, 1024x4096 7.3 / 5.1, 1024x8192 12.1 / 8.0, 6144x4096 10.15 / 10.3;
+// the fused layer 56.2-57.2 / 55.3-55.6 with the threshold at 4M (o and qkv projections on
+// mma). Below 4M weights fma is unmeasured against the new kernel, so it stays there.
 constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
@@ -305,7 +305,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   // x resident in shared memory (kXRes; one n-tile, so tiles of <= 8 rows):
   // the tile's rows over the block's K range, staged once. Taken for tiles
   // of <= 4 rows wherever it fits a block's shared memory, even where that
-  // leaves one block per SM. Measured (results/h200/2026-12-02e, us,
+  // leaves one block per SM. Measured (results/h200/2026-12-02e_nvfp4_xres, us,
   // double-buffered / resident, both with spread_smem): 28672x8192
   // M = 1 / 2 / 3 / 4 51.5 / 43.2, 51.5 / 47.2, 53.8 / 49.0, 54.6 / 50.6
   // (M = 3, 4: 64 KB, one block per SM); 8192x8192 M = 4 24.6 / 21.4;
