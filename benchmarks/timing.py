@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import statistics
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -299,6 +300,13 @@ def measure_read_ceiling(
     assert best is not None
     best.update(nbytes=n * 4, per_method=per_method, device=str(dev))
     return best
+
+
+def set_env(pairs: Sequence[str]) -> None:
+    """The micro benchmarks' --env: each VAR=VALUE (VALUE may be empty) into os.environ."""
+    for kv in pairs:
+        k, _, v = kv.partition("=")
+        os.environ[k] = v
 
 
 def micro_args(ap: "argparse.ArgumentParser") -> Optional["argparse.Namespace"]:

@@ -78,9 +78,7 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
-    for kv in args.env:
-        k, _, v = kv.partition("=")
-        os.environ[k] = v
+    timing.set_env(args.env)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size

@@ -59,9 +59,7 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
-    for kv in args.env:
-        k, v = kv.split("=", 1)
-        os.environ[k] = v
+    timing.set_env(args.env)
     shapes = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
     dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16) for n, k in shapes]
     rows = []
