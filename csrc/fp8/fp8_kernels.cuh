@@ -142,9 +142,7 @@ __device__ __forceinline__ int block_of(int k, uint32_t bmagic) {
 // / w << 4, which ptxas issues as IMAD shifts on the FMA pipe).
 //   odd pair  (b1, b3): sign from w,      magnitude from w >> s
 //   even pair (b0, b2): sign from w << 8, magnitude from w << (8 - s)
-// with s = 1 for fp16 (4 -> 5 exponent bits) and 4 for bf16 (4 -> 8). The right
-// shift w >> s is written as a multiply-high (IMAD.HI) so it too runs on the FMA
-// pipe: the loop is bound by the integer ALU (LOP3, PRMT, SHF, ISETP).
+// with s = 1 for fp16 (4 -> 5 exponent bits) and 4 for bf16 (4 -> 8).
 __device__ __forceinline__ uint32_t f16x2_mul_pow2(uint32_t h) {
   uint32_t r;
   asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(h), "r"(0x5C005C00u));  // * 2^8
@@ -167,14 +165,14 @@ __device__ __forceinline__ uint32_t e4m3_even_to_f16x2(uint32_t w) {
   return f16x2_mul_pow2(((w << 8) & 0x80008000u) | ((w << 7) & 0x3F803F80u));
 }
 __device__ __forceinline__ uint32_t e4m3_odd_to_f16x2(uint32_t w) {
-  return f16x2_mul_pow2((w & 0x80008000u) | (__umulhi(w, 1u << 31) & 0x3F803F80u));  // w >> 1
+  return f16x2_mul_pow2((w & 0x80008000u) | ((w >> 1) & 0x3F803F80u));
 }
 // Exact bf16x2 of codes (b0, b2) / (b1, b3) of w (sm_80+).
 __device__ __forceinline__ uint32_t e4m3_even_to_bf16x2(uint32_t w) {
   return bf16x2_mul_pow2(((w << 8) & 0x80008000u) | ((w << 4) & 0x07F007F0u));
 }
 __device__ __forceinline__ uint32_t e4m3_odd_to_bf16x2(uint32_t w) {
-  return bf16x2_mul_pow2((w & 0x80008000u) | (__umulhi(w, 1u << 28) & 0x07F007F0u));  // w >> 4
+  return bf16x2_mul_pow2((w & 0x80008000u) | ((w >> 4) & 0x07F007F0u));
 }
 
 // fp16x2 / bf16x2 bits to two floats.

@@ -245,9 +245,15 @@ __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   return d;
 }
 
-// a * {h, h}, h = half H of `pair`: the broadcast is written as a 16-bit
-// unpack / repack so that ptxas can fold it into the multiply's operand
-// selector (.H0_H0 / .H1_H1) instead of a PRMT on the integer ALU.
+// a * {h, h}, h = the high (hi) or low half of `pair`: the broadcast is written
+// as a 16-bit unpack / repack, which ptxas folds into the multiply's operand
+// selector (.H0_H0 / .H1_H1) instead of a PRMT on the integer ALU (the bf16
+// x-resident loop: 755 -> 736 SASS instructions per chunk, PRMT 24 -> 8). Same
+// values, same bits. A/B in one run, two builds (results/h200/2026-12-02f_decode_ab,
+// us, PRMT broadcast / folded): 28672x8192 M = 1 / 2 / 4 / 8 43.5 / 42.8, 47.2 / 46.0,
+// 50.4 / 49.6, 56.2 / 54.6; 128256x4096 M = 1 / 8 / 16 84.5 / 83.5, 108.7 / 106.1,
+// 130.8 / 128.1. (Moving the decodes' right shifts to the FMA pipe as IMAD.HI as
+// well lost 2-6 % in the same kind of A/B, here and in the fp8 kernel: not taken.)
 __device__ __forceinline__ uint32_t mul_f16x2_half(uint32_t a, uint32_t pair, bool hi) {
   uint32_t d;
   if (hi)
@@ -302,7 +308,7 @@ __device__ __forceinline__ void decode_e2m1_f16(uint32_t w, uint32_t (&h)[4]) {
 // 28672x8192 M = 1 51.4, 51.1 / 52.6, 53.2; 128256x4096 M = 1 103.0, 105.0 /
 // 105.9, 108.3, M = 8 111.5, 110.1 / 113.7, 115.9; 28672x8192 M = 8 equal.
 __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
-  const uint32_t v = __umulhi(w, 1u << 24);  // w >> 8 as IMAD.HI: FMA pipe, not ALU
+  const uint32_t v = w >> 8;
   h[0] = ((w & 0x000F000Fu) * 0x1040u) & 0x81C081C0u;  // 2^6 + 2^12
   h[1] = ((w & 0x00F000F0u) * 0x0104u) & 0x81C081C0u;  // 2^2 + 2^8
   h[2] = ((v & 0x000F000Fu) * 0x1040u) & 0x81C081C0u;
