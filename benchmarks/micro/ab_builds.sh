@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Same-machine A/B of two builds: A = this tree, B = this tree with every file
+# under ab_old/ (a scratch folder that mirrors repository paths, git-ignored,
+# sent to the device with the run tool's carry) copied over it. Both builds
+# compile only the CUDA sources in AB_SOURCES (comma-separated; default all),
+# side by side, then each command of AB_CMDS (';'-separated python scripts with
+# arguments, no ";" inside one; run from the build's root with PYTHONPATH=.; "{v}" becomes the
+# variant and round, e.g. A1) runs alternately A, B, A, B, ... (AB_ROUNDS,
+# default 2). Kernel timings moved by 2-5 % between machines in one session;
+# within one run both builds see the same machine (results/h200/2026-12-02f_decode_ab).
+#
+#   mkdir -p ab_old/csrc/nvfp4 && git show <old>:csrc/nvfp4/nvfp4_kernels.cuh \
+#       > ab_old/csrc/nvfp4/nvfp4_kernels.cuh
+#   (device, carry ["ab_old"]) AB_SOURCES=csrc/nvfp4/nvfp4_gemv.cu AB_CMDS="benchmarks/micro/env_ab.py \
+#       --op nvfp4 --var TORCHQUANT_NVFP4_KS --values auto --ms 1,8 --out \$OUT/nv_{v}.csv" \
+#       bash benchmarks/micro/ab_builds.sh $OUT
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:?output folder}
+mkdir -p "$OUT"
+[ -d ab_old ] || { echo "ab_old/ is missing (pass it with carry)"; exit 1; }
+if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi  # as gpu_job.sh
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-8}
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")}
+SKIP=""
+if [ -n "${AB_SOURCES:-}" ]; then
+  SKIP=$(ls csrc/*/*.cu | grep -v -x -F -f <(tr ',' '\n' <<< "$AB_SOURCES") | paste -sd,)
+fi
+B=$(mktemp -d)
+cp -r setup.py pyproject.toml csrc torchquant benchmarks "$B"/
+(cd ab_old && find . -type f) | while read -r f; do cp "ab_old/$f" "$B/$f"; done
+t0=$(date +%s)
+(TORCHQUANT_SKIP_SOURCES=$SKIP $PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
+(cd "$B" && TORCHQUANT_SKIP_SOURCES=$SKIP $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; echo "build B rc=$?")
+wait
+echo "builds: $(( $(date +%s) - t0 )) s"
+IFS=';' read -ra CMDS <<< "${AB_CMDS:?AB_CMDS}"
+for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+  for v in A B; do
+    d=$PWD; [ $v = B ] && d=$B
+    for c in "${CMDS[@]}"; do
+      (cd "$d" && PYTHONPATH=. OUT="$OUT" eval "$PY ${c//\{v\}/$v$r}" 2>&1 | sed "s/^/$v$r /")
+    done
+  done
+done
