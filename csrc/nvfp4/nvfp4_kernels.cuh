@@ -358,7 +358,6 @@ struct Ops<__half> {
   static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
     return e4m3x2_to_f16x2_x128(s);
   }
-  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) { return mul_f16x2(a, b); }
   static __device__ __forceinline__ uint32_t mul_half(uint32_t a, uint32_t pair, bool hi) {
     return mul_f16x2_half(a, pair, hi);
   }
@@ -394,9 +393,6 @@ struct Ops<__nv_bfloat16> {
   }
   static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
     return e4m3x2_to_bf16x2_x2p119(s);
-  }
-  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
-    return mul_bf16x2(a, b);
   }
   static __device__ __forceinline__ uint32_t mul_half(uint32_t a, uint32_t pair, bool hi) {
     return mul_bf16x2_half(a, pair, hi);
