@@ -228,6 +228,27 @@ __host__ __device__ constexpr I mma_xres_stride(I groups_per_row) {
 // ----------------------------------------------------------- primitives --
 using dqt::prmt;  // common/dq_tile.cuh
 
+// Low / high 16-bit half of a pair broadcast to both halves, written as a
+// 16-bit unpack / repack rather than a byte permute: where the result feeds a
+// packed multiply, ptxas folds it into that multiply's operand selector
+// (.H0_H0 / .H1_H1) and issues no PRMT on the integer ALU (the bf16 x-resident
+// loop: 755 -> 736 SASS instructions per chunk, PRMT 24 -> 8). Same values, same
+// bits. A/B in one run, two builds (results/h200/2026-12-02f_decode_ab, us, PRMT
+// broadcast / folded): 28672x8192 M = 1 / 2 / 4 / 8 43.5 / 42.8, 47.2 / 46.0,
+// 50.4 / 49.6, 56.2 / 54.6; 128256x4096 M = 1 / 8 / 16 84.5 / 83.5, 108.7 / 106.1,
+// 130.8 / 128.1. (Moving the decodes' right shifts to the FMA pipe as IMAD.HI as
+// well lost 2-6 % in the same kind of A/B, here and in the fp8 kernel: not taken.)
+__device__ __forceinline__ uint32_t dup_lo(uint32_t v) {
+  uint32_t d;
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %1;\n mov.b32 %0, {l, l};\n}\n" : "=r"(d) : "r"(v));
+  return d;
+}
+__device__ __forceinline__ uint32_t dup_hi(uint32_t v) {
+  uint32_t d;
+  asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %1;\n mov.b32 %0, {h, h};\n}\n" : "=r"(d) : "r"(v));
+  return d;
+}
+
 // Streaming weight loads: ld_stream_v4 / ld_stream_v2 (common/ldg.h).
 
 __device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
@@ -241,40 +262,6 @@ __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d = 0u;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
-#endif
-  return d;
-}
-
-// a * {h, h}, h = the high (hi) or low half of `pair`: the broadcast is written
-// as a 16-bit unpack / repack, which ptxas folds into the multiply's operand
-// selector (.H0_H0 / .H1_H1) instead of a PRMT on the integer ALU (the bf16
-// x-resident loop: 755 -> 736 SASS instructions per chunk, PRMT 24 -> 8). Same
-// values, same bits. A/B in one run, two builds (results/h200/2026-12-02f_decode_ab,
-// us, PRMT broadcast / folded): 28672x8192 M = 1 / 2 / 4 / 8 43.5 / 42.8, 47.2 / 46.0,
-// 50.4 / 49.6, 56.2 / 54.6; 128256x4096 M = 1 / 8 / 16 84.5 / 83.5, 108.7 / 106.1,
-// 130.8 / 128.1. (Moving the decodes' right shifts to the FMA pipe as IMAD.HI as
-// well lost 2-6 % in the same kind of A/B, here and in the fp8 kernel: not taken.)
-__device__ __forceinline__ uint32_t mul_f16x2_half(uint32_t a, uint32_t pair, bool hi) {
-  uint32_t d;
-  if (hi)
-    asm("{\n .reg .b16 l, h;\n .reg .b32 s;\n mov.b32 {l, h}, %2;\n"
-        " mov.b32 s, {h, h};\n mul.rn.f16x2 %0, %1, s;\n}\n" : "=r"(d) : "r"(a), "r"(pair));
-  else
-    asm("{\n .reg .b16 l, h;\n .reg .b32 s;\n mov.b32 {l, h}, %2;\n"
-        " mov.b32 s, {l, l};\n mul.rn.f16x2 %0, %1, s;\n}\n" : "=r"(d) : "r"(a), "r"(pair));
-  return d;
-}
-__device__ __forceinline__ uint32_t mul_bf16x2_half(uint32_t a, uint32_t pair, bool hi) {
-  uint32_t d = 0u;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (hi)
-    asm("{\n .reg .b16 l, h;\n .reg .b32 s;\n mov.b32 {l, h}, %2;\n"
-        " mov.b32 s, {h, h};\n fma.rn.bf16x2 %0, %1, s, %3;\n}\n"
-        : "=r"(d) : "r"(a), "r"(pair), "r"(0x80008000u));
-  else
-    asm("{\n .reg .b16 l, h;\n .reg .b32 s;\n mov.b32 {l, h}, %2;\n"
-        " mov.b32 s, {l, l};\n fma.rn.bf16x2 %0, %1, s, %3;\n}\n"
-        : "=r"(d) : "r"(a), "r"(pair), "r"(0x80008000u));
 #endif
   return d;
 }
@@ -358,9 +345,7 @@ struct Ops<__half> {
   static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
     return e4m3x2_to_f16x2_x128(s);
   }
-  static __device__ __forceinline__ uint32_t mul_half(uint32_t a, uint32_t pair, bool hi) {
-    return mul_f16x2_half(a, pair, hi);
-  }
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) { return mul_f16x2(a, b); }
   static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
     mma_m16n8k16<__half>(d, a0, a1, a2, a3, b0, b1);
@@ -394,8 +379,8 @@ struct Ops<__nv_bfloat16> {
   static __device__ __forceinline__ uint32_t scale_pair(uint32_t s) {
     return e4m3x2_to_bf16x2_x2p119(s);
   }
-  static __device__ __forceinline__ uint32_t mul_half(uint32_t a, uint32_t pair, bool hi) {
-    return mul_bf16x2_half(a, pair, hi);
+  static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
+    return mul_bf16x2(a, b);
   }
   static __device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
                                              uint32_t a3, uint32_t b0, uint32_t b1) {
@@ -786,10 +771,12 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
         uint32_t a[4], b[4];  // rows g and g + 8
         O::decode(W[mt][0][i], a);
         O::decode(W[mt][1][i], b);
+        const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
+        const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          a[j] = O::mul_half(a[j], SP[mt][0], (i >> 1) & 1);
-          b[j] = O::mul_half(b[j], SP[mt][1], (i >> 1) & 1);
+          a[j] = O::mul(a[j], sa);
+          b[j] = O::mul(b[j], sbb);
         }
         // Both n-tiles always: a tile with <= 8 rows of x leaves n-tile 1 on
         // garbage B columns that are never stored. (Branching around it makes
@@ -981,10 +968,11 @@ __global__ void __launch_bounds__(kFmaWarps * 32, 2) nvfp4_gemv_fma_kernel(const
       for (int r = 0; r < R; ++r) {
         uint32_t h[4];
         decode_e2m1_f16(cw[r][wd], h);
+        const uint32_t sc = (wd >> 1) ? dup_hi(sp[r]) : dup_lo(sp[r]);
         float2 fv[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const uint32_t v = mul_f16x2_half(h[j], sp[r], wd >> 1);
+          const uint32_t v = mul_f16x2(h[j], sc);
           __half2 hv;
           memcpy(&hv, &v, sizeof(hv));
           fv[j] = __half22float2(hv);
@@ -1304,13 +1292,14 @@ struct TileFormat {
                    : "=r"(s2)
                    : "r"(raw + Cfg::kBN * kCodeBytes + kScaleBytes * r + 2 * p));
       const uint32_t sp = Ops<T>::scale_pair(s2);
+      const uint32_t sc[2] = {dup_lo(sp), dup_hi(sp)};
       const uint32_t wv[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         uint32_t h[4];
         Ops<T>::decode(wv[q], h);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) h[j] = Ops<T>::mul_half(h[j], sp, q >> 1);
+        for (int j = 0; j < 4; ++j) h[j] = Ops<T>::mul(h[j], sc[q >> 1]);
         uint32_t o[4];
         if constexpr (std::is_same_v<T, __half>) {
           // h = (n0, n2), (n4, n6), (n1, n3), (n5, n7)
