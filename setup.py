@@ -9,6 +9,7 @@ build simply has no CUDA kernels). Knobs, all environment variables:
                            Unset on a machine without a GPU it defaults to
                            "8.0;9.0" (instead of torch's long list of every arch).
   MAX_JOBS                 parallel compile jobs (torch's ninja backend)
+  TORCHQUANT_SKIP_SOURCES / TORCHQUANT_ONLY_SOURCES  development aids (below)
 
 Sources whose name ends in _sm90a.cu use Hopper-only instructions (wgmma);
 they go into a second module, torchquant._C_sm90a, compiled for sm_90a alone
@@ -57,10 +58,19 @@ cpp_sources = rel(
     + glob.glob(os.path.join(HERE, "csrc", "cpu", "*.cpp"))
 )
 cu_all = glob.glob(os.path.join(HERE, "csrc", "**", "*.cu"), recursive=True)
-# Development aid (benchmarks/gpu_job.sh): leave out CUDA sources that failed
-# to compile so the rest can still be tested. Never set in CI or releases.
-_skip = {s.strip() for s in os.environ.get("TORCHQUANT_SKIP_SOURCES", "").split(",") if s.strip()}
-cu_all = [p for p in cu_all if os.path.relpath(p, HERE) not in _skip]
+# Development aids (benchmarks/gpu_job.sh, benchmarks/micro/ab_builds.sh), never set
+# in CI or releases: TORCHQUANT_SKIP_SOURCES leaves out CUDA sources (those that
+# failed to compile, so the rest can still be tested); TORCHQUANT_ONLY_SOURCES
+# keeps only the ones named (a device run that tests or times one op). Comma-
+# separated paths relative to this file; the ops of a left-out source have no
+# CUDA kernel.
+def _env_paths(name):
+    return {s.strip() for s in os.environ.get(name, "").split(",") if s.strip()}
+
+
+_skip, _only = _env_paths("TORCHQUANT_SKIP_SOURCES"), _env_paths("TORCHQUANT_ONLY_SOURCES")
+cu_all = [p for p in cu_all if os.path.relpath(p, HERE) not in _skip
+          and (not _only or os.path.relpath(p, HERE) in _only)]
 cu_sources = rel(p for p in cu_all if not p.endswith("_sm90a.cu"))
 cu_sm90a = rel(p for p in cu_all if p.endswith("_sm90a.cu"))
 

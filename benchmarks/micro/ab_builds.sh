@@ -23,16 +23,13 @@ if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then export CC=/usr/bin/gcc CXX=/
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-8}
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")}
-SKIP=""
-if [ -n "${AB_SOURCES:-}" ]; then
-  SKIP=$(ls csrc/*/*.cu | grep -v -x -F -f <(tr ',' '\n' <<< "$AB_SOURCES") | paste -sd,)
-fi
+export TORCHQUANT_ONLY_SOURCES=${AB_SOURCES:-}  # setup.py: empty = every source
 B=$(mktemp -d)
 cp -r setup.py pyproject.toml csrc torchquant benchmarks "$B"/
 (cd ab_old && find . -type f) | while read -r f; do cp "ab_old/$f" "$B/$f"; done
 t0=$(date +%s)
-(TORCHQUANT_SKIP_SOURCES=$SKIP $PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
-(cd "$B" && TORCHQUANT_SKIP_SOURCES=$SKIP $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; echo "build B rc=$?")
+($PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
+(cd "$B" && $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; echo "build B rc=$?")
 wait
 echo "builds: $(( $(date +%s) - t0 )) s"
 IFS=';' read -ra CMDS <<< "${AB_CMDS:?AB_CMDS}"
