@@ -185,7 +185,8 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // next stage's x share a scoreboard with the current stage's, so the first use
 // waited for the loads issued just before it, not one stage earlier.
 // TORCHQUANT_FP8_XRING (read per call; A/B and tests): -1 XR off, 2 / 3 / 4
-// that S with XR where it is built, unset or 0 the choice above.
+// that S with XR where it is built and a block can have that much shared
+// memory (else the choice above, as for unset or 0).
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
                      cudaStream_t stream) {
@@ -205,7 +206,8 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
   const int forced = env_int("TORCHQUANT_FP8_XRING");
   int S = 0;
-  if (forced == kS0 || forced == kS1)
+  if ((forced == kS0 || forced == kS1) &&
+      smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
   else if (forced != -1)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
