@@ -209,20 +209,9 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced != -1)
+  else if (forced != -1 && ks >= 4)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
-  // Spread (TORCHQUANT_FP8_SPREAD: 1 on, -1 off, unset on): a one-wave grid
-  // asks for enough shared memory that no SM holds more than per_sm blocks.
-  // The block scheduler fills an SM up to its limit (registers: 19-21 warps
-  // here) before the next, so 1792 one-warp blocks ran on ~90 SMs while the
-  // rest idled (the nvfp4 twin: common/device.h spread_smem).
-  const int spread_env = env_int("TORCHQUANT_FP8_SPREAD");
-  const bool one_wave = blocks <= static_cast<int64_t>(caps.sm_count) * (kMmaWarpsPerSm / ks);
-  const size_t spread = spread_env != -1 && one_wave && caps.smem_per_sm > 0
-                            ? static_cast<size_t>(caps.smem_per_sm / per_sm - 1024)
-                            : 0;
-  auto go = [&](auto kernel, size_t need) {
-    const size_t smem = std::max(need, std::min(spread, static_cast<size_t>(caps.max_smem_optin)));
+  auto go = [&](auto kernel, size_t smem) {
     launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
                           pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring));
   };
