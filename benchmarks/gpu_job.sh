@@ -102,9 +102,14 @@ if [ -n "${FIRST_TESTS:-}" ]; then
 fi
 if [ $TESTS = 1 ]; then
   t0=$(date +%s)
-  $PY -m pytest -q --maxfail=200 --timeout=300 -p no:cacheprovider -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
-  tail -n 25 "$OUTDIR/tests.log"
-  echo "tests: rc=$rc, $(( $(date +%s) - t0 )) s"
+  # -v: one result line per test as it finishes, so a run cut short by TEST_TIMEOUT (seconds,
+  # default 480) still names its failures (a -q run cut short printed only unnamed "F"s,
+  # results/h200/2026-12-02g_fp8_xring).
+  timeout -k 10 ${TEST_TIMEOUT:-480} $PY -m pytest -v -rf --tb=short --maxfail=200 --timeout=300 -p no:cacheprovider \
+    -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
+  grep -E "(FAILED|ERROR) tests/" "$OUTDIR/tests.log" | sed 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' | sort -u | head -40
+  tail -n 3 "$OUTDIR/tests.log"
+  echo "tests: rc=$rc (124 = TEST_TIMEOUT), $(( $(date +%s) - t0 )) s"
 fi
 if [ $SAN = 1 ]; then
   t0=$(date +%s)
