@@ -12,6 +12,8 @@
 #   tests), BENCH_ARGS (extra run_all.py arguments, e.g. "--ops fp8 --ms 1,16"),
 #   EXTRA_BENCH (more run_all.py argument sets after the main one, separated by ';'),
 #   FIRST_TESTS (pytest arguments run first, under FIRST_TIMEOUT seconds: new kernels),
+#   TEST_TIMEOUT (seconds for the main pytest run, default 480; its failures are named even
+#   when it is cut off),
 #   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
 #   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck),
 #   ONLY_SOURCES (build only these .cu files, comma-separated),

@@ -31,7 +31,8 @@ def main(path, details=None):
     print("columns:", cols)
     samp = [c for c in cols if re.search(r"stall|sampl", c, re.I)]
     total_col = next((c for c in samp if re.search(r"all samples", c, re.I)), samp[0] if samp else None)
-    reasons = [c for c in samp if c != total_col and not re.search(r"not.issued|samples\)", c, re.I)]
+    # the per-reason columns (stall_*), not the totals or their not-issued twins
+    reasons = [c for c in samp if c.startswith("stall_") and not re.search(r"not.issued", c, re.I)]
     tot = collections.Counter()
     for r in rows:
         for c in samp:
