@@ -109,7 +109,9 @@ if [ $TESTS = 1 ]; then
   # results/h200/2026-12-02g_fp8_xring).
   timeout -k 10 ${TEST_TIMEOUT:-480} $PY -m pytest -v -rf --tb=short --maxfail=200 --timeout=300 -p no:cacheprovider \
     -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
-  grep -E "(FAILED|ERROR) tests/" "$OUTDIR/tests.log" | sed 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' | sort -u | head -40
+  # each failure once: the -v progress line and the -rf summary line name the same test
+  grep -E "(FAILED|ERROR) tests/" "$OUTDIR/tests.log" | sed -e 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' -e 's/ - .*$//' |
+    sort -u | head -40
   tail -n 3 "$OUTDIR/tests.log"
   echo "tests: rc=$rc (124 = TEST_TIMEOUT), $(( $(date +%s) - t0 )) s"
 fi
