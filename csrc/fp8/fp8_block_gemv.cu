@@ -184,7 +184,8 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream)
 }
 
 template <typename T, int WK>
-void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
+void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream) {
+  const int sm_count = caps.sm_count;
   // M <= 8: one n-tile of 8 rows (MT = 1). Otherwise 16-row tiles (MT = 2);
   // M > 16 loops over tiles in the grid, each tile re-reading the weight
   // (mostly from L2: the tiles of one column block are adjacent in the grid).
@@ -226,16 +227,16 @@ void launch_mma_w(const GemvArgs& a, int sm_count, cudaStream_t stream) {
 }
 
 template <typename T>
-void launch_mma(const GemvArgs& a, int sm_count, cudaStream_t stream) {
+void launch_mma(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream) {
   // The k-window: the widest of 64 / 32 / 16 that divides block_size, so a
   // window never straddles two scale blocks (each window's partial is scaled
   // on its own) and the weight loads are as wide as possible (16 / 8 / 4 B).
   if (a.bs % 64 == 0)
-    launch_mma_w<T, 64>(a, sm_count, stream);
+    launch_mma_w<T, 64>(a, caps, stream);
   else if (a.bs % 32 == 0)
-    launch_mma_w<T, 32>(a, sm_count, stream);
+    launch_mma_w<T, 32>(a, caps, stream);
   else
-    launch_mma_w<T, 16>(a, sm_count, stream);
+    launch_mma_w<T, 16>(a, caps, stream);
 }
 
 // The tiled GEMM (common/dq_tile.cuh; grid, K splits and the ordered reduce
@@ -357,9 +358,9 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
       launch_tile<__nv_bfloat16>(a, caps.sm_count, stream, x);
   } else if (path == Fp8GemvKernel::kMma) {
     if (half)
-      launch_mma<__half>(a, caps.sm_count, stream);
+      launch_mma<__half>(a, caps, stream);
     else
-      launch_mma<__nv_bfloat16>(a, caps.sm_count, stream);
+      launch_mma<__nv_bfloat16>(a, caps, stream);
   } else {
     if (half)
       launch_fma<__half>(a, stream);

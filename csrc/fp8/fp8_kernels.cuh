@@ -88,6 +88,9 @@ constexpr int kMmaCpStages = 4;        // cp.async ring: 4 stages x 2 KB per war
 // A ring stage: 16 rows x 128 bytes of weight, then the 16 rows' scales of its
 // two 64-k windows (fp8_gemv_mma_cp_kernel).
 constexpr int kMmaCpStageBytes = 2048 + 16 * 2 * 4;
+// With x in the ring (XR), each stage then holds 128 k of each activation row
+// of the tile (bf16 / fp16: 256 bytes per row).
+constexpr int kMmaCpXRowBytes = 256;
 constexpr int kFmaWarps = 8;           // warps per block in the fma kernel
 constexpr int kFmaCols = 2;            // output columns per warp in the fma kernel
 constexpr int kFmaPrefetch = 2;        // 16-element pieces in flight per lane
@@ -581,22 +584,24 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   prod.init(w, n0, N, K, lane);
   ring::Reader rd;
   rd.init(lane);
-  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * kMmaCpStageBytes);
-  float* red = reinterpret_cast<float*>(dsm + ks * (S * kMmaCpStageBytes));
+  const uint32_t stage_bytes = keep_in_register(static_cast<uint32_t>(kMmaCpStageBytes));
+  const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * stage_bytes);
+  float* red = reinterpret_cast<float*>(dsm + ks * (S * stage_bytes));
 
   // Scale copy: lane l copies window h = l / 16 of row n0 + l % 16.
   const int srow = n0 + (lane & 15), sh = lane >> 4;
   const bool srow_ok = srow < N;
   const float* sptr = keep_in_register(ws + static_cast<size_t>(srow_ok ? srow : 0) * nb);
-  const uint32_t sdst = ring::kStageBytes + (lane & 15) * 8 + sh * 4;
+  uint32_t sdst = ring::kStageBytes + (lane & 15) * 8 + sh * 4;
+  int skw0 = srow_ok ? 64 * sh : K;  // the lane's window offset; K: never in range
   bmagic = keep_in_register(bmagic);
+
   auto issue = [&](uint32_t stage, int k0) {
     prod.issue(stage, k0);
-    const int kw = k0 + 64 * sh;
-    const bool ok = srow_ok && kw < K;
+    const int kw = k0 + skw0;
+    const bool ok = kw < K;  // (false for a row past N: skw0 = K)
     ring::cp4_if(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok ? 4u : 0u, true);
   };
-
   const uint16_t* xl[MT];
   int xlim[MT];
   mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
@@ -614,26 +619,17 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   if (!pdl_early) pdl_wait();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
-    if (s < mine) issue(ring0 + s * kMmaCpStageBytes, knext + s * kstride);
+    if (s < mine) issue(ring0 + s * stage_bytes, knext + s * kstride);
     ring::commit();  // empty groups keep the count uniform
   }
   knext += S * kstride;
   int kcur = warp * 128;
   int slot = 0;
 
-  auto load_x = [&](uint32_t (&xb)[2][MT][8], int k0) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], k0 + 64 * h);
-  };
-  // Stage i: x of stage i is in xc; x of stage i + 1 goes to xn.
-  auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
-    if (i + 1 < mine) load_x(xn, kcur + kstride);
-    ring::wait_pending<S - 1>();
-    __syncwarp();
-    const uint32_t stage = ring0 + slot * kMmaCpStageBytes;
-    uint32_t wa[2][4], wb[2][4];
+  // Reads stage `slot` (weight, scales and, with XR, x), refills it with stage
+  // i + S, then runs its two chunks.
+  auto read_w = [&](uint32_t stage, uint32_t (&wa)[2][4], uint32_t (&wb)[2][4], float (&sa)[2][1],
+                    float (&sb)[2][1]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const uint4 a = rd.row_g(stage, h), b = rd.row_g8(stage, h);
@@ -642,24 +638,45 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     }
     const uint2 sga = ring::lds64(stage + ring::kStageBytes + g * 8);
     const uint2 sgb = ring::lds64(stage + ring::kStageBytes + (g + 8) * 8);
-    const float sa[2][1] = {{__uint_as_float(sga.x)}, {__uint_as_float(sga.y)}};
-    const float sb[2][1] = {{__uint_as_float(sgb.x)}, {__uint_as_float(sgb.y)}};
+    sa[0][0] = __uint_as_float(sga.x); sa[1][0] = __uint_as_float(sga.y);
+    sb[0][0] = __uint_as_float(sgb.x); sb[1][0] = __uint_as_float(sgb.y);
+  };
+  auto refill = [&](int i, uint32_t stage) {
     __syncwarp();  // every lane has read the slot before it is refilled
     if (i + S < mine) issue(stage, knext);
     ring::commit();
     knext += kstride;
     kcur += kstride;
     slot = slot + 1 == S ? 0 : slot + 1;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
   };
 
-  uint32_t xb0[2][MT][8], xb1[2][MT][8];
-  if (pdl_early) pdl_wait();  // x, the bias and y after the predecessor
-  if (mine > 0) load_x(xb0, kcur);
-  for (int i = 0; i < mine; i += 2) {
-    step(i, xb0, xb1);
-    if (i + 1 < mine) step(i + 1, xb1, xb0);
+  {
+    auto load_x = [&](uint32_t (&xb)[2][MT][8], int k0) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], k0 + 64 * h);
+    };
+    // Stage i: x of stage i is in xc; x of stage i + 1 goes to xn.
+    auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
+      if (i + 1 < mine) load_x(xn, kcur + kstride);
+      ring::wait_pending<S - 1>();
+      __syncwarp();
+      const uint32_t stage = ring0 + slot * stage_bytes;
+      uint32_t wa[2][4], wb[2][4];
+      float sa[2][1], sb[2][1];
+      read_w(stage, wa, wb, sa, sb);
+      refill(i, stage);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
+    };
+    uint32_t xb0[2][MT][8], xb1[2][MT][8];
+    if (pdl_early) pdl_wait();  // x, the bias and y after the predecessor
+    if (mine > 0) load_x(xb0, kcur);
+    for (int i = 0; i < mine; i += 2) {
+      step(i, xb0, xb1);
+      if (i + 1 < mine) step(i + 1, xb1, xb0);
+    }
   }
   ring::wait_pending<0>();
 
