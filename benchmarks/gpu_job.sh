@@ -107,7 +107,7 @@ if [ $TESTS = 1 ]; then
   # -v: one result line per test as it finishes, so a run cut short by TEST_TIMEOUT (seconds,
   # default 480) still names its failures (a -q run cut short printed only unnamed "F"s,
   # results/h200/2026-12-02g_fp8_xring).
-  timeout -k 10 ${TEST_TIMEOUT:-480} $PY -m pytest -v -rf --tb=short --maxfail=200 --timeout=300 -p no:cacheprovider \
+  timeout -k 10 ${TEST_TIMEOUT:-480} $PY -m pytest -v -rf --tb=short --durations=15 --maxfail=200 --timeout=300 -p no:cacheprovider \
     -n ${PYTEST_WORKERS:-8} ${TEST_PATHS:-tests} $PYTEST_ARGS > "$OUTDIR/tests.log" 2>&1 || rc=$?
   # each failure once: the -v progress line and the -rf summary line name the same test
   grep -E "(FAILED|ERROR) tests/" "$OUTDIR/tests.log" | sed -e 's/^\[gw[0-9]*\] *\[ *[0-9]*%\] *//' -e 's/ - .*$//' |

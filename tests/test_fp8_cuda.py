@@ -143,6 +143,30 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
         check_against_reference(y, x, w_q, w_scale, bs, bias, f"{knob} ks={ksplit} {dtype} bs={bs} M={m}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("xring", ["-1", "2", "3", "4"])
+@pytest.mark.parametrize("ksplit", ["", "2"])
+def test_gemv_ring_x_through_ring(monkeypatch, dtype, xring, ksplit):
+    """The ring kernel with x copied into the ring (TORCHQUANT_FP8_XRING = S:
+    4 or 3 stages for M <= 8, 3 or 2 for M = 9..16; a depth not built for that
+    M falls back to the automatic choice) and with x loaded into registers
+    (-1): every M of one and two n-tiles, several M tiles, K ending inside a
+    stage (zero-filled x units), rows past N, a forced K split."""
+    if torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("the mma path needs sm_80+")
+    monkeypatch.setenv("TORCHQUANT_FP8_XRING", xring)
+    if ksplit:
+        monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
+    gen = torch.Generator().manual_seed(int(xring) + 7)
+    n, k, bs = 131, 2048 + 64 + 16, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+    for m in M_SWEEP:
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        y = run_gemv(x, w_q, w_scale, bs, bias, "mma")
+        check_against_reference(y, x, w_q, w_scale, bs, bias, f"xring={xring} ks={ksplit} {dtype} M={m}")
+
+
 # ------------------------------------------- tile GEMM: M tiles and K splits --
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [48, 64, 128, 256])

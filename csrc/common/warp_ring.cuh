@@ -73,6 +73,17 @@ __device__ __forceinline__ uint32_t unit_offset(int r, int u) {
   return static_cast<uint32_t>(r * kRowBytes + ((u ^ ((r & 1) * SW)) << 4));
 }
 
+// 16-byte async copy through L1 (.ca: small data that every warp of the SM
+// re-reads, such as the activations), issued only when `on`; src_size 0
+// zero-fills.
+__device__ __forceinline__ void cp16ca_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
+      " @p cp.async.ca.shared.global [%0], [%1], 16, %2;\n}\n" ::"r"(dst),
+      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
+      : "memory");
+}
+
 // 16-byte async copy issued only when `on` (a skipped copy leaves the
 // destination as it was).
 __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {

@@ -171,16 +171,60 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 }
 
 // The ring kernel with MT 8-row n-tiles (MT = 1 for M <= 8, else 2; see
-// launch_mma_w): ks warps x S stages of ring (2 KB of weight + scales each),
-// then the K-split sums.
+// launch_mma_w): ks warps x S stages of ring (2 KB of weight + scales each,
+// and with XR the tile's activation rows: 256 bytes per row), then the
+// K-split sums.
+//
+// XR (x through the ring), used by default only where K is split over 4+ warps
+// (measured on the H200, same run, us: 4096x4096 M = 1 / 8 / 16 7.4 / 8.4 /
+// 10.6 against 8.9-9.3 / 9.1 / 11.2; slower at K splits of 1-2: 28672x8192
+// M = 1 77.3 vs 65.4, 14336x4096 22.8 vs 20.6). Its S: the deepest ring that
+// leaves every SM room for the blocks the grid gives it in one wave (at most kMmaWarpsPerSm warps by
+// registers; each block also costs 1 KB of reserved shared memory): MT = 1
+// tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, x is loaded into
+// registers one stage ahead (XR off, S = 4). Why x goes through the ring:
+// Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring) put 22 %
+// of the warps' time at M = 1 on the first use of x: the register loads of the
+// next stage's x share a scoreboard with the current stage's, so the first use
+// waited for the loads issued just before it, not one stage earlier.
+// TORCHQUANT_FP8_XRING (read per call; A/B and tests): -1 XR off, 2 / 3 / 4
+// that S with XR where it is built and a block can have that much shared
+// memory (else the choice above, as for unset or 0).
 template <typename T, int MT>
-void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
-  constexpr int S = fp8::kMmaCpStages;
-  const size_t smem = static_cast<size_t>(ks) * S * fp8::kMmaCpStageBytes +
-                      (ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0);
-  launch_gemv_kernel<T>(fp8::fp8_gemv_mma_cp_kernel<T, MT, S>, a, (a.N + 15) / 16 * int64_t{mtiles},
-                        ks * 32, smem, mtiles, stream,
-                        pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring));
+void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
+                     cudaStream_t stream) {
+  const int64_t blocks = (a.N + 15) / 16 * int64_t{mtiles};
+  const size_t red = ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0;
+  const size_t xbytes = static_cast<size_t>(std::min(a.M, 8 * MT)) * fp8::kMmaCpXRowBytes;
+  const int64_t per_sm =
+      std::min<int64_t>((blocks + caps.sm_count - 1) / caps.sm_count, kMmaWarpsPerSm / ks);
+  auto smem_of = [&](int S, bool xr) {
+    return static_cast<size_t>(ks) * S * (fp8::kMmaCpStageBytes + (xr ? xbytes : 0)) + red;
+  };
+  auto fits = [&](int S) {
+    const size_t sm = smem_of(S, true);
+    return sm <= static_cast<size_t>(caps.max_smem_optin) &&
+           static_cast<size_t>(per_sm) * (sm + 1024) <= static_cast<size_t>(caps.smem_per_sm);
+  };
+  constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
+  const int forced = env_int("TORCHQUANT_FP8_XRING");
+  int S = 0;
+  if ((forced == kS0 || forced == kS1) &&
+      smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
+    S = forced;
+  else if (forced != -1 && ks >= 4)
+    S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
+  auto go = [&](auto kernel, size_t smem) {
+    launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
+                          pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring));
+  };
+  if (S == kS0)
+    go(fp8::fp8_gemv_mma_cp_kernel<T, MT, kS0, true>, smem_of(kS0, true));
+  else if (S == kS1)
+    go(fp8::fp8_gemv_mma_cp_kernel<T, MT, kS1, true>, smem_of(kS1, true));
+  else
+    go(fp8::fp8_gemv_mma_cp_kernel<T, MT, fp8::kMmaCpStages, false>,
+       smem_of(fp8::kMmaCpStages, false));
 }
 
 template <typename T, int WK>
@@ -213,9 +257,9 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
     if (env_int("TORCHQUANT_FP8_REG_KERNEL") != 1) {
       const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
       if (MT == 1)
-        launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), stream);
+        launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), caps, stream);
       else
-        launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), stream);
+        launch_mma_cp_t<T, 2>(a, ks, static_cast<int>(mtiles), caps, stream);
       return;
     }
   }

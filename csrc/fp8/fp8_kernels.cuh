@@ -568,7 +568,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // every block, so it comes from L1/L2).
 // Dynamic shared memory: ks * S * kMmaCpStageBytes bytes of ring, then the
 // K-split reduction (ks * MT * 4 * 32 floats when ks > 1).
-template <typename T, int MT, int S>
+template <typename T, int MT, int S, bool XR>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                            const float* __restrict__ ws, const T* __restrict__ bias,
@@ -582,9 +582,22 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 
   ring::Producer<4, 4> prod;
   prod.init(w, n0, N, K, lane);
+  // XR pins the copy state: otherwise ptxas rebuilt it from the lane index (an
+  // S2R and ~30 instructions) inside every stage's copy branch. (Without XR the
+  // registers are short: pinned, the MT = 2 kernel spilled.)
+  if constexpr (XR) {
+    prod.src = keep_in_register(prod.src);
+    prod.jv = keep_in_register(prod.jv);
+    prod.klim = keep_in_register(prod.klim);
+    prod.dst = keep_in_register(prod.dst);
+  }
   ring::Reader rd;
   rd.init(lane);
-  const uint32_t stage_bytes = keep_in_register(static_cast<uint32_t>(kMmaCpStageBytes));
+  // XR: a stage also holds x, rows m0 .. m0 + xrows - 1 (xrows = min(M, 8 MT),
+  // the same for every block) x 128 k, 256 bytes per row behind the scales.
+  const int xrows = XR ? min(M, 8 * MT) : 0;
+  const uint32_t stage_bytes = keep_in_register(
+      static_cast<uint32_t>(kMmaCpStageBytes + xrows * kMmaCpXRowBytes));
   const uint32_t ring0 = ring::smem_u32addr(dsm) + warp * (S * stage_bytes);
   float* red = reinterpret_cast<float*>(dsm + ks * (S * stage_bytes));
 
@@ -594,17 +607,57 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   const float* sptr = keep_in_register(ws + static_cast<size_t>(srow_ok ? srow : 0) * nb);
   uint32_t sdst = ring::kStageBytes + (lane & 15) * 8 + sh * 4;
   int skw0 = srow_ok ? 64 * sh : K;  // the lane's window offset; K: never in range
+  if constexpr (XR) {
+    sdst = keep_in_register(sdst);
+    skw0 = keep_in_register(skw0);
+  }
   bmagic = keep_in_register(bmagic);
 
-  auto issue = [&](uint32_t stage, int k0) {
+  // XR copy side: lane l copies 16-byte unit xu = l % 16 (8 k values) of the
+  // tile's rows xr0 + 2j (xr0 = l / 16), j < xjv, stored at unit xu ^ (row & 1)
+  // of the row (the row parity is xr0's). Units at k >= K are zero-filled
+  // (they meet zero-filled weight, but garbage x could be NaN).
+  const int xu = lane & 15, xr0 = lane >> 4;
+  const int rows_here = XR ? min(M - m0, 8 * MT) : 0;  // >= 1: m0 < M
+  const int xjv = keep_in_register(rows_here > xr0 ? (rows_here - xr0 + 1) >> 1 : 0);
+  const uint8_t* xsrc = keep_in_register(reinterpret_cast<const uint8_t*>(x) +
+                                         (static_cast<size_t>(xjv > 0 ? m0 + xr0 : 0) * K + 8 * xu) * 2);
+  const int xklim = keep_in_register(K - 8 * xu);
+  const uint32_t xstride2 = static_cast<uint32_t>(K) * 4;  // two rows, bytes
+  const uint32_t xdst =
+      keep_in_register(static_cast<uint32_t>(kMmaCpStageBytes + xr0 * kMmaCpXRowBytes + ((xu ^ xr0) << 4)));
+  auto issue_x = [&](uint32_t stage, int k0) {
+    const bool kin = k0 < xklim;
+    const uint8_t* p = xsrc + (kin ? 2 * k0 : 0);
+#pragma unroll
+    for (int j = 0; j < 4 * MT; ++j)
+      ring::cp16ca_if(stage + xdst + 2 * kMmaCpXRowBytes * j, p + static_cast<uint64_t>(xstride2) * j,
+                      kin ? 16u : 0u, j < xjv);
+  };
+  auto issue = [&](uint32_t stage, int k0, bool with_x) {
     prod.issue(stage, k0);
     const int kw = k0 + skw0;
     const bool ok = kw < K;  // (false for a row past N: skw0 = K)
     ring::cp4_if(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok ? 4u : 0u, true);
+    if constexpr (XR) {
+      if (with_x) issue_x(stage, k0);
+    }
   };
+  // XR read side: lane (g, t) reads row r = min(8 mt + g, xrows - 1) (a row
+  // past the tile repeats a copied one; its mma column is never stored),
+  // units 8h + 2t and 8h + 2t + 1 = k 64h + 16t .. + 15, swizzled by r & 1.
+  uint32_t xa0[MT], xa1[MT];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int r = XR ? min(8 * mt + g, xrows - 1) : 0;
+    const uint32_t base = kMmaCpStageBytes + r * kMmaCpXRowBytes;
+    xa0[mt] = base + ((2 * t + (r & 1)) << 4);
+    xa1[mt] = base + ((2 * t + 1 - (r & 1)) << 4);
+  }
+
   const uint16_t* xl[MT];
   int xlim[MT];
-  mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
+  if constexpr (!XR) mma_x_rows<MT>(x, m0 + g, M, K, lk, xl, xlim);
 
   float acc[MT][4];
 #pragma unroll
@@ -619,8 +672,18 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   if (!pdl_early) pdl_wait();
 #pragma unroll
   for (int s = 0; s < S; ++s) {
-    if (s < mine) issue(ring0 + s * stage_bytes, knext + s * kstride);
+    if (s < mine) issue(ring0 + s * stage_bytes, knext + s * kstride, !pdl_early);
     ring::commit();  // empty groups keep the count uniform
+  }
+  if constexpr (XR) {
+    if (pdl_early) {  // x is the predecessor's output: copy it only after the wait
+      pdl_wait();
+#pragma unroll
+      for (int s = 0; s < S; ++s)
+        if (s < mine) issue_x(ring0 + s * stage_bytes, knext + s * kstride);
+      ring::commit();
+      ring::wait_pending<0>();  // the prologue's groups all complete (the loop's counts hold)
+    }
   }
   knext += S * kstride;
   int kcur = warp * 128;
@@ -643,14 +706,36 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   };
   auto refill = [&](int i, uint32_t stage) {
     __syncwarp();  // every lane has read the slot before it is refilled
-    if (i + S < mine) issue(stage, knext);
+    if (i + S < mine) issue(stage, knext, true);
     ring::commit();
     knext += kstride;
     kcur += kstride;
     slot = slot + 1 == S ? 0 : slot + 1;
   };
 
-  {
+  if constexpr (XR) {
+    for (int i = 0; i < mine; ++i) {
+      ring::wait_pending<S - 1>();
+      __syncwarp();
+      const uint32_t stage = ring0 + slot * stage_bytes;
+      uint32_t wa[2][4], wb[2][4];
+      float sa[2][1], sb[2][1];
+      read_w(stage, wa, wb, sa, sb);
+      uint32_t xc[2][MT][8];
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const uint4 p0 = ring::lds128(stage + xa0[mt] + 128 * h);
+          const uint4 p1 = ring::lds128(stage + xa1[mt] + 128 * h);
+          xc[h][mt][0] = p0.x; xc[h][mt][1] = p0.y; xc[h][mt][2] = p0.z; xc[h][mt][3] = p0.w;
+          xc[h][mt][4] = p1.x; xc[h][mt][5] = p1.y; xc[h][mt][6] = p1.z; xc[h][mt][7] = p1.w;
+        }
+      refill(i, stage);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
+    }
+  } else {
     auto load_x = [&](uint32_t (&xb)[2][MT][8], int k0) {
 #pragma unroll
       for (int h = 0; h < 2; ++h)
