@@ -19,6 +19,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
+  TORCHQUANT_FP8_XRING=1|2|3|4    fp8 ring kernel with x copied through the ring (1: the
+                                  rule, 2-4: that depth; -1 / unset: x in registers;
+                                  docs/fp8_gemv.md)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)

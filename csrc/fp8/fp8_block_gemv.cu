@@ -175,21 +175,29 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // and with XR the tile's activation rows: 256 bytes per row), then the
 // K-split sums.
 //
-// XR (x through the ring), used by default only where K is split over 4+ warps
-// (measured on the H200, same run, us: 4096x4096 M = 1 / 8 / 16 7.4 / 8.4 /
-// 10.6 against 8.9-9.3 / 9.1 / 11.2; slower at K splits of 1-2: 28672x8192
-// M = 1 77.3 vs 65.4, 14336x4096 22.8 vs 20.6). Its S: the deepest ring that
-// leaves every SM room for the blocks the grid gives it in one wave (at most kMmaWarpsPerSm warps by
-// registers; each block also costs 1 KB of reserved shared memory): MT = 1
-// tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, x is loaded into
-// registers one stage ahead (XR off, S = 4). Why x goes through the ring:
-// Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring) put 22 %
-// of the warps' time at M = 1 on the first use of x: the register loads of the
-// next stage's x share a scoreboard with the current stage's, so the first use
-// waited for the loads issued just before it, not one stage earlier.
-// TORCHQUANT_FP8_XRING (read per call; A/B and tests): -1 XR off, 2 / 3 / 4
-// that S with XR where it is built and a block can have that much shared
-// memory (else the choice above, as for unset or 0).
+// XR (x through the ring) is off by default and on with TORCHQUANT_FP8_XRING
+// (read per call): 1 takes it where K is split over 4+ warps and each warp
+// streams at most kXrMaxStages stages (K <= 1024 ks), the short rings where the
+// first stages' x loads are exposed; 2 / 3 / 4 force that ring depth S with XR
+// where it is built and a block can have that much shared memory (else as 1);
+// unset, 0 or -1: x is loaded into registers one stage ahead (S = 4).
+// Measured on the H200 (results/h200/2026-12-02h_fp8_xr, us, same run, XR by
+// the rule of 1 / x in registers): the op alone wins at 4096x4096 M = 1 / 8 /
+// 16, 7.4 / 8.4 / 10.6 vs 8.9 / 9.2 / 11.0, and 6144x4096 M = 8, 10.4 vs 12.6;
+// but the Llama-3-8B layer chain (benchmarks/micro/pdl_ab.py, each GEMV fed by
+// the one before) lost in both of two runs: M = 1 76.1 / 75.8 vs 74.1 / 74.8,
+// M = 8 86.5 / 88.7 vs 83.4 / 83.8 - hence off until that is understood.
+// Longer rings lose alone too: 4096x14336 (14 stages per warp) M = 8 / 16
+// 21.5 / 28.1 vs 19.8 / 23.5; 28672x8192 (K split 1) M = 1 77.3 vs 65.4.
+// Its S: the deepest ring that leaves every SM room for the blocks the grid
+// gives it in one wave (at most kMmaWarpsPerSm warps by registers; each block
+// also costs 1 KB of reserved shared memory): MT = 1 tries S = 4 then 3, MT =
+// 2 S = 3 then 2; if none fits, XR stays off. Why x through the ring: Nsight
+// Compute's stall sampling (results/h200/2026-12-02g_fp8_xring) put 22 % of
+// the warps' time at M = 1 on the first use of x, whose register loads share
+// a scoreboard with the next stage's x loads issued just before it.
+constexpr int kXrMaxStages = 8;
+
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
                      cudaStream_t stream) {
@@ -212,7 +220,7 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced != -1 && ks >= 4)
+  else if (forced >= 1 && ks >= 4 && (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
     launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
