@@ -5,8 +5,18 @@ large block from the caching allocator with NaN and frees it, so an output a
 kernel forgets to write reads back as NaN instead of a stale right answer.
 """
 
+import os
+
 import pytest
 import torch
+
+# pytest-xdist runs each worker as its own process, and torch gives every process one
+# intra-op thread per core: 16 workers on the 16-core GPU machine ran 256 OpenMP threads
+# on 16 cores for the float64 references (GPU runs: ~1.5 s per tiny GEMV check). Each
+# worker gets its share of the cores instead.
+_XDIST_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _XDIST_WORKERS > 1:
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // _XDIST_WORKERS))
 
 HAS_CUDA = torch.cuda.is_available()
 requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
