@@ -31,16 +31,7 @@ for a in "$@"; do
   esac
 done
 mkdir -p "$OUTDIR"
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16}
-# The H200 image sets CC/CXX to a gcc wrapper that links libstdc++ statically
-# into the extension; its own ostream then formats numbers with the process's
-# (dynamic) locale facets and every failing TORCH_CHECK with a number in its
-# message segfaulted (cuda-gdb: std::ostream::_M_insert<long> inside _C.so).
-# The system compiler links libstdc++ dynamically, like torch.
-if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi
-PY=${PYTHON:-python3}
-ARCH=$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$ARCH}
+. benchmarks/device_env.sh 16  # PY, ARCH, MAX_JOBS, TORCH_CUDA_ARCH_LIST, CC / CXX
 export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; $PY -c "import torch; print('torch', torch.__version__)"; } | tee "$OUTDIR/env.txt"
 

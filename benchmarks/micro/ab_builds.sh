@@ -19,10 +19,7 @@ cd "$(dirname "$0")/../.."
 OUT=${1:?output folder}
 mkdir -p "$OUT"
 [ -d ab_old ] || { echo "ab_old/ is missing (pass it with carry)"; exit 1; }
-if [ -x /usr/bin/g++ ] && [ -x /usr/bin/gcc ]; then export CC=/usr/bin/gcc CXX=/usr/bin/g++; fi  # as gpu_job.sh
-PY=${PYTHON:-python3}
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-8}
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-$($PY -c "import torch; c=torch.cuda.get_device_capability(); print(f'{c[0]}.{c[1]}')")}
+. benchmarks/device_env.sh 8  # as gpu_job.sh; 8 jobs: the two builds run side by side
 export TORCHQUANT_ONLY_SOURCES=${AB_SOURCES:-}  # setup.py: empty = every source
 B=$(mktemp -d)
 cp -r setup.py pyproject.toml csrc torchquant benchmarks "$B"/
