@@ -32,14 +32,21 @@ __device__ __forceinline__ uint32_t smem_u32addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 4-byte async copy (.ca: through L1; .cg takes only 16 bytes) issued only
-// when `on`; src_size 0 zero-fills the destination and reads nothing.
-__device__ __forceinline__ void cp4_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+// kBytes-byte async copy through L1 (.ca; .cg takes only 16 bytes), issued
+// only when `on`; src_size 0 zero-fills the destination and reads nothing.
+// cp4_if: the 4-byte scale copies; cp16ca_if: 16 bytes of data that every
+// warp of the SM re-reads, such as the activations.
+template <int kBytes>
+__device__ __forceinline__ void cp_ca_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
   asm volatile(
       "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
-      " @p cp.async.ca.shared.global [%0], [%1], 4, %2;\n}\n" ::"r"(dst),
-      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
+      " @p cp.async.ca.shared.global [%0], [%1], %4, %2;\n}\n" ::"r"(dst),
+      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on)), "n"(kBytes)
       : "memory");
+}
+__device__ __forceinline__ void cp4_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
+  cp_ca_if<4>(dst, src, src_size, on);
 }
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -73,15 +80,8 @@ __device__ __forceinline__ uint32_t unit_offset(int r, int u) {
   return static_cast<uint32_t>(r * kRowBytes + ((u ^ ((r & 1) * SW)) << 4));
 }
 
-// 16-byte async copy through L1 (.ca: small data that every warp of the SM
-// re-reads, such as the activations), issued only when `on`; src_size 0
-// zero-fills.
 __device__ __forceinline__ void cp16ca_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
-      " @p cp.async.ca.shared.global [%0], [%1], 16, %2;\n}\n" ::"r"(dst),
-      "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
-      : "memory");
+  cp_ca_if<16>(dst, src, src_size, on);
 }
 
 // 16-byte async copy issued only when `on` (a skipped copy leaves the

@@ -689,10 +689,14 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   int kcur = warp * 128;
   int slot = 0;
 
-  // Reads stage `slot` (weight, scales and, with XR, x), refills it with stage
-  // i + S, then runs its two chunks.
-  auto read_w = [&](uint32_t stage, uint32_t (&wa)[2][4], uint32_t (&wb)[2][4], float (&sa)[2][1],
-                    float (&sb)[2][1]) {
+  // A step reads stage `slot` (weight, scales and, with XR, x), refills it with
+  // stage i + S, then runs its two chunks. take_stage waits for the slot's copies
+  // and reads its weight and scales; it returns the slot's address.
+  auto take_stage = [&](uint32_t (&wa)[2][4], uint32_t (&wb)[2][4], float (&sa)[2][1],
+                        float (&sb)[2][1]) {
+    ring::wait_pending<S - 1>();
+    __syncwarp();
+    const uint32_t stage = ring0 + slot * stage_bytes;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const uint4 a = rd.row_g(stage, h), b = rd.row_g8(stage, h);
@@ -703,6 +707,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     const uint2 sgb = ring::lds64(stage + ring::kStageBytes + (g + 8) * 8);
     sa[0][0] = __uint_as_float(sga.x); sa[1][0] = __uint_as_float(sga.y);
     sb[0][0] = __uint_as_float(sgb.x); sb[1][0] = __uint_as_float(sgb.y);
+    return stage;
   };
   auto refill = [&](int i, uint32_t stage) {
     __syncwarp();  // every lane has read the slot before it is refilled
@@ -715,12 +720,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 
   if constexpr (XR) {
     for (int i = 0; i < mine; ++i) {
-      ring::wait_pending<S - 1>();
-      __syncwarp();
-      const uint32_t stage = ring0 + slot * stage_bytes;
       uint32_t wa[2][4], wb[2][4];
       float sa[2][1], sb[2][1];
-      read_w(stage, wa, wb, sa, sb);
+      const uint32_t stage = take_stage(wa, wb, sa, sb);
       uint32_t xc[2][MT][8];
 #pragma unroll
       for (int h = 0; h < 2; ++h)
@@ -745,12 +747,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     // Stage i: x of stage i is in xc; x of stage i + 1 goes to xn.
     auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
       if (i + 1 < mine) load_x(xn, kcur + kstride);
-      ring::wait_pending<S - 1>();
-      __syncwarp();
-      const uint32_t stage = ring0 + slot * stage_bytes;
       uint32_t wa[2][4], wb[2][4];
       float sa[2][1], sb[2][1];
-      read_w(stage, wa, wb, sa, sb);
+      const uint32_t stage = take_stage(wa, wb, sa, sb);
       refill(i, stage);
 #pragma unroll
       for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
