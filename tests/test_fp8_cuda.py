@@ -151,8 +151,9 @@ def test_gemv_ring_x_through_ring(monkeypatch, dtype, xring, ksplit):
     4 or 3 stages for M <= 8, 3 or 2 for M = 9..16; a depth not built for that
     M falls back to the rule of "1": XR where K is split over 4+ warps with at
     most 8 stages each, which this shape is unless the K split is forced to 2)
-    and with x loaded into registers (-1, the default): every M of one and two n-tiles, several M tiles, K ending inside a
-    stage (zero-filled x units), rows past N, a forced K split."""
+    and with x loaded into registers (-1, the default): every M of one and two
+    n-tiles, several M tiles, K ending inside a stage (zero-filled x units),
+    rows past N, a forced K split."""
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("the mma path needs sm_80+")
     monkeypatch.setenv("TORCHQUANT_FP8_XRING", xring)

@@ -565,9 +565,12 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // at bs = 128 and an L1/L2 trip on the others, with ~3 warps per scheduler
 // to hide it; Nsight Compute: 54 % issue-busy, 67 % of DRAM peak.) x is read
 // one stage ahead into a second register buffer (it is small and shared by
-// every block, so it comes from L1/L2).
-// Dynamic shared memory: ks * S * kMmaCpStageBytes bytes of ring, then the
-// K-split reduction (ks * MT * 4 * 32 floats when ks > 1).
+// every block, so it comes from L1/L2), or with XR copied into the ring too:
+// behind the scales, min(M, 8 MT) rows x 128 k (kMmaCpXRowBytes each), with
+// the stage's weight (launch_mma_cp_t says when).
+// Dynamic shared memory: ks * S * stage bytes of ring (kMmaCpStageBytes, plus
+// min(M, 8 MT) * kMmaCpXRowBytes with XR), then the K-split reduction
+// (ks * MT * 4 * 32 floats when ks > 1).
 template <typename T, int MT, int S, bool XR>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
