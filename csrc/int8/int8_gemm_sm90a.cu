@@ -46,14 +46,24 @@ using Cfg256c1 = GemmConfig<256, 4, 1>;
 // 128 x 128 tiles, 6 stages (192 KB), no cluster: twice the tiles for grids that cannot fill
 // the GPU with 128 x 256 ones.
 using Cfg128c1 = GemmConfig<128, 6, 1>;
+// 64-row tiles for M <= 64: the two consumer warpgroups split the columns (m64n64k32 /
+// m64n32k32 each) instead of stacking rows, so no tensor-core work goes to zero-filled rows.
+// 64 x 128, 8 stages of 24 KB (192 KB); 64 x 64, 8 stages of 16 KB (128 KB), twice the CTAs.
+using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
+using Cfg64x64c1 = GemmConfig<64, 8, 1, 64>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1 };
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
+constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
+                                      TileConfig::k128x128c1, TileConfig::k64x128c1,
+                                      TileConfig::k64x64c1};
 
 const char* config_name(TileConfig c) {
   switch (c) {
     case TileConfig::k128x256c2: return "128x256c2";
     case TileConfig::k128x256c1: return "128x256c1";
     case TileConfig::k128x128c1: return "128x128c1";
+    case TileConfig::k64x128c1: return "64x128c1";
+    case TileConfig::k64x64c1: return "64x64c1";
   }
   return "?";
 }
@@ -61,16 +71,16 @@ const char* config_name(TileConfig c) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: which tile configuration runs a given shape.
-// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1 forces one (tests, benchmarks).
+// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1 forces one (tests,
+// benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
-      for (TileConfig c :
-           {TileConfig::k128x256c2, TileConfig::k128x256c1, TileConfig::k128x128c1}) {
+      for (TileConfig c : kAllConfigs) {
         if (std::strcmp(env, config_name(c)) == 0) return c;
       }
       TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
-                  "' is not one of 128x256c2, 128x256c1, 128x128c1");
+                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1");
     }
   }
   const int64_t m_tiles = ceil_div(M, 128);
@@ -93,7 +103,7 @@ struct SplitPlan {
 };
 
 // The second dispatch decision: into how many K ranges each tile is cut.
-// units: tile units of the chosen config (ceil(ceil(M / 128) / kCM) * ceil(N / kBN));
+// units: tile units of the chosen config (ceil(ceil(M / kBM) / kCM) * ceil(N / kBN));
 // num_kb: k-blocks of 128 bytes; max_units: tile units resident at once (resident CTAs / kCM).
 // Why: a grid of fewer tile units than SMs leaves SMs idle while each CTA streams its W rows.
 // Measured on the H200 (cold L2, graph replay, bf16 out, benchmarks/micro/env_ab.py --op int8,
@@ -188,6 +198,8 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x256c2: launch<Cfg256c2, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k128x256c1: launch<Cfg256c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
   }
 }
 

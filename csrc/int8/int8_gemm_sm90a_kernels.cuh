@@ -8,9 +8,9 @@
 //
 // Launch assumptions (the host side in int8_gemm_sm90a.cu guarantees them):
 //   * compute capability exactly 9.0, built for sm_90a (wgmma, setmaxnreg, TMA multicast);
-//   * 384 threads = 3 warpgroups, one CTA per SM (about 196-200 KB of dynamic shared memory);
+//   * 384 threads = 3 warpgroups, one CTA per SM (128-200 KB of dynamic shared memory);
 //   * a_q [M, K] and w_q [N, K] int8, row-major, K % 16 == 0, 16-byte aligned base: each is read
-//     through a 2-D TMA tensor map whose box is 128 bytes of K by 128 (A) or kBN / kCM (B) rows,
+//     through a 2-D TMA tensor map whose box is 128 bytes of K by kBM (A) or kBN / kCM (B) rows,
 //     with the 128-byte swizzle; out-of-bounds rows and the K tail are zero-filled by TMA, so the
 //     tensor cores need no masks and only the epilogue's stores are masked;
 //   * a persistent grid: CTA (or cluster) c takes work units c, c + gridDim, ... in a grouped
@@ -29,16 +29,19 @@
 //                 128 bytes of K they issue 4 wgmma.m64n{kBN}k32 (A and B straight from shared
 //                 memory through matrix descriptors), keep one wgmma group in flight, and release a
 //                 stage as soon as the group that read it has retired; setmaxnreg.inc to 232.
+//                 64-row tiles (kBM == 64, for M <= 64): both warpgroups read the same 64 rows of
+//                 A and each takes half of the tile's columns (wgmma.m64n{kBN/2}k32), so the
+//                 tensor cores never multiply rows that exist only as TMA's zero fill.
 //   full[s]  (count 1 + TMA transaction bytes): producer arrive.expect_tx, TMA complete_tx;
 //   empty[s] (count 8 * kCM): lane 0 of each of the 8 consumer warps of every CTA that reads
 //            the bytes this CTA's producer writes (with multicast: both CTAs of the cluster).
 //   Phases: stage s is used for the r-th time in round r; producers wait empty[s] for parity
 //   (r & 1) ^ 1 (round 0 passes at once on the fresh barrier), consumers wait full[s] for r & 1.
 //
-// Memory pattern per k-block and CTA: A 128 x 128 B (16 KB) + B kBN x 128 B from L2/HBM by TMA;
+// Memory pattern per k-block and CTA: A kBM x 128 B (16 KB) + B kBN x 128 B from L2/HBM by TMA;
 // with kCM == 2 the two CTAs of a cluster (two M tiles, same N tile) each load half of the W tile
 // and multicast it to both, so each CTA pulls 32 KB instead of 48 KB from L2 per k-block.
-// Shared memory per stage: [A 128 rows x 128 B][B kBN rows x 128 B], each row one 128-byte
+// Shared memory per stage: [A kBM rows x 128 B][B kBN rows x 128 B], each row one 128-byte
 // swizzle row (16-byte chunk j of row r stored at chunk j ^ (r % 8)), which is exactly the
 // K-major SWIZZLE_128B canonical layout wgmma expects: descriptor stride (SBO) 1024 B between
 // 8-row groups, LBO unused, and the k-th 32-byte K step selected by adding 32 * k bytes to the
@@ -74,22 +77,27 @@ namespace torchquant {
 namespace sm90a {
 
 // ------------------------------------------------------------------ configuration --
-// BN_: tile width in N (256 or 128); STAGES_: pipeline depth; CM_: CTAs per cluster along M that
-// share (multicast) the W tile (1 or 2).
-template <int BN_, int STAGES_, int CM_>
+// BN_: tile width in N (256, 128 or 64); STAGES_: pipeline depth; CM_: CTAs per cluster along M
+// that share (multicast) the W tile (1 or 2); BM_: tile height, 128 (the two consumer warpgroups
+// stack their 64 rows) or 64 (small M: both take the tile's 64 rows and split its columns, so no
+// tensor-core work goes to the zero rows TMA fills past M).
+template <int BN_, int STAGES_, int CM_, int BM_ = 128>
 struct GemmConfig {
-  static constexpr int kBM = 128;  // 2 consumer warpgroups x 64 rows
+  static constexpr int kBM = BM_;
   static constexpr int kBN = BN_;
+  static constexpr bool kSplitCols = BM_ == 64;
+  // One consumer warpgroup's block of the tile: 64 rows x kWgN columns.
+  static constexpr int kWgN = kSplitCols ? BN_ / 2 : BN_;
   static constexpr int kBK = 128;  // bytes of K per stage = one 128-byte swizzle row
   static constexpr int kStages = STAGES_;
   static constexpr int kCM = CM_;
   static constexpr int kThreads = 384;
   static constexpr int kConsumerWarps = 8;
-  static constexpr int kABytes = kBM * kBK;          // 16 KB
-  static constexpr int kBBytes = kBN * kBK;          // 32 KB (kBN 256) or 16 KB
+  static constexpr int kABytes = kBM * kBK;          // 16 KB (8 KB at kBM 64)
+  static constexpr int kBBytes = kBN * kBK;          // 32 KB (kBN 256), 16 KB or 8 KB
   static constexpr int kBBoxRows = kBN / kCM;        // rows of W one CTA loads per stage
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
-  static constexpr int kAcc = kBN / 2;               // int32 accumulators per consumer thread
+  static constexpr int kAcc = kWgN / 2;              // int32 accumulators per consumer thread
   // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
   // reserved), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each), then
   // the split-K "this CTA finishes the tile" flag (16 bytes reserved).
@@ -101,7 +109,9 @@ struct GemmConfig {
   static constexpr int kSmemBytes = 1024 + kFlagOffset + 16;
   static_assert(2 * kStages * 8 <= 128, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
-  static_assert(kBN == 128 || kBN == 256, "tile width");
+  static_assert(kBN == 64 || kBN == 128 || kBN == 256, "tile width");
+  static_assert(kBM == 128 || kBM == 64, "tile height");
+  static_assert(kWgN >= 32, "wgmma width");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kStageBytes < (1 << 20), "mbarrier transaction count range");
@@ -110,7 +120,7 @@ struct GemmConfig {
 // Everything the kernel needs besides the two tensor maps (passed by value).
 struct GemmArgs {
   int M, N, K;
-  int num_m_tiles;   // ceil(M / 128)
+  int num_m_tiles;   // ceil(M / kBM)
   int num_n_tiles;   // ceil(N / kBN)
   int num_m_units;   // ceil(num_m_tiles / kCM): one tile unit = kCM M tiles x one N tile
   int num_units;     // work units: num_m_units * num_n_tiles tile units x splits
@@ -367,7 +377,31 @@ __device__ __forceinline__ void wgmma_m64n128k32_s8(int (&d)[64], uint64_t desc_
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
-template <int kBN>
+// D[64 x 64] and D[64 x 32]: the 64-row tiles' per-warpgroup halves.
+__device__ __forceinline__ void wgmma_m64n64k32_s8(int (&d)[32], uint64_t desc_a, uint64_t desc_b,
+                                                 int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {"
+      TQ_WG_D32 "}, "
+      "%32, %33, p;\n}\n"
+      : TQ_WG_ACC32("r")
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64n32k32_s8(int (&d)[16], uint64_t desc_a, uint64_t desc_b,
+                                                 int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p;\n}\n"
+      : TQ_WG_ACC8_("r", 0), TQ_WG_ACC8_("r", 8)
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// Wgmma<N>::mma: D[64 x N] (+)= A[64 x 32] * B[N x 32]^T for the warpgroup width N.
+template <int kN>
 struct Wgmma;
 template <>
 struct Wgmma<256> {
@@ -379,6 +413,18 @@ template <>
 struct Wgmma<128> {
   static __device__ __forceinline__ void mma(int (&d)[64], uint64_t a, uint64_t b, int acc) {
     wgmma_m64n128k32_s8(d, a, b, acc);
+  }
+};
+template <>
+struct Wgmma<64> {
+  static __device__ __forceinline__ void mma(int (&d)[32], uint64_t a, uint64_t b, int acc) {
+    wgmma_m64n64k32_s8(d, a, b, acc);
+  }
+};
+template <>
+struct Wgmma<32> {
+  static __device__ __forceinline__ void mma(int (&d)[16], uint64_t a, uint64_t b, int acc) {
+    wgmma_m64n32k32_s8(d, a, b, acc);
   }
 };
 
@@ -459,14 +505,16 @@ struct ColParams {
   float bias[kBN];
 };
 
-// Writes the 64 x kBN accumulator block of one consumer warpgroup: rows r0 (this thread's first
-// row; the second is r0 + 8), columns n_base + [0, kBN), masked against M and N. kPairs (N even):
+// Writes the 64 x kW accumulator block of one consumer warpgroup: rows r0 (this thread's first
+// row; the second is r0 + 8), columns n_base + [0, kW), masked against M and N; their column
+// operands are cp's entries c0 + [0, kW) (c0: the block's first column within the kBN-wide tile,
+// nonzero only for the second warpgroup of a 64-row tile). kPairs (N even):
 // every row starts 8-byte (fp32) / 4-byte (16-bit) aligned and a pair (c, c + 1) with c even never
 // straddles the end of a row, so each pair is one vector store. Column operands come from shared
 // memory as 8-byte pairs (the 4 lanes of a row group read 4 distinct pairs: no bank conflict).
-template <class OutT, int kBN, bool kPairs>
-__device__ __forceinline__ void epilogue(const int (&acc)[kBN / 2], const ColParams<kBN>& cp,
-                                         const RowParams& rp, const GemmArgs& p, int r0,
+template <class OutT, int kW, int kBN, bool kPairs>
+__device__ __forceinline__ void epilogue(const int (&acc)[kW / 2], const ColParams<kBN>& cp,
+                                         int c0, const RowParams& rp, const GemmArgs& p, int r0,
                                          int n_base, int lane) {
   const int r1 = r0 + 8;
   const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
@@ -478,12 +526,12 @@ __device__ __forceinline__ void epilogue(const int (&acc)[kBN / 2], const ColPar
   OutT* const out1 =
       static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
-  for (int j = 0; j < kBN / 8; ++j) {
-    const int l = cl + 8 * j;  // column within the tile (even)
+  for (int j = 0; j < kW / 8; ++j) {
+    const int l = cl + 8 * j;  // column within the block (even)
     const int c = n_base + l;
-    const float2 ws = *reinterpret_cast<const float2*>(&cp.w_scale[l]);
-    const int2 cs = *reinterpret_cast<const int2*>(&cp.colsum[l]);
-    const float2 bs = *reinterpret_cast<const float2*>(&cp.bias[l]);
+    const float2 ws = *reinterpret_cast<const float2*>(&cp.w_scale[c0 + l]);
+    const int2 cs = *reinterpret_cast<const int2*>(&cp.colsum[c0 + l]);
+    const float2 bs = *reinterpret_cast<const float2*>(&cp.bias[c0 + l]);
     const float y00 = dequant(acc[4 * j + 0], rp.z0, cs.x, rp.as0, ws.x, bs.x, has_bias);
     const float y01 = dequant(acc[4 * j + 1], rp.z0, cs.y, rp.as0, ws.y, bs.y, has_bias);
     const float y10 = dequant(acc[4 * j + 2], rp.z1, cs.x, rp.as1, ws.x, bs.x, has_bias);
@@ -522,11 +570,11 @@ __device__ __forceinline__ void red_add_if(int32_t* p, int v, bool on) {
       : "memory");
 }
 
-// Adds this thread's accumulators into the workspace: exactly the elements epilogue() would
-// store (rows r0, r0 + 8; columns n_base + 8 j + 2 (lane % 4) + {0, 1}; masked against M and
-// N) with integer adds, each a fire-and-forget RED to L2.
-template <int kBN>
-__device__ __forceinline__ void splitk_add(const int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+// Adds this thread's accumulators (a 64 x kW warpgroup block) into the workspace: exactly the
+// elements epilogue() would store (rows r0, r0 + 8; columns n_base + 8 j + 2 (lane % 4) + {0, 1};
+// masked against M and N) with integer adds, each a fire-and-forget RED to L2.
+template <int kW>
+__device__ __forceinline__ void splitk_add(const int (&acc)[kW / 2], const GemmArgs& p, int r0,
                                            int n_base, int lane) {
   const int r1 = r0 + 8;
   const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
@@ -534,7 +582,7 @@ __device__ __forceinline__ void splitk_add(const int (&acc)[kBN / 2], const Gemm
   int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
   int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
-  for (int j = 0; j < kBN / 8; ++j) {
+  for (int j = 0; j < kW / 8; ++j) {
     const int c = n_base + cl + 8 * j;
     const bool c0 = c < p.N, c1 = c + 1 < p.N;
     red_add_if(ws0 + 8 * j, acc[4 * j + 0], ok0 && c0);
@@ -566,8 +614,8 @@ __device__ __forceinline__ bool splitk_consumers_last(int* counter, int splits, 
 
 // The last split reloads the complete sums of its elements (ld.cg: from L2, never a stale L1
 // line); elements outside M x N, which the epilogue does not store, are 0.
-template <int kBN>
-__device__ __forceinline__ void splitk_reload(int (&acc)[kBN / 2], const GemmArgs& p, int r0,
+template <int kW>
+__device__ __forceinline__ void splitk_reload(int (&acc)[kW / 2], const GemmArgs& p, int r0,
                                               int n_base, int lane) {
   const int r1 = r0 + 8;
   const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
@@ -575,7 +623,7 @@ __device__ __forceinline__ void splitk_reload(int (&acc)[kBN / 2], const GemmArg
   const int32_t* const ws0 = p.ws + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base + cl);
   const int32_t* const ws1 = p.ws + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
-  for (int j = 0; j < kBN / 8; ++j) {
+  for (int j = 0; j < kW / 8; ++j) {
     const int c = n_base + cl + 8 * j;
     const bool c0 = c < p.N, c1 = c + 1 < p.N;
     acc[4 * j + 0] = ok0 && c0 ? __ldcg(ws0 + 8 * j) : 0;
@@ -643,7 +691,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   } else {
     // ---------------------------------------------------------------- consumers --
     setmaxnreg_inc<232>();
-    const int cw = wg - 1;                  // rows [64 cw, 64 cw + 64) of the tile
+    // Consumer warpgroup cw owns rows [64 cw, 64 cw + 64) of a 128-row tile, or columns
+    // [kWgN cw, kWgN cw + kWgN) of a 64-row one.
+    const int cw = wg - 1;
+    constexpr bool kSplitCols = Cfg::kSplitCols;
+    const int c0 = kSplitCols ? cw * Cfg::kWgN : 0;  // first column of its block in the tile
     const int warp = (threadIdx.x / 32) % 4;  // 16-row slice of the warpgroup's 64 rows
     const int lane = threadIdx.x % 32;
     const uint32_t signal = lane == 0;
@@ -669,8 +721,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int mu, nt, kb_begin, kb_end;
       unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
       const int mt = mu * kCM + static_cast<int>(rank);
-      const int n_base = nt * Cfg::kBN;
-      const int r0 = mt * Cfg::kBM + cw * 64 + warp * 16 + (lane >> 2);
+      const int n_base = nt * Cfg::kBN;  // the tile's first column
+      const int r0 = mt * Cfg::kBM + (kSplitCols ? 0 : cw * 64) + warp * 16 + (lane >> 2);
       const int tile_id = mt * p.num_n_tiles + nt;  // split-K counter index
 
       // Epilogue operands are fetched now (clamped indices, always in bounds) and only used
@@ -699,13 +751,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int i = 0; i < nkb; ++i) {
         mbar_wait(bar_full + 8 * stage, phase);
         __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
-        const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kBK);
-        const uint32_t b0 = sB + stage * Cfg::kBBytes;
+        const uint32_t a0 = sA + stage * Cfg::kABytes + (kSplitCols ? 0 : cw * (64 * Cfg::kBK));
+        const uint32_t b0 = sB + stage * Cfg::kBBytes + (kSplitCols ? c0 * Cfg::kBK : 0);
         fence_acc(acc);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < Cfg::kBK / 32; ++kk) {
-          Wgmma<Cfg::kBN>::mma(acc, make_smem_desc(a0 + 32 * kk), make_smem_desc(b0 + 32 * kk),
+          Wgmma<Cfg::kWgN>::mma(acc, make_smem_desc(a0 + 32 * kk), make_smem_desc(b0 + 32 * kk),
                                (i | kk) != 0);
         }
         wgmma_commit();
@@ -735,19 +787,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (p.splits > 1) {
         // Split-K: add the partial; the split that arrives last finishes the tile. The first
         // barrier inside splitk_consumers_last publishes the column operands written above.
-        splitk_add<Cfg::kBN>(acc, p, r0, n_base, lane);
+        splitk_add<Cfg::kWgN>(acc, p, r0, n_base + c0, lane);
         if (!splitk_consumers_last(p.counters + tile_id, p.splits, s_last, ct == 0)) {
           continue;  // not the last split: next unit (never return: persistent, cluster_sync)
         }
-        splitk_reload<Cfg::kBN>(acc, p, r0, n_base, lane);
+        splitk_reload<Cfg::kWgN>(acc, p, r0, n_base + c0, lane);
       } else {
         consumer_bar_sync();
       }
       // The producer is already filling stages for the next unit while this runs.
       if ((p.N & 1) == 0) {
-        epilogue<OutT, Cfg::kBN, true>(acc, cp, rp, p, r0, n_base, lane);
+        epilogue<OutT, Cfg::kWgN, Cfg::kBN, true>(acc, cp, c0, rp, p, r0, n_base + c0, lane);
       } else {
-        epilogue<OutT, Cfg::kBN, false>(acc, cp, rp, p, r0, n_base, lane);
+        epilogue<OutT, Cfg::kWgN, Cfg::kBN, false>(acc, cp, c0, rp, p, r0, n_base + c0, lane);
       }
       __syncwarp();
     }
