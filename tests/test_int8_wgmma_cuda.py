@@ -163,10 +163,26 @@ def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
     _run_and_compare(args, torch.float16)
 
 
+@pytest.mark.parametrize(
+    "M,N,K",
+    [
+        (64, 4096, 4096 + 16),   # 64 x 64 tiles (64 <= one per SM)
+        (100, 6144, 272),        # 2 x 96 64 x 64 tiles > 132: 64 x 128 (96 tiles)
+        (33, 14336, 272),        # 224 64 x 64 tiles: 64 x 128 (112)
+        (128, 14336, 272),       # 224 64 x 128 tiles: past the 64-row rule, 128 x 128
+        (129, 4096, 272),        # M > 128: the 128-row rule
+    ],
+)
+def test_auto_tile_rule_bit_exact(M, N, K):
+    # No knob: each branch of choose_config's 64-row rule (M <= 128) and its fall-through.
+    args = _make(M, N, K, seed=M + N + K, zero="row", bias=torch.bfloat16)
+    _run_and_compare(args, torch.bfloat16)
+
+
 @pytest.mark.parametrize("M,N,K", [(64, 4096, 8192 + 16), (64, 4096, 4096)])
 def test_auto_split_bit_exact(M, N, K):
-    # No knob: 128 x 128 tiles (32 of them); K >= 8192 gets the automatic split (one wave of
-    # CTAs), K = 4096 stays unsplit.
+    # No knob: 64 x 64 tiles (64 of them); K >= 8192 gets the automatic split (one wave of
+    # CTAs: 2 splits), K = 4096 stays unsplit.
     args = _make(M, N, K, seed=64 + K, zero="row", bias=torch.float16)
     _run_and_compare(args, torch.float16)
 

@@ -83,6 +83,22 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
                   "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1");
     }
   }
+  // M <= 128: 64-row tiles (the two consumer warpgroups split the columns), the widest grid
+  // that still fits in one wave: 64 x 64 tiles if there are at most one per SM, else 64 x 128.
+  // Measured on the H200 (results/h200/2026-12-02i_int8_bm64, cold L2, graph replay, bf16 out,
+  // us; the 128-row choice / 64x128c1 / 64x64c1 / bf16 cuBLAS):
+  //   4096x4096  M = 64:  14.5 / 10.8 / 9.6 / 12.3    M = 128: 15.2 / 10.7 / 9.8 / 14.4
+  //   6144x4096  M = 64:  15.4 / 11.7 / 10.8 / 17.0   M = 128: 15.8 / 11.9 / 16.1 (2 waves) / 17.2
+  //   4096x14336 M = 64:  30.1 / 28.4 / 24.7 / 37.3   M = 128: 36.7 / 25.6 / 24.1 / 39.1
+  //   14336x4096 M = 64:  24.4 / 19.9 / 19.9 (2 waves) / 34.5; M = 96, 128: 21.6, 22.7 for
+  //   128 x 128 against 25.7, 23.2 for 64x128c1 (224 tiles, 2 waves): the rule falls through.
+  // With M <= 64 half of a 128-row tile is TMA's zero fill, and the 128-row grids here were
+  // 32-48 CTAs, each taking ~0.45 us per 128-byte k-block: more, shorter tiles win.
+  if (M <= 128) {
+    const int64_t m64 = ceil_div(M, 64);
+    if (m64 * ceil_div(N, 64) <= caps.sm_count) return TileConfig::k64x64c1;
+    if (m64 * ceil_div(N, 128) <= caps.sm_count) return TileConfig::k64x128c1;
+  }
   const int64_t m_tiles = ceil_div(M, 128);
   // Fewer 128 x 256 tiles than SMs: the grid cannot fill the GPU; 128 x 128 tiles double the
   // number of CTAs (each still 2 consumer warpgroups, 6 stages deep).
