@@ -23,7 +23,7 @@ from conftest import poison_cuda, requires_sm90a
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_INT8_WGMMA_TILE"
 SPLITS_ENV = "TORCHQUANT_INT8_WGMMA_SPLITS"
-CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1"]
+CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1", "64x64c1s12"]
 
 
 pytestmark = requires_sm90a("_int8_gemm_sm90a")
@@ -169,12 +169,14 @@ def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
         (64, 4096, 4096 + 16),   # 64 x 64 tiles (64 <= one per SM)
         (100, 6144, 272),        # 2 x 96 64 x 64 tiles > 132: 64 x 128 (96 tiles)
         (33, 14336, 272),        # 224 64 x 64 tiles: 64 x 128 (112)
-        (128, 14336, 272),       # 224 64 x 128 tiles: past the 64-row rule, 128 x 128
-        (129, 4096, 272),        # M > 128: the 128-row rule
+        (256, 2048, 272),        # 4 M tiles x 32: 128 64 x 64 tiles
+        (129, 4096, 272),        # 3 x 64 64 x 64 tiles > 132: 64 x 128 (96), ragged last M tile
+        (128, 14336, 272),       # 224 64 x 128 tiles: past one wave, the 128-row rule (128 x 128)
+        (300, 4096, 272),        # 5 x 32 64 x 128 tiles > 132: the 128-row rule
     ],
 )
 def test_auto_tile_rule_bit_exact(M, N, K):
-    # No knob: each branch of choose_config's 64-row rule (M <= 128) and its fall-through.
+    # No knob: each branch of choose_config's 64-row rule and its fall-through.
     args = _make(M, N, K, seed=M + N + K, zero="row", bias=torch.bfloat16)
     _run_and_compare(args, torch.bfloat16)
 

@@ -51,11 +51,14 @@ using Cfg128c1 = GemmConfig<128, 6, 1>;
 // 64 x 128, 8 stages of 24 KB (192 KB); 64 x 64, 8 stages of 16 KB (128 KB), twice the CTAs.
 using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
 using Cfg64x64c1 = GemmConfig<64, 8, 1, 64>;
+// The same 64 x 64 tile 12 stages deep (192 KB): more bytes in flight per CTA for the small
+// grids (N = 1024: 16 CTAs) whose per-CTA k-loop sets the time.
+using Cfg64x64c1s12 = GemmConfig<64, 12, 1, 64>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1, k64x64c1s12 };
 constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
                                       TileConfig::k128x128c1, TileConfig::k64x128c1,
-                                      TileConfig::k64x64c1};
+                                      TileConfig::k64x64c1,   TileConfig::k64x64c1s12};
 
 const char* config_name(TileConfig c) {
   switch (c) {
@@ -64,6 +67,7 @@ const char* config_name(TileConfig c) {
     case TileConfig::k128x128c1: return "128x128c1";
     case TileConfig::k64x128c1: return "64x128c1";
     case TileConfig::k64x64c1: return "64x64c1";
+    case TileConfig::k64x64c1s12: return "64x64c1s12";
   }
   return "?";
 }
@@ -71,8 +75,8 @@ const char* config_name(TileConfig c) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: which tile configuration runs a given shape.
-// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1 forces one (tests,
-// benchmarks).
+// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1|64x64c1s12 forces
+// one (tests, benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
@@ -80,21 +84,23 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
         if (std::strcmp(env, config_name(c)) == 0) return c;
       }
       TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
-                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1");
+                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1, 64x64c1s12");
     }
   }
-  // M <= 128: 64-row tiles (the two consumer warpgroups split the columns), the widest grid
-  // that still fits in one wave: 64 x 64 tiles if there are at most one per SM, else 64 x 128.
-  // Measured on the H200 (results/h200/2026-12-02i_int8_bm64, cold L2, graph replay, bf16 out,
-  // us; the 128-row choice / 64x128c1 / 64x64c1 / bf16 cuBLAS):
-  //   4096x4096  M = 64:  14.5 / 10.8 / 9.6 / 12.3    M = 128: 15.2 / 10.7 / 9.8 / 14.4
+  // 64-row tiles (the two consumer warpgroups split the columns) whenever they fill at most one
+  // wave: 64 x 64 if there is at most one such tile per SM, else 64 x 128. Measured on the H200
+  // (results/h200/2026-12-02i_int8_bm64, cold L2, graph replay, bf16 out, us; the 128-row
+  // choice / 64x128c1 / 64x64c1 / bf16 cuBLAS):
+  //   4096x4096  M = 64:  14.5 / 10.8 / 9.6 / 12.3    M = 256: 15.9 / 11.3 / 15.3 (2 waves) / 17.4
   //   6144x4096  M = 64:  15.4 / 11.7 / 10.8 / 17.0   M = 128: 15.8 / 11.9 / 16.1 (2 waves) / 17.2
   //   4096x14336 M = 64:  30.1 / 28.4 / 24.7 / 37.3   M = 128: 36.7 / 25.6 / 24.1 / 39.1
-  //   14336x4096 M = 64:  24.4 / 19.9 / 19.9 (2 waves) / 34.5; M = 96, 128: 21.6, 22.7 for
-  //   128 x 128 against 25.7, 23.2 for 64x128c1 (224 tiles, 2 waves): the rule falls through.
-  // With M <= 64 half of a 128-row tile is TMA's zero fill, and the 128-row grids here were
-  // 32-48 CTAs, each taking ~0.45 us per 128-byte k-block: more, shorter tiles win.
-  if (M <= 128) {
+  //   2048x2048  M = 256: 10.3 / 7.1 / 6.3 / 6.9     M = 512: 10.4 / 7.8 / 9.7 (2 waves) / 9.1
+  //   1024x4096  M = 512: 14.8 / 9.7 / 8.7 / 10.1
+  //   14336x4096 M = 64:  24.4 / 19.9 / 19.9 (2 waves) / 34.5; M = 256: 36.1 / 38.8 (2 waves):
+  //   past one wave the 128-row rule below keeps it.
+  // A 128-row tile spends half its tensor work on TMA's zero fill when M <= 64, and these grids
+  // were 16-48 CTAs, each taking ~0.45 us per 128-byte k-block: more, shorter tiles win.
+  {
     const int64_t m64 = ceil_div(M, 64);
     if (m64 * ceil_div(N, 64) <= caps.sm_count) return TileConfig::k64x64c1;
     if (m64 * ceil_div(N, 128) <= caps.sm_count) return TileConfig::k64x128c1;
@@ -216,6 +222,9 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x64c1s12:
+      launch<Cfg64x64c1s12, OutT>(a, w, args, device, caps, stream);
+      break;
   }
 }
 

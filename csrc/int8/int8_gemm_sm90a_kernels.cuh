@@ -99,15 +99,16 @@ struct GemmConfig {
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
   static constexpr int kAcc = kWgN / 2;              // int32 accumulators per consumer thread
   // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
-  // reserved), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each), then
+  // reserved, 256 past 8 stages), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each), then
   // the split-K "this CTA finishes the tile" flag (16 bytes reserved).
   static constexpr int kBarrierOffset = kStages * kStageBytes;
-  static constexpr int kParamsOffset = kBarrierOffset + 128;
+  static constexpr int kBarrierBytes = kStages <= 8 ? 128 : 256;
+  static constexpr int kParamsOffset = kBarrierOffset + kBarrierBytes;
   static constexpr int kParamsBytes = 2 * 3 * kBN * 4;
   static constexpr int kFlagOffset = kParamsOffset + kParamsBytes;
   // 1024 of slack to round the dynamic shared memory base up to the 1024-byte swizzle atom.
   static constexpr int kSmemBytes = 1024 + kFlagOffset + 16;
-  static_assert(2 * kStages * 8 <= 128, "barrier area");
+  static_assert(2 * kStages * 8 <= kBarrierBytes, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kBN == 64 || kBN == 128 || kBN == 256, "tile width");
   static_assert(kBM == 128 || kBM == 64, "tile height");
