@@ -48,17 +48,16 @@ using Cfg256c1 = GemmConfig<256, 4, 1>;
 using Cfg128c1 = GemmConfig<128, 6, 1>;
 // 64-row tiles for M <= 64: the two consumer warpgroups split the columns (m64n64k32 /
 // m64n32k32 each) instead of stacking rows, so no tensor-core work goes to zero-filled rows.
-// 64 x 128, 8 stages of 24 KB (192 KB); 64 x 64, 8 stages of 16 KB (128 KB), twice the CTAs.
+// 64 x 128: 8 stages of 24 KB (192 KB); 64 x 64: twice the CTAs, 12 stages of 16 KB (192 KB;
+// against 8 stages, H200 run 12-02i call 4: 4096x4096 M = 64 / 128 9.7 / 9.8 -> 8.9 / 9.2 us,
+// 4096x14336 M = 128 24.5 -> 22.7, never slower).
 using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
-using Cfg64x64c1 = GemmConfig<64, 8, 1, 64>;
-// The same 64 x 64 tile 12 stages deep (192 KB): more bytes in flight per CTA for the small
-// grids (N = 1024: 16 CTAs) whose per-CTA k-loop sets the time.
-using Cfg64x64c1s12 = GemmConfig<64, 12, 1, 64>;
+using Cfg64x64c1 = GemmConfig<64, 12, 1, 64>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1, k64x64c1s12 };
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
 constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
                                       TileConfig::k128x128c1, TileConfig::k64x128c1,
-                                      TileConfig::k64x64c1,   TileConfig::k64x64c1s12};
+                                      TileConfig::k64x64c1};
 
 const char* config_name(TileConfig c) {
   switch (c) {
@@ -67,7 +66,6 @@ const char* config_name(TileConfig c) {
     case TileConfig::k128x128c1: return "128x128c1";
     case TileConfig::k64x128c1: return "64x128c1";
     case TileConfig::k64x64c1: return "64x64c1";
-    case TileConfig::k64x64c1s12: return "64x64c1s12";
   }
   return "?";
 }
@@ -75,8 +73,8 @@ const char* config_name(TileConfig c) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: which tile configuration runs a given shape.
-// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1|64x64c1s12 forces
-// one (tests, benchmarks).
+// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1 forces one (tests,
+// benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
@@ -84,13 +82,13 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
         if (std::strcmp(env, config_name(c)) == 0) return c;
       }
       TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
-                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1, 64x64c1s12");
+                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1");
     }
   }
   // 64-row tiles (the two consumer warpgroups split the columns) whenever they fill at most one
   // wave: 64 x 64 if there is at most one such tile per SM, else 64 x 128. Measured on the H200
   // (results/h200/2026-12-02i_int8_bm64, cold L2, graph replay, bf16 out, us; the 128-row
-  // choice / 64x128c1 / 64x64c1 / bf16 cuBLAS):
+  // choice / 64x128c1 / 64x64c1 (8 stages then) / bf16 cuBLAS):
   //   4096x4096  M = 64:  14.5 / 10.8 / 9.6 / 12.3    M = 256: 15.9 / 11.3 / 15.3 (2 waves) / 17.4
   //   6144x4096  M = 64:  15.4 / 11.7 / 10.8 / 17.0   M = 128: 15.8 / 11.9 / 16.1 (2 waves) / 17.2
   //   4096x14336 M = 64:  30.1 / 28.4 / 24.7 / 37.3   M = 128: 36.7 / 25.6 / 24.1 / 39.1
@@ -222,9 +220,6 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
-    case TileConfig::k64x64c1s12:
-      launch<Cfg64x64c1s12, OutT>(a, w, args, device, caps, stream);
-      break;
   }
 }
 
