@@ -90,7 +90,8 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // mma.sync cannot reach on sm_90. Measured on the H200 (cold L2, graph
   // replay): M = 2048, 28672x8192: 638 us (1507 TOP/s) against 167-674 us
   // for the mma tiles; M = 64: 92 / 23 / 14.5 us against 109 / 54 / 35 us
-  // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096. At M <= 32 the
+  // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
+  // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
   // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && M > kGemvMaxM && K % 16 == 0) {
     return {Int8Kernel::kWgmma, 0, 1};
