@@ -29,16 +29,16 @@
 //                 128 bytes of K they issue 4 wgmma.m64n{kBN}k32 (A and B straight from shared
 //                 memory through matrix descriptors), keep one wgmma group in flight, and release a
 //                 stage as soon as the group that read it has retired; setmaxnreg.inc to 232.
-//                 64-row tiles (kBM == 64, for M <= 64): both warpgroups read the same 64 rows of
-//                 A and each takes half of the tile's columns (wgmma.m64n{kBN/2}k32), so the
-//                 tensor cores never multiply rows that exist only as TMA's zero fill.
+//                 64-row tiles (kBM == 64, for grids of at most one wave): both read the same
+//                 64 rows of A and each takes half of the tile's columns (m64n{kBN/2}k32), so
+//                 the tensor cores never multiply rows that exist only as TMA's zero fill.
 //   full[s]  (count 1 + TMA transaction bytes): producer arrive.expect_tx, TMA complete_tx;
 //   empty[s] (count 8 * kCM): lane 0 of each of the 8 consumer warps of every CTA that reads
 //            the bytes this CTA's producer writes (with multicast: both CTAs of the cluster).
 //   Phases: stage s is used for the r-th time in round r; producers wait empty[s] for parity
 //   (r & 1) ^ 1 (round 0 passes at once on the fresh barrier), consumers wait full[s] for r & 1.
 //
-// Memory pattern per k-block and CTA: A kBM x 128 B (16 KB) + B kBN x 128 B from L2/HBM by TMA;
+// Memory pattern per k-block and CTA: A kBM x 128 B (16 or 8 KB) + B kBN x 128 B by TMA;
 // with kCM == 2 the two CTAs of a cluster (two M tiles, same N tile) each load half of the W tile
 // and multicast it to both, so each CTA pulls 32 KB instead of 48 KB from L2 per k-block.
 // Shared memory per stage: [A kBM rows x 128 B][B kBN rows x 128 B], each row one 128-byte
@@ -99,8 +99,8 @@ struct GemmConfig {
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
   static constexpr int kAcc = kWgN / 2;              // int32 accumulators per consumer thread
   // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
-  // reserved, 256 past 8 stages), then two buffers of per-column epilogue operands (3 x kBN x 4 bytes each), then
-  // the split-K "this CTA finishes the tile" flag (16 bytes reserved).
+  // reserved, 256 past 8 stages), then two buffers of per-column epilogue operands (3 x kBN x 4
+  // bytes each), then the split-K "this CTA finishes the tile" flag (16 bytes reserved).
   static constexpr int kBarrierOffset = kStages * kStageBytes;
   static constexpr int kBarrierBytes = kStages <= 8 ? 128 : 256;
   static constexpr int kParamsOffset = kBarrierOffset + kBarrierBytes;
