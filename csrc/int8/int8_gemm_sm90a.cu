@@ -53,11 +53,19 @@ using Cfg128c1 = GemmConfig<128, 6, 1>;
 // 4096x14336 M = 128 24.5 -> 22.7, never slower).
 using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
 using Cfg64x64c1 = GemmConfig<64, 12, 1, 64>;
+// The same two tiles with four accumulator sets (the k32 steps of a k-block round-robin over
+// them; kernel header). Forced only, not yet run on a GPU: at M = 64 the 64-row tiles take
+// ~360-490 clocks per 128-byte k-block whatever their width or stage count (8 -> 12 stages:
+// -8 %), which looks like four dependent wgmma in a row, not memory.
+using Cfg64x128c1a4 = GemmConfig<128, 8, 1, 64, 4>;
+using Cfg64x64c1a4 = GemmConfig<64, 12, 1, 64, 4>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1, k64x128c1a4,
+                        k64x64c1a4 };
 constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
                                       TileConfig::k128x128c1, TileConfig::k64x128c1,
-                                      TileConfig::k64x64c1};
+                                      TileConfig::k64x64c1,   TileConfig::k64x128c1a4,
+                                      TileConfig::k64x64c1a4};
 
 const char* config_name(TileConfig c) {
   switch (c) {
@@ -66,6 +74,8 @@ const char* config_name(TileConfig c) {
     case TileConfig::k128x128c1: return "128x128c1";
     case TileConfig::k64x128c1: return "64x128c1";
     case TileConfig::k64x64c1: return "64x64c1";
+    case TileConfig::k64x128c1a4: return "64x128c1a4";
+    case TileConfig::k64x64c1a4: return "64x64c1a4";
   }
   return "?";
 }
@@ -73,8 +83,8 @@ const char* config_name(TileConfig c) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: which tile configuration runs a given shape.
-// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1 forces one (tests,
-// benchmarks).
+// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1|64x128c1a4|64x64c1a4
+// forces one (tests, benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
@@ -82,7 +92,8 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
         if (std::strcmp(env, config_name(c)) == 0) return c;
       }
       TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
-                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1");
+                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1, ",
+                  "64x128c1a4, 64x64c1a4");
     }
   }
   // 64-row tiles (the two consumer warpgroups split the columns) whenever they fill at most one
@@ -220,6 +231,12 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x128c1a4:
+      launch<Cfg64x128c1a4, OutT>(a, w, args, device, caps, stream);
+      break;
+    case TileConfig::k64x64c1a4:
+      launch<Cfg64x64c1a4, OutT>(a, w, args, device, caps, stream);
+      break;
   }
 }
 
