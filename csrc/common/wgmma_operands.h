@@ -5,9 +5,10 @@
 // every kernel is what the written-out lists gave.
 #pragma once
 
+#define TQ_WG_D16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define TQ_WG_D32 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+  TQ_WG_D16 \
+  ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define TQ_WG_D64 \
   TQ_WG_D32 \
   ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
@@ -26,6 +27,7 @@
 #define TQ_WG_ACC32_(C, i) \
   TQ_WG_ACC8_(C, i), TQ_WG_ACC8_(C, (i) + 8), TQ_WG_ACC8_(C, (i) + 16), TQ_WG_ACC8_(C, (i) + 24)
 // d[0] .. d[n - 1].
+#define TQ_WG_ACC16(C) TQ_WG_ACC8_(C, 0), TQ_WG_ACC8_(C, 8)
 #define TQ_WG_ACC32(C) TQ_WG_ACC32_(C, 0)
 #define TQ_WG_ACC64(C) TQ_WG_ACC32_(C, 0), TQ_WG_ACC32_(C, 32)
 #define TQ_WG_ACC128(C) TQ_WG_ACC64(C), TQ_WG_ACC32_(C, 64), TQ_WG_ACC32_(C, 96)

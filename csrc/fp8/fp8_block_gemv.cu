@@ -186,7 +186,9 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // 16, 7.4 / 8.4 / 10.6 vs 8.9 / 9.2 / 11.0, and 6144x4096 M = 8, 10.4 vs 12.6;
 // but the Llama-3-8B layer chain (benchmarks/micro/pdl_ab.py, each GEMV fed by
 // the one before) lost in both of two runs: M = 1 76.1 / 75.8 vs 74.1 / 74.8,
-// M = 8 86.5 / 88.7 vs 83.4 / 83.8 - hence off until that is understood.
+// M = 8 86.5 / 88.7 vs 83.4 / 83.8. That loss comes with PDL: with TORCHQUANT_PDL=0
+// XR wins M = 1 by 1.4 us, but the best chain time (74.0-74.3) is the same either way
+// (results/h200/2026-12-02i_int8_bm64, call 2), so XR stays off.
 // Longer rings lose alone too: 4096x14336 (14 stages per warp) M = 8 / 16
 // 21.5 / 28.1 vs 19.8 / 23.5; 28672x8192 (K split 1) M = 1 77.3 vs 65.4.
 // Its S: the deepest ring that leaves every SM room for the blocks the grid

@@ -46,8 +46,9 @@ using Cfg256c1 = GemmConfig<256, 4, 1>;
 // 128 x 128 tiles, 6 stages (192 KB), no cluster: twice the tiles for grids that cannot fill
 // the GPU with 128 x 256 ones.
 using Cfg128c1 = GemmConfig<128, 6, 1>;
-// 64-row tiles for M <= 64: the two consumer warpgroups split the columns (m64n64k32 /
-// m64n32k32 each) instead of stacking rows, so no tensor-core work goes to zero-filled rows.
+// 64-row tiles (grids of at most one wave, choose_config): the two consumer warpgroups split
+// the columns (m64n64k32 / m64n32k32 each) instead of stacking rows, so at M <= 64 no
+// tensor-core work goes to zero-filled rows.
 // 64 x 128: 8 stages of 24 KB (192 KB); 64 x 64: twice the CTAs, 12 stages of 16 KB (192 KB;
 // against 8 stages, H200 run 12-02i call 4: 4096x4096 M = 64 / 128 9.7 / 9.8 -> 8.9 / 9.2 us,
 // 4096x14336 M = 128 24.5 -> 22.7, never slower).
@@ -83,17 +84,17 @@ const char* config_name(TileConfig c) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of this op: which tile configuration runs a given shape.
-// TORCHQUANT_INT8_WGMMA_TILE=128x256c2|128x256c1|128x128c1|64x128c1|64x64c1|64x128c1a4|64x64c1a4
-// forces one (tests, benchmarks).
+// TORCHQUANT_INT8_WGMMA_TILE=<a config_name> forces one (tests, benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
+      std::string names;
       for (TileConfig c : kAllConfigs) {
         if (std::strcmp(env, config_name(c)) == 0) return c;
+        names += names.empty() ? "" : ", ";
+        names += config_name(c);
       }
-      TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env,
-                  "' is not one of 128x256c2, 128x256c1, 128x128c1, 64x128c1, 64x64c1, ",
-                  "64x128c1a4, 64x64c1a4");
+      TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env, "' is not one of ", names);
     }
   }
   // 64-row tiles (the two consumer warpgroups split the columns) whenever they fill at most one

@@ -401,9 +401,9 @@ __device__ __forceinline__ void wgmma_m64n32k32_s8(int (&d)[16], uint64_t desc_a
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      TQ_WG_D16 "}, "
       "%16, %17, p;\n}\n"
-      : TQ_WG_ACC8_("r", 0), TQ_WG_ACC8_("r", 8)
+      : TQ_WG_ACC16("r")
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
