@@ -23,7 +23,7 @@ from conftest import poison_cuda, requires_sm90a
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_INT8_WGMMA_TILE"
 SPLITS_ENV = "TORCHQUANT_INT8_WGMMA_SPLITS"
-CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1", "64x128c1a4", "64x64c1a4"]
+CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1"]
 
 
 pytestmark = requires_sm90a("_int8_gemm_sm90a")

@@ -54,19 +54,11 @@ using Cfg128c1 = GemmConfig<128, 6, 1>;
 // 4096x14336 M = 128 24.5 -> 22.7, never slower).
 using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
 using Cfg64x64c1 = GemmConfig<64, 12, 1, 64>;
-// The same two tiles with four accumulator sets (the k32 steps of a k-block round-robin over
-// them; kernel header). Forced only, not yet run on a GPU: at M = 64 the 64-row tiles take
-// ~360-490 clocks per 128-byte k-block whatever their width or stage count (8 -> 12 stages:
-// -8 %), which looks like four dependent wgmma in a row, not memory.
-using Cfg64x128c1a4 = GemmConfig<128, 8, 1, 64, 4>;
-using Cfg64x64c1a4 = GemmConfig<64, 12, 1, 64, 4>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1, k64x128c1a4,
-                        k64x64c1a4 };
+enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
 constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
                                       TileConfig::k128x128c1, TileConfig::k64x128c1,
-                                      TileConfig::k64x64c1,   TileConfig::k64x128c1a4,
-                                      TileConfig::k64x64c1a4};
+                                      TileConfig::k64x64c1};
 
 const char* config_name(TileConfig c) {
   switch (c) {
@@ -75,8 +67,6 @@ const char* config_name(TileConfig c) {
     case TileConfig::k128x128c1: return "128x128c1";
     case TileConfig::k64x128c1: return "64x128c1";
     case TileConfig::k64x64c1: return "64x64c1";
-    case TileConfig::k64x128c1a4: return "64x128c1a4";
-    case TileConfig::k64x64c1a4: return "64x64c1a4";
   }
   return "?";
 }
@@ -232,12 +222,6 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
-    case TileConfig::k64x128c1a4:
-      launch<Cfg64x128c1a4, OutT>(a, w, args, device, caps, stream);
-      break;
-    case TileConfig::k64x64c1a4:
-      launch<Cfg64x64c1a4, OutT>(a, w, args, device, caps, stream);
-      break;
   }
 }
 

@@ -80,12 +80,8 @@ namespace sm90a {
 // BN_: tile width in N (256, 128 or 64); STAGES_: pipeline depth; CM_: CTAs per cluster along M
 // that share (multicast) the W tile (1 or 2); BM_: tile height, 128 (the two consumer warpgroups
 // stack their 64 rows) or 64 (small M: both take the tile's 64 rows and split its columns, so no
-// tensor-core work goes to the zero rows TMA fills past M); ACC_SETS_: independent accumulator
-// sets per consumer thread (1, 2 or 4). The 4 k32 steps of a k-block go round-robin to the sets,
-// so consecutive wgmma no longer all wait for each other's accumulators; the sets are added
-// (exact int32) after the k-loop. Meant for narrow tiles, whose wgmma are short enough that the
-// accumulator dependency, not the tensor-core work, may set the k-loop's pace.
-template <int BN_, int STAGES_, int CM_, int BM_ = 128, int ACC_SETS_ = 1>
+// tensor-core work goes to the zero rows TMA fills past M).
+template <int BN_, int STAGES_, int CM_, int BM_ = 128>
 struct GemmConfig {
   static constexpr int kBM = BM_;
   static constexpr int kBN = BN_;
@@ -102,7 +98,6 @@ struct GemmConfig {
   static constexpr int kBBoxRows = kBN / kCM;        // rows of W one CTA loads per stage
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
   static constexpr int kAcc = kWgN / 2;              // int32 accumulators per consumer thread
-  static constexpr int kAccSets = ACC_SETS_;         // ... in each of this many sets
   // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
   // reserved, 256 past 8 stages), then two buffers of per-column epilogue operands (3 x kBN x 4
   // bytes each), then the split-K "this CTA finishes the tile" flag (16 bytes reserved).
@@ -118,7 +113,6 @@ struct GemmConfig {
   static_assert(kBN == 64 || kBN == 128 || kBN == 256, "tile width");
   static_assert(kBM == 128 || kBM == 64, "tile height");
   static_assert(kWgN >= 32, "wgmma width");
-  static_assert(kAccSets == 1 || kAccSets == 2 || kAccSets == 4, "accumulator sets");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kStageBytes < (1 << 20), "mbarrier transaction count range");
@@ -706,24 +700,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int warp = (threadIdx.x / 32) % 4;  // 16-row slice of the warpgroup's 64 rows
     const int lane = threadIdx.x % 32;
     const uint32_t signal = lane == 0;
-    constexpr int kSets = Cfg::kAccSets;
     int acc[Cfg::kAcc];
-    int accx[kSets > 1 ? kSets - 1 : 1][Cfg::kAcc];  // sets 1.. (kSets > 1 only)
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0;
-    if constexpr (kSets > 1) {
-#pragma unroll
-      for (int x = 0; x < kSets - 1; ++x)
-#pragma unroll
-        for (int i = 0; i < Cfg::kAcc; ++i) accx[x][i] = 0;
-    }
-    auto fence_all = [&]() {
-      fence_acc(acc);
-      if constexpr (kSets > 1) {
-#pragma unroll
-        for (int x = 0; x < kSets - 1; ++x) fence_acc(accx[x]);
-      }
-    };
 
     // One arrival per consumer warp on empty[s] of every CTA whose producer wrote into stage s
     // of this CTA (itself, and with multicast the peer too).
@@ -775,40 +754,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
         const uint32_t a0 = sA + stage * Cfg::kABytes + (kSplitCols ? 0 : cw * (64 * Cfg::kBK));
         const uint32_t b0 = sB + stage * Cfg::kBBytes + (kSplitCols ? c0 * Cfg::kBK : 0);
-        fence_all();
+        fence_acc(acc);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < Cfg::kBK / 32; ++kk) {
-          // Step kk goes to set kk % kSets; each set's first step of the unit overwrites it.
-          const uint64_t da = make_smem_desc(a0 + 32 * kk), db = make_smem_desc(b0 + 32 * kk);
-          const int accumulate = (i | (kk / kSets)) != 0;
-          if (kk % kSets == 0) {
-            Wgmma<Cfg::kWgN>::mma(acc, da, db, accumulate);
-          } else if constexpr (kSets > 1) {
-            Wgmma<Cfg::kWgN>::mma(accx[kk % kSets - 1], da, db, accumulate);
-          }
+          Wgmma<Cfg::kWgN>::mma(acc, make_smem_desc(a0 + 32 * kk), make_smem_desc(b0 + 32 * kk),
+                               (i | kk) != 0);
         }
         wgmma_commit();
-        fence_all();
+        fence_acc(acc);
         if (i > 0) {
           // The group of the previous k-block has retired: its stage can be refilled.
           wgmma_wait<1>();
-          fence_all();
+          fence_acc(acc);
           release(prev);
         }
         prev = stage;
         ring_advance<kStages>(stage, phase);
       }
       wgmma_wait<0>();
-      fence_all();
+      fence_acc(acc);
       release(prev);
-      if constexpr (kSets > 1) {
-        // Fold the sets into acc: int32 adds, exact and order-free (bit-identical results).
-#pragma unroll
-        for (int x = 0; x < kSets - 1; ++x)
-#pragma unroll
-          for (int r = 0; r < Cfg::kAcc; ++r) acc[r] += accx[x][r];
-      }
       // Publish this tile's column operands. Double-buffered by unit parity: a thread still
       // reading the previous unit's buffer in its epilogue reads the other one; the buffer
       // written here was last read two units ago, before every consumer passed the previous
