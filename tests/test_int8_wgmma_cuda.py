@@ -9,6 +9,9 @@ cluster, N below one W half (a wholly out-of-bounds TMA box) and K tails inside 
 Split-K (partial sums added into an int32 workspace, the last split of a tile finishing it) is
 forced through TORCHQUANT_INT8_WGMMA_SPLITS on every tile configuration, with ragged last splits,
 and checked under CUDA-graph replay (the workspace and counters must be re-zeroed every time).
+The cluster K split (2, 4 or 8 CTAs of a cluster each take a share of K and add their partials
+through distributed shared memory) is forced on ragged K ranges, empty ranks (fewer k-blocks than
+CTAs), several tiles per cluster (the partial buffers' ready / free phases) and graph replay.
 """
 
 import itertools
@@ -23,7 +26,11 @@ from conftest import poison_cuda, requires_sm90a
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_INT8_WGMMA_TILE"
 SPLITS_ENV = "TORCHQUANT_INT8_WGMMA_SPLITS"
-CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1"]
+# Tiles whose partial sums go through the int32 workspace when split (SPLITS_ENV) ...
+WS_CONFIGS = ["128x256c2", "128x256c1", "128x128c1", "64x128c1", "64x64c1"]
+# ... and the 64-row tiles whose K range a cluster of 2 / 4 / 8 CTAs splits (SPLITS_ENV ignored).
+CLUSTER_CONFIGS = ["64x64k2", "64x64k4", "64x64k8", "64x128k2", "64x128k4", "64x128k8"]
+CONFIGS = WS_CONFIGS + CLUSTER_CONFIGS
 
 
 pytestmark = requires_sm90a("_int8_gemm_sm90a")
@@ -154,7 +161,7 @@ def test_forced_tile_configs(monkeypatch, config, M, N, K):
     ],
 )
 @pytest.mark.parametrize("splits", [2, 3, 5])  # odd counts leave a ragged (shorter) last split
-@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("config", WS_CONFIGS)
 def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
     # Integer partial sums are exact and order-free: any split must give the unsplit bits.
     monkeypatch.setenv(ENV, config)
@@ -187,6 +194,42 @@ def test_auto_split_bit_exact(M, N, K):
     # CTAs: 2 splits), K = 4096 stays unsplit.
     args = _make(M, N, K, seed=64 + K, zero="row", bias=torch.float16)
     _run_and_compare(args, torch.float16)
+
+
+@pytest.mark.parametrize(
+    "M,N,K",
+    [
+        (64, 1024, 8192 + 16),  # 65 k-blocks: ranks of 8 and 9 (k8), a K tail in the last one
+        (33, 768, 2048),        # 16 k-blocks, 12 or 6 tiles
+        (17, 100, 48),          # one k-block: every rank but one has an empty range
+        (250, 1001, 1040),      # 4 M tiles, odd N (scalar stores), 9 k-blocks
+        (2048, 2048, 512),      # more tiles than clusters: each cluster reuses its buffers
+    ],
+)
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("config", CLUSTER_CONFIGS)
+def test_cluster_ksplit_bit_exact(monkeypatch, config, out_dtype, M, N, K):
+    monkeypatch.setenv(ENV, config)
+    args = _make(M, N, K, seed=5 * M + N + K, zero="row", bias=torch.bfloat16)
+    _run_and_compare(args, out_dtype)
+
+
+@pytest.mark.parametrize("config", ["64x64k8", "64x128k2"])
+def test_cluster_ksplit_cuda_graph_replay(monkeypatch, config):
+    # Barriers and partial buffers are set up inside each launch: replays with new inputs must
+    # give the same bits as eager calls.
+    monkeypatch.setenv(ENV, config)
+    M, N, K = 64, 1024, 4096 + 16
+    args = [_to(t, "cuda") for t in _make(M, N, K, seed=70, zero="row", bias=torch.float16)]
+    _, graph, captured = _capture(args, torch.float16)
+    for seed in (71, 72):
+        new = _make(M, N, K, seed=seed, zero="row", bias=torch.float16)
+        for dst, src in zip(args, new):
+            dst.copy_(src)
+        captured.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        _assert_same_bits(captured, ops.int8_matmul(*new, torch.float16, "auto"))
 
 
 def _capture(args, out_dtype):

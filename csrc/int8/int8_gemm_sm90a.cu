@@ -54,11 +54,25 @@ using Cfg128c1 = GemmConfig<128, 6, 1>;
 // 4096x14336 M = 128 24.5 -> 22.7, never slower).
 using Cfg64x128c1 = GemmConfig<128, 8, 1, 64>;
 using Cfg64x64c1 = GemmConfig<64, 12, 1, 64>;
+// The 64-row tiles with their K range split over a cluster of 2, 4 or 8 CTAs, the partial sums
+// added through distributed shared memory (kernel header): grids of few tiles get up to 8x the
+// SMs, with no workspace, memset or atomics. The partial buffer (16 / 32 KB) costs the 64 x 128
+// tile its eighth stage.
+using Cfg64x64k2 = GemmConfig<64, 12, 1, 64, 2>;
+using Cfg64x64k4 = GemmConfig<64, 12, 1, 64, 4>;
+using Cfg64x64k8 = GemmConfig<64, 12, 1, 64, 8>;
+using Cfg64x128k2 = GemmConfig<128, 7, 1, 64, 2>;
+using Cfg64x128k4 = GemmConfig<128, 7, 1, 64, 4>;
+using Cfg64x128k8 = GemmConfig<128, 7, 1, 64, 8>;
 
-enum class TileConfig { k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1 };
-constexpr TileConfig kAllConfigs[] = {TileConfig::k128x256c2, TileConfig::k128x256c1,
-                                      TileConfig::k128x128c1, TileConfig::k64x128c1,
-                                      TileConfig::k64x64c1};
+enum class TileConfig {
+  k128x256c2, k128x256c1, k128x128c1, k64x128c1, k64x64c1,
+  k64x64k2, k64x64k4, k64x64k8, k64x128k2, k64x128k4, k64x128k8
+};
+constexpr TileConfig kAllConfigs[] = {
+    TileConfig::k128x256c2, TileConfig::k128x256c1, TileConfig::k128x128c1, TileConfig::k64x128c1,
+    TileConfig::k64x64c1,   TileConfig::k64x64k2,   TileConfig::k64x64k4,   TileConfig::k64x64k8,
+    TileConfig::k64x128k2,  TileConfig::k64x128k4,  TileConfig::k64x128k8};
 
 const char* config_name(TileConfig c) {
   switch (c) {
@@ -67,6 +81,12 @@ const char* config_name(TileConfig c) {
     case TileConfig::k128x128c1: return "128x128c1";
     case TileConfig::k64x128c1: return "64x128c1";
     case TileConfig::k64x64c1: return "64x64c1";
+    case TileConfig::k64x64k2: return "64x64k2";
+    case TileConfig::k64x64k4: return "64x64k4";
+    case TileConfig::k64x64k8: return "64x64k8";
+    case TileConfig::k64x128k2: return "64x128k2";
+    case TileConfig::k64x128k4: return "64x128k4";
+    case TileConfig::k64x128k8: return "64x128k8";
   }
   return "?";
 }
@@ -188,11 +208,13 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
 
   const int max_ctas =
       tma::resident_ctas(reinterpret_cast<const void*>(int8_gemm_sm90a_kernel<Cfg, OutT>),
-                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps);
+                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCluster, device, caps);
   const int tile_units = args.num_m_units * args.num_n_tiles;
-  // A tile unit occupies kCM CTAs, so one wave holds max_ctas / kCM of them.
+  // A tile unit occupies kCM CTAs, so one wave holds max_ctas / kCM of them. A cluster K split
+  // (kKS > 1) replaces the workspace split: its kKS CTAs share one tile unit.
   const SplitPlan plan =
-      choose_splits(args.num_m_tiles, tile_units, args.num_kb, max_ctas / Cfg::kCM);
+      Cfg::kKS > 1 ? SplitPlan{1, args.num_kb}
+                   : choose_splits(args.num_m_tiles, tile_units, args.num_kb, max_ctas / Cfg::kCM);
   args.splits = plan.splits;
   args.kb_per_split = plan.kb_per_split;
   args.num_units = tile_units * plan.splits;
@@ -207,10 +229,11 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
     args.ws = ws.data_ptr<int32_t>();
     args.counters = counters.data_ptr<int>();
   }
-  const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
+  const int clusters = std::min(args.num_units, max_ctas / Cfg::kCluster);
 
-  tma::launch_clusters(int8_gemm_sm90a_kernel<Cfg, OutT>, clusters * Cfg::kCM, Cfg::kThreads,
-                       Cfg::kSmemBytes, Cfg::kCM, stream, tmap_a, tmap_b, args);
+  tma::launch_clusters(int8_gemm_sm90a_kernel<Cfg, OutT>, clusters * Cfg::kCluster,
+                       Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCluster, stream, tmap_a, tmap_b,
+                       args);
 }
 
 template <class OutT>
@@ -222,6 +245,12 @@ void launch_config(TileConfig c, const at::Tensor& a, const at::Tensor& w, const
     case TileConfig::k128x128c1: launch<Cfg128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x128c1: launch<Cfg64x128c1, OutT>(a, w, args, device, caps, stream); break;
     case TileConfig::k64x64c1: launch<Cfg64x64c1, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x64k2: launch<Cfg64x64k2, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x64k4: launch<Cfg64x64k4, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x64k8: launch<Cfg64x64k8, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x128k2: launch<Cfg64x128k2, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x128k4: launch<Cfg64x128k4, OutT>(a, w, args, device, caps, stream); break;
+    case TileConfig::k64x128k8: launch<Cfg64x128k8, OutT>(a, w, args, device, caps, stream); break;
   }
 }
 

@@ -80,8 +80,12 @@ namespace sm90a {
 // BN_: tile width in N (256, 128 or 64); STAGES_: pipeline depth; CM_: CTAs per cluster along M
 // that share (multicast) the W tile (1 or 2); BM_: tile height, 128 (the two consumer warpgroups
 // stack their 64 rows) or 64 (small M: both take the tile's 64 rows and split its columns, so no
-// tensor-core work goes to the zero rows TMA fills past M).
-template <int BN_, int STAGES_, int CM_, int BM_ = 128>
+// tensor-core work goes to the zero rows TMA fills past M); KS_: CTAs per cluster that split
+// the tile's K range (1, 2, 4 or 8; 64-row tiles without multicast only): cluster rank r
+// computes the partial sums of k-blocks [r * num_kb / KS_, (r + 1) * num_kb / KS_) and the KS_
+// partials are added through distributed shared memory, each CTA finishing 1 / KS_ of the tile
+// (no global workspace, no memset, no atomics; see the kernel header).
+template <int BN_, int STAGES_, int CM_, int BM_ = 128, int KS_ = 1>
 struct GemmConfig {
   static constexpr int kBM = BM_;
   static constexpr int kBN = BN_;
@@ -98,17 +102,27 @@ struct GemmConfig {
   static constexpr int kBBoxRows = kBN / kCM;        // rows of W one CTA loads per stage
   static constexpr int kStageBytes = kABytes + kBBytes;  // bytes landing in one CTA per stage
   static constexpr int kAcc = kWgN / 2;              // int32 accumulators per consumer thread
-  // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (128 bytes
-  // reserved, 256 past 8 stages), then two buffers of per-column epilogue operands (3 x kBN x 4
-  // bytes each), then the split-K "this CTA finishes the tile" flag (16 bytes reserved).
+  static constexpr int kKS = KS_;                    // CTAs splitting K in one cluster
+  static constexpr int kCluster = kCM * kKS;         // CTAs per cluster
+  // Layout after the 1024-byte aligned base: stages, then 2 x kStages mbarriers (+ the cluster
+  // split's ready / free pair) in 128 or 256 reserved bytes, then two buffers of per-column
+  // epilogue operands (3 x kBN x 4 bytes each), then the split-K "this CTA finishes the tile"
+  // flag (16 bytes reserved), then (kKS > 1) this CTA's partial sums, kAcc int32 per consumer
+  // thread.
   static constexpr int kBarrierOffset = kStages * kStageBytes;
-  static constexpr int kBarrierBytes = kStages <= 8 ? 128 : 256;
+  static constexpr int kBarrierUse = 2 * kStages * 8 + (kKS > 1 ? 16 : 0);
+  static constexpr int kBarrierBytes = kBarrierUse <= 128 ? 128 : 256;
   static constexpr int kParamsOffset = kBarrierOffset + kBarrierBytes;
   static constexpr int kParamsBytes = 2 * 3 * kBN * 4;
   static constexpr int kFlagOffset = kParamsOffset + kParamsBytes;
+  static constexpr int kPartOffset = kFlagOffset + 16;
+  static constexpr int kPartBytes = kKS > 1 ? kAcc * 256 * 4 : 0;
   // 1024 of slack to round the dynamic shared memory base up to the 1024-byte swizzle atom.
-  static constexpr int kSmemBytes = 1024 + kFlagOffset + 16;
-  static_assert(2 * kStages * 8 <= kBarrierBytes, "barrier area");
+  static constexpr int kSmemBytes = 1024 + kPartOffset + kPartBytes;
+  static_assert(kBarrierUse <= kBarrierBytes, "barrier area");
+  static_assert(kKS == 1 || kKS == 2 || kKS == 4 || kKS == 8, "cluster K split");
+  static_assert(kKS == 1 || (kCM == 1 && kBM == 64), "cluster K split: 64-row tiles, no multicast");
+  static_assert(kKS == 1 || (kAcc / 2) % kKS == 0, "cluster K split: pairs per thread");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kBN == 64 || kBN == 128 || kBN == 256, "tile width");
   static_assert(kBM == 128 || kBM == 64, "tile height");
@@ -227,6 +241,49 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta, 
       "@p mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta), "r"(pred)
       : "memory");
+}
+
+// Cluster K split handshakes: one consumer thread, after a named barrier of all 256, fences at
+// cluster scope once (publishing what the consumers wrote to, or read from, shared memory before
+// that barrier) and then arrives on the peers' barriers (mbar_arrive_cluster: an explicit
+// .release.cluster there would put a MEMBAR.GPU before every arrival); the wait acquires.
+__device__ __forceinline__ void fence_acq_rel_cluster() {
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_wait_acquire_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred P1;\n"
+      "TQ_WAIT_CL:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra TQ_DONE_CL;\n"
+      "bra TQ_WAIT_CL;\n"
+      "TQ_DONE_CL:\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v2(uint32_t addr, int x, int y) {
+  asm volatile("st.shared.v2.s32 [%0], {%1, %2};" ::"r"(addr), "r"(x), "r"(y) : "memory");
+}
+
+// Two int32 at the same shared-memory offset `addr` in CTA `cta` of the cluster.
+__device__ __forceinline__ void ld_dsmem_v2(uint32_t addr, uint32_t cta, int& x, int& y) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %2, %3;\n"
+      "ld.shared::cluster.v2.s32 {%0, %1}, [remote];\n}\n"
+      : "=r"(x), "=r"(y)
+      : "r"(addr), "r"(cta)
+      : "memory");
+}
+
+// x += y as a volatile instruction: it cannot move past the barrier that follows it, so the
+// loads it consumes have returned before that barrier.
+__device__ __forceinline__ void add_in_order(int& x, int y) {
+  asm volatile("add.s32 %0, %0, %1;" : "+r"(x) : "r"(y) : "memory");
 }
 
 __device__ __forceinline__ void prefetch_tmap(const CUtensorMap* map) {
@@ -513,12 +570,14 @@ struct ColParams {
 // every row starts 8-byte (fp32) / 4-byte (16-bit) aligned and a pair (c, c + 1) with c even never
 // straddles the end of a row, so each pair is one vector store. Column operands come from shared
 // memory as 8-byte pairs (the 4 lanes of a row group read 4 distinct pairs: no bank conflict).
-template <class OutT, int kW, int kBN, bool kPairs>
+// kKS > 1 (cluster K split): this CTA stores only the pairs q = 2 j + (second row) with
+// q % kKS == krank, whose complete sums acc holds.
+template <class OutT, int kW, int kBN, bool kPairs, int kKS = 1>
 __device__ __forceinline__ void epilogue(const int (&acc)[kW / 2], const ColParams<kBN>& cp,
                                          int c0, const RowParams& rp, const GemmArgs& p, int r0,
-                                         int n_base, int lane) {
+                                         int n_base, int lane, int krank = 0) {
   const int r1 = r0 + 8;
-  const bool ok0 = r0 < p.M, ok1 = r1 < p.M;
+  const bool in0 = r0 < p.M, in1 = r1 < p.M;
   const bool has_bias = p.has_bias != 0;
   const int cl = 2 * (lane & 3);
   // Row pointers at this lane's first column: every store below is base + a constant offset.
@@ -528,6 +587,8 @@ __device__ __forceinline__ void epilogue(const int (&acc)[kW / 2], const ColPara
       static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base + cl);
 #pragma unroll
   for (int j = 0; j < kW / 8; ++j) {
+    const bool ok0 = in0 && (kKS == 1 || (2 * j) % kKS == krank);
+    const bool ok1 = in1 && (kKS == 1 || (2 * j + 1) % kKS == krank);
     const int l = cl + 8 * j;  // column within the block (even)
     const int c = n_base + l;
     const float2 ws = *reinterpret_cast<const float2*>(&cp.w_scale[c0 + l]);
@@ -634,6 +695,69 @@ __device__ __forceinline__ void splitk_reload(int (&acc)[kW / 2], const GemmArgs
   }
 }
 
+// Cluster K split (kKS > 1): the kKS CTAs of a cluster hold partial sums of the same tile over
+// disjoint k-block ranges. Each consumer thread stores its kAcc partials as kAcc / 2 int32 pairs
+// in this CTA's partial buffer (pair q at part + q * 2048 + 8 ct: conflict-free), the CTAs
+// signal each other (ready), and each CTA then owns the pairs q with q % kKS == krank: it reads
+// the other kKS - 1 partials of those pairs from its peers' buffers through distributed shared
+// memory and adds them to its own (int32: exact and order-free, bit-identical to the unsplit
+// kernel), then tells the peers it is done reading (free). A CTA overwrites its buffer for the
+// next unit only after every peer has said so. acc's owned pairs hold the complete sums after
+// the call; the first consumer barrier also publishes the tile's column operands.
+template <class Cfg>
+__device__ __forceinline__ void splitk_cluster_reduce(int (&acc)[Cfg::kAcc], uint32_t part,
+                                                      uint32_t bar_ready, uint32_t bar_free,
+                                                      int iter, int ct, int krank) {
+  constexpr int kKS = Cfg::kKS;
+  constexpr int kPairs = Cfg::kAcc / 2;
+  constexpr int kOwn = kPairs / kKS;  // pairs this CTA finishes, per consumer thread
+  const uint32_t mine = part + 8u * static_cast<uint32_t>(ct);
+  mbar_wait_acquire_cluster(bar_free, static_cast<uint32_t>(iter & 1) ^ 1u);
+#pragma unroll
+  for (int q = 0; q < kPairs; ++q) st_shared_v2(mine + 2048u * q, acc[2 * q], acc[2 * q + 1]);
+  consumer_bar_sync();
+  if (ct == 0) {
+    fence_acq_rel_cluster();
+#pragma unroll
+    for (int d = 1; d < kKS; ++d) {
+      mbar_arrive_cluster(bar_ready, static_cast<uint32_t>((krank + d) % kKS), 1u);
+    }
+  }
+  mbar_wait_acquire_cluster(bar_ready, static_cast<uint32_t>(iter & 1));
+  // Every load is issued before the first add consumes one (the adds are volatile and ordered
+  // after the loads), so the kKS - 1 remote round trips overlap.
+  int tx[kOwn][kKS - 1], ty[kOwn][kKS - 1];
+#pragma unroll
+  for (int q = 0; q < kPairs; ++q) {
+    if (q % kKS == krank) {
+#pragma unroll
+      for (int d = 1; d < kKS; ++d) {
+        ld_dsmem_v2(mine + 2048u * q, static_cast<uint32_t>((krank + d) % kKS),
+                    tx[q / kKS][d - 1], ty[q / kKS][d - 1]);
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kPairs; ++q) {
+    if (q % kKS == krank) {
+#pragma unroll
+      for (int d = 1; d < kKS; ++d) {
+        add_in_order(acc[2 * q], tx[q / kKS][d - 1]);
+        add_in_order(acc[2 * q + 1], ty[q / kKS][d - 1]);
+      }
+    }
+  }
+  // Every consumer thread's reads of the peers' buffers have returned (the adds above ran).
+  consumer_bar_sync();
+  if (ct == 0) {
+    fence_acq_rel_cluster();
+#pragma unroll
+    for (int d = 1; d < kKS; ++d) {
+      mbar_arrive_cluster(bar_free, static_cast<uint32_t>((krank + d) % kKS), 1u);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ kernel --
 template <class Cfg, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -649,15 +773,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sB = sA + kStages * Cfg::kABytes;           // kStages x [kBN x 128 B]
   const uint32_t bar_full = smem + Cfg::kBarrierOffset;      // kStages x 8 B
   const uint32_t bar_empty = bar_full + kStages * 8;         // kStages x 8 B
+  const uint32_t bar_ready = bar_empty + kStages * 8;        // cluster K split only
+  const uint32_t bar_free = bar_ready + 8;                   // idem
+  constexpr int kCluster = Cfg::kCluster;
+  constexpr int kKS = Cfg::kKS;
 
   const int wg = threadIdx.x / 128;
-  const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
-  const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
-  const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+  const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;  // multicast rank
+  const int krank = kKS > 1 ? static_cast<int>(cluster_ctarank()) : 0;  // K split rank
+  const int cluster =
+      kCluster > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
+  const int nclusters =
+      kCluster > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
   const int tile_units = p.num_m_units * p.num_n_tiles;  // work units per split
 
   // Every barrier of every CTA in the cluster is initialized before anyone arrives on it.
-  init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCM>(bar_full, bar_empty);
+  if constexpr (kKS > 1) {
+    if (threadIdx.x == 0) {  // fenced with the ring's barriers by init_ring_barriers
+      mbar_init(bar_ready, kKS - 1);
+      mbar_init(bar_free, kKS - 1);
+    }
+  }
+  init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCluster>(bar_full, bar_empty);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -670,6 +807,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int u = cluster; u < p.num_units; u += nclusters) {
         int mu, nt, kb_begin, kb_end;
         unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
+        if constexpr (kKS > 1) {  // this rank's share of the tile's k-blocks (p.splits == 1)
+          kb_begin = krank * p.num_kb / kKS;
+          kb_end = (krank + 1) * p.num_kb / kKS;
+        }
         const int mt = mu * kCM + static_cast<int>(rank);
         // A box of a padding M tile (past the last one, only when kCM == 2 and the tile count
         // is odd) or a W half past N would be wholly out of bounds; it is pointed at row 0
@@ -721,6 +862,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int u = cluster; u < p.num_units; u += nclusters, ++iter) {
       int mu, nt, kb_begin, kb_end;
       unit_work(u, p, tile_units, mu, nt, kb_begin, kb_end);
+      if constexpr (kKS > 1) {
+        kb_begin = krank * p.num_kb / kKS;
+        kb_end = (krank + 1) * p.num_kb / kKS;
+      }
       const int mt = mu * kCM + static_cast<int>(rank);
       const int n_base = nt * Cfg::kBN;  // the tile's first column
       const int r0 = mt * Cfg::kBM + (kSplitCols ? 0 : cw * 64) + warp * 16 + (lane >> 2);
@@ -772,9 +917,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         prev = stage;
         ring_advance<kStages>(stage, phase);
       }
-      wgmma_wait<0>();
-      fence_acc(acc);
-      release(prev);
+      if constexpr (kKS > 1) {
+        if (nkb > 0) {
+          wgmma_wait<0>();
+          fence_acc(acc);
+          release(prev);
+        } else {  // an empty k range (num_kb < kKS; the host avoids it): a zero partial
+#pragma unroll
+          for (int r = 0; r < Cfg::kAcc; ++r) acc[r] = 0;
+        }
+      } else {
+        wgmma_wait<0>();
+        fence_acc(acc);
+        release(prev);
+      }
       // Publish this tile's column operands. Double-buffered by unit parity: a thread still
       // reading the previous unit's buffer in its epilogue reads the other one; the buffer
       // written here was last read two units ago, before every consumer passed the previous
@@ -785,7 +941,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         cp.colsum[ct] = col_cs;
         cp.bias[ct] = col_b;
       }
-      if (p.splits > 1) {
+      if constexpr (kKS > 1) {
+        // Cluster K split: the partials meet in distributed shared memory; this CTA finishes
+        // its share of the tile's pairs. Its first barrier publishes the column operands.
+        splitk_cluster_reduce<Cfg>(acc, smem + Cfg::kPartOffset, bar_ready, bar_free, iter, ct,
+                                   krank);
+      } else if (p.splits > 1) {
         // Split-K: add the partial; the split that arrives last finishes the tile. The first
         // barrier inside splitk_consumers_last publishes the column operands written above.
         splitk_add<Cfg::kWgN>(acc, p, r0, n_base + c0, lane);
@@ -798,16 +959,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       // The producer is already filling stages for the next unit while this runs.
       if ((p.N & 1) == 0) {
-        epilogue<OutT, Cfg::kWgN, Cfg::kBN, true>(acc, cp, c0, rp, p, r0, n_base + c0, lane);
+        epilogue<OutT, Cfg::kWgN, Cfg::kBN, true, kKS>(acc, cp, c0, rp, p, r0, n_base + c0, lane,
+                                                       krank);
       } else {
-        epilogue<OutT, Cfg::kWgN, Cfg::kBN, false>(acc, cp, c0, rp, p, r0, n_base + c0, lane);
+        epilogue<OutT, Cfg::kWgN, Cfg::kBN, false, kKS>(acc, cp, c0, rp, p, r0, n_base + c0,
+                                                        lane, krank);
       }
       __syncwarp();
     }
   }
 
-  // No CTA of a cluster may exit while its peer can still arrive on its barriers.
-  if constexpr (kCM > 1) cluster_sync();
+  // No CTA of a cluster may exit while a peer can still arrive on its barriers or read its
+  // shared memory.
+  if constexpr (kCluster > 1) cluster_sync();
 #else
   __trap();  // built for another target: the host refuses to launch on anything but sm_90
 #endif
