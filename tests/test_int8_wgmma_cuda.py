@@ -173,7 +173,11 @@ def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
 @pytest.mark.parametrize(
     "M,N,K",
     [
-        (64, 4096, 4096 + 16),   # 64 x 64 tiles (64 <= one per SM)
+        (64, 4096, 4096 + 16),   # 64 x 64 tiles (64 <= one per SM), unsplit
+        (64, 1024, 4096 + 16),   # 16 tiles, 33 k-blocks: cluster K split over 4 CTAs
+        (100, 1024, 4096),       # 32 tiles: split over 2
+        (64, 4096, 8192 + 48),   # 64 tiles, 65 k-blocks: split over 2 (128 CTAs)
+        (64, 1024, 2048),        # 16 tiles but 16 k-blocks: unsplit
         (100, 6144, 272),        # 2 x 96 64 x 64 tiles > 132: 64 x 128 (96 tiles)
         (33, 14336, 272),        # 224 64 x 64 tiles: 64 x 128 (112)
         (256, 2048, 272),        # 4 M tiles x 32: 128 64 x 64 tiles
@@ -190,8 +194,8 @@ def test_auto_tile_rule_bit_exact(M, N, K):
 
 @pytest.mark.parametrize("M,N,K", [(64, 4096, 8192 + 16), (64, 4096, 4096)])
 def test_auto_split_bit_exact(M, N, K):
-    # No knob: 64 x 64 tiles (64 of them); K >= 8192 gets the automatic split (one wave of
-    # CTAs: 2 splits), K = 4096 stays unsplit.
+    # No knob: 64 x 64 tiles (64 of them); K >= 8192 gets the cluster K split over 2 CTAs
+    # (128 CTAs), K = 4096 stays unsplit.
     args = _make(M, N, K, seed=64 + K, zero="row", bias=torch.float16)
     _run_and_compare(args, torch.float16)
 

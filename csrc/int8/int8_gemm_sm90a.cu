@@ -8,10 +8,11 @@
 // the preconditions of this path: a CUDA device of compute capability exactly 9.0 and K % 16 == 0),
 // the column sums when a zero point comes without them, the two TMA tensor maps (encoded with the
 // driver's cuTensorMapEncodeTiled, reached through cudaGetDriverEntryPointByVersion, so nothing is
-// linked against libcuda), the tile configuration (choose_config), the split-K factor
-// (choose_splits: when the tile grid is smaller than one wave of CTAs; a zeroed int32 workspace and
-// per-tile counters are then allocated per call), and a persistent launch of at most one CTA per SM
-// (cluster launch through cudaLaunchKernelEx when pairs of CTAs multicast W).
+// linked against libcuda), the tile configuration (choose_config, which for small 64 x 64 grids
+// also picks a cluster K split: split_64x64), the workspace split-K factor of the other
+// configurations (choose_splits; a zeroed int32 workspace and per-tile counters are then allocated
+// per call), and a persistent launch of at most one CTA per SM (cluster launch through
+// cudaLaunchKernelEx when pairs of CTAs multicast W or a cluster splits K).
 // No host synchronization: the op can be captured in a CUDA graph (the workspace and counters are
 // zeroed by memsets recorded with the launch, so every replay starts from zero).
 #include <ATen/ATen.h>
@@ -93,9 +94,30 @@ const char* config_name(TileConfig c) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// A 64 x 64 grid of `tiles` tiles (at most one per SM) over num_kb k-blocks: split each tile's K
+// range over a cluster of 2 or 4 CTAs (partials added through distributed shared memory)?
+// Measured on the H200 (results/h200/2026-12-02j_int8_cluster, call 2; cold L2, graph replay,
+// bf16 out, us; unsplit 64x64c1 / k2 / k4 / k8, bf16 cuBLAS):
+//   1024x8192  M = 64:  11.7 / 10.3 / 7.9 / 10.9 (10.4)   M = 128: 13.2 / 10.4 / 13.0 / 15.0 (11.1)
+//              M = 256: 13.2 / 11.2 / 19.4 / 25.0 (13.4)
+//   1024x4096  M = 64:  8.1 / 7.4 / 6.6 / 9.2 (8.2)       M = 128: 8.2 / 7.5 / 10.1 / 12.4 (8.6)
+//   4096x14336 M = 64:  25.1 / 20.7 / 29.3 / 34.8 (36.6)  4096x4096 M = 64: 8.9 / 9.5 / 15.5 (12.3)
+//   K = 2048 (16 k-blocks): 768x2048, 1536x2048, 2048x2048 M = 33..256: never faster (+-0.3,
+//   up to +0.7 at 2048x2048).
+// The split pays while it takes the grid to at most 64 CTAs (and up to 128 with >= 64
+// k-blocks), each keeping >= 8 k-blocks; a grid of 128 CTAs in clusters of 4 or 8 ran past one
+// wave (1024x8192 M = 128 at k4, M = 64 at k8). The 64 x 128 splits were never the best by more
+// than 0.8 us (1024x8192 M = 128: 9.6 at k4), so only the 64 x 64 tile is split here.
+TileConfig split_64x64(int64_t tiles, int64_t num_kb) {
+  if (num_kb >= 32 && tiles * 4 <= 64) return TileConfig::k64x64k4;
+  if (num_kb >= 32 && tiles * 2 <= 64) return TileConfig::k64x64k2;
+  if (num_kb >= 64 && tiles * 2 <= 128) return TileConfig::k64x64k2;
+  return TileConfig::k64x64c1;
+}
+
 // The one dispatch function of this op: which tile configuration runs a given shape.
 // TORCHQUANT_INT8_WGMMA_TILE=<a config_name> forces one (tests, benchmarks).
-TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
+TileConfig choose_config(int64_t M, int64_t N, int64_t K, const DeviceCaps& caps) {
   if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
     if (env[0] != '\0') {
       std::string names;
@@ -122,7 +144,8 @@ TileConfig choose_config(int64_t M, int64_t N, const DeviceCaps& caps) {
   // were 16-48 CTAs, each taking ~0.45 us per 128-byte k-block: more, shorter tiles win.
   {
     const int64_t m64 = ceil_div(M, 64);
-    if (m64 * ceil_div(N, 64) <= caps.sm_count) return TileConfig::k64x64c1;
+    const int64_t tiles64 = m64 * ceil_div(N, 64);
+    if (tiles64 <= caps.sm_count) return split_64x64(tiles64, ceil_div(K, 128));
     if (m64 * ceil_div(N, 128) <= caps.sm_count) return TileConfig::k64x128c1;
   }
   const int64_t m_tiles = ceil_div(M, 128);
@@ -165,8 +188,12 @@ struct SplitPlan {
 // CTA sum the slices was bit-exact but slower (results/h200/2026-12-01_0612/ab.csv: 4096x4096
 // M = 64 14.4 unsplit, 24.0 at S = 2; 4096x14336 M = 64 37.8 / 34.5 at S = 4, against 30.6 for
 // the atomic form): the last CTA's S dependent L2 reloads per element sit on the critical path.
+// Since 2026-12-02j the 64 x 64 grids of <= 64 tiles at K >= 8192 take the cluster K split
+// instead (split_64x64: no workspace; 4096x14336 M = 64 20.7 us against 25.1), so without the
+// knob this rule now fires only for a one-M-tile grid of 65 or 66 64 x 64 tiles (2 splits).
 // TORCHQUANT_INT8_WGMMA_SPLITS=S (S >= 1) forces S splits, clamped to num_kb (1: no split; tests,
-// benchmarks). Either way the plan is normalized so that no split is empty.
+// benchmarks; ignored by the cluster-split configurations). Either way the plan is normalized so
+// that no split is empty.
 SplitPlan choose_splits(int64_t m_tiles, int64_t units, int64_t num_kb, int64_t max_units) {
   int64_t splits = 1;
   const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_SPLITS");
@@ -304,7 +331,7 @@ at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
   args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
   args.bias_step = bias.has_value() ? 1 : 0;
 
-  const TileConfig config = choose_config(M, N, caps);
+  const TileConfig config = choose_config(M, N, K, caps);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   dispatch_float_cuda(sh.out_dtype, kOp, [&](auto tag) {
     launch_config<decltype(tag)>(config, a, w, args, device, caps, stream);

@@ -59,6 +59,12 @@
 // threads count the split in on the tile's counter; only the CTA whose split arrives last reloads
 // the complete sums from L2 and runs the normal epilogue, the others go on to their next unit.
 // The first of the two consumer barriers of that handshake also publishes the column operands.
+// Cluster K split (Cfg::kKS > 1; 64-row tiles, chosen by the host for small grids): a cluster of
+// kKS CTAs works on one tile unit at a time, rank r streaming k-blocks [r num_kb / kKS,
+// (r + 1) num_kb / kKS). After the k-loop each CTA stores its partial sums in its own shared
+// memory, and each finishes the kKS-th of the tile's accumulator pairs it owns by adding the
+// peers' partials read through distributed shared memory (splitk_cluster_reduce): no global
+// workspace, no memset nodes, no atomics, and the same bits as the unsplit kernel.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (type only; nothing is linked from the driver)
