@@ -205,33 +205,6 @@ def test_dispatch_buckets_exact(case, out_dtype):
 
 
 @needs_sm80
-@pytest.mark.parametrize("chunk", ["64", "128"])
-@pytest.mark.parametrize(
-    "M,N,K",
-    [
-        (1, 40, 16),            # one 16-byte load per row: most of a 128-byte chunk is past K
-        (8, 1000, 4096 + 16),   # a chunk holding only 16 bytes of K at the end
-        (16, 4100, 8192 + 80),  # 9..16 tokens, K tail inside a chunk, N not a multiple of 16
-        (5, 37, 2048 + 48),     # split-K over blocks with ragged splits
-    ],
-)
-def test_gemv_chunk_widths_exact(monkeypatch, chunk, M, N, K):
-    """The gemv with 64- and 128-byte chunks per row and warp step (aligned operands, M <= 16)."""
-    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_CHUNK", chunk)
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, 3 * M + N, True, True, "per_row", torch.bfloat16)
-    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16)
-    assert_bitexact(run_cuda(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16, "gemv"), want)
-
-
-@needs_sm80
-def test_gemv_chunk_knob_rejects_other_values(monkeypatch):
-    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_CHUNK", "96")
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(4, 32, 256, 1, False, False, "scalar", None)
-    with pytest.raises(RuntimeError, match="TORCHQUANT_INT8_GEMV_CHUNK"):
-        run_cuda(a_q, sa, za, w_q, sw, None, bias, torch.float32, "gemv")
-
-
-@needs_sm80
 def test_forced_gemv_large_m():
     """gemv is meant for M <= 32 but must be right for any M (32-row passes)."""
     a_q, sa, za, w_q, sw, bias = _epilogue_operands(300, 129, 1040, 11, True, True, "scalar", torch.float32)

@@ -536,8 +536,8 @@ struct GemvParams {
   void* out;        // [M, N] of OutT
   int M, N, K;
   Epilogue epi;
-  int chunks;            // ceil(K / kChunk)
-  int chunks_per_split;  // kChunk-byte chunks per split (blockIdx.z)
+  int chunks;            // ceil(K / 64)
+  int chunks_per_split;  // 64-byte chunks per split (blockIdx.z)
   int splits;
   int32_t* ws;    // [M, N] zeroed, splits > 1 only
   int* counters;  // [gridDim.x * gridDim.y] zeroed, splits > 1 only
@@ -558,19 +558,10 @@ struct GemvShape {
 
 // (kUnroll 3, 5 and 6 for the 9..16-token tile lost to 4 on every shape measured, H200
 // run 2026-12-02b call 1: 28672x8192 M = 16 68.9 / 67.7 / 65.4 against 63.7 us.)
-// kChunk: bytes of K per row a warp takes per step. 64: each lane loads 16 contiguous bytes of
-// its rows, so one warp load covers 8 rows x 64 bytes. 128 (aligned, kMT8 <= 2): each lane
-// loads 32 contiguous bytes as two 16-byte loads, so a load pair covers 8 whole 128-byte lines
-// (the pattern the read microbenchmark streams fastest), with half as many chunks in flight
-// (the same bytes and registers). Either way both halves of a 16-byte load feed one m16n8k32
-// each, with A and B permuted alike.
-template <int kMT8, bool kAligned, typename OutT, int kChunk = 64>
+template <int kMT8, bool kAligned, typename OutT>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
-  static_assert(kChunk == 64 || (kChunk == 128 && kAligned), "gemv chunk");
-  constexpr int kParts = kChunk / 64;  // 16-byte loads per lane, row and chunk
-  constexpr int kUnroll = GemvShape<kMT8>::kUnroll / kParts;
-  static_assert(kUnroll >= 1, "gemv unroll");
+  constexpr int kUnroll = GemvShape<kMT8>::kUnroll;
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   __shared__ int32_t red[kGemvWarps][kTokens][16];
   __shared__ int s_last;
@@ -605,41 +596,34 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     for (int r = 0; r < 4; ++r) acc[j][r] = 0;
 
   for (int c = c_begin + warp; c < c_end; c += kGemvWarps * kUnroll) {
-    uint4 wl[kUnroll][kParts], wh[kUnroll][kParts], xv[kUnroll][kParts][kMT8];
+    uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][kMT8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int cc = c + u * kGemvWarps;
+      const int k = cc * 64 + t * 16;
       const bool in = cc < c_end;
+      if constexpr (kAligned) {
+        const bool kin = in && k < p.K;  // K % 16 == 0: a chunk is all in or all out
+        wl[u] = ldg16_stream(w_lo + (kin ? k : 0), kin && v_lo);
+        wh[u] = ldg16_stream(w_hi + (kin ? k : 0), kin && v_hi);
 #pragma unroll
-      for (int h = 0; h < kParts; ++h) {
-        const int k = cc * kChunk + t * (16 * kParts) + 16 * h;
-        if constexpr (kAligned) {
-          const bool kin = in && k < p.K;  // K % 16 == 0: a 16-byte load is all in or all out
-          wl[u][h] = ldg16_stream(w_lo + (kin ? k : 0), kin && v_lo);
-          wh[u][h] = ldg16_stream(w_hi + (kin ? k : 0), kin && v_hi);
+        for (int j = 0; j < kMT8; ++j) xv[u][j] = ldg16_cached(xrow[j] + (kin ? k : 0), kin && vx[j]);
+      } else {
+        wl[u] = ld16_unaligned(w_lo, k, p.K, in && v_lo);
+        wh[u] = ld16_unaligned(w_hi, k, p.K, in && v_hi);
 #pragma unroll
-          for (int j = 0; j < kMT8; ++j)
-            xv[u][h][j] = ldg16_cached(xrow[j] + (kin ? k : 0), kin && vx[j]);
-        } else {
-          wl[u][h] = ld16_unaligned(w_lo, k, p.K, in && v_lo);
-          wh[u][h] = ld16_unaligned(w_hi, k, p.K, in && v_hi);
-#pragma unroll
-          for (int j = 0; j < kMT8; ++j) xv[u][h][j] = ld16_unaligned(xrow[j], k, p.K, in && vx[j]);
-        }
+        for (int j = 0; j < kMT8; ++j) xv[u][j] = ld16_unaligned(xrow[j], k, p.K, in && vx[j]);
       }
     }
-    // Physical bytes [0,4) / [4,8) of a lane's 16-byte load are logical k t*4 / 16 + t*4 of
-    // one mma, bytes [8,12) / [12,16) those of the next, for A and B alike.
+    // Physical bytes t*16 + [0,4) / [4,8) are logical k t*4 / 16 + t*4 of the
+    // first mma, bytes [8,12) / [12,16) those of the second, for A and B alike.
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-      for (int h = 0; h < kParts; ++h)
-#pragma unroll
-        for (int j = 0; j < kMT8; ++j) {
-          const uint4 a = wl[u][h], b = wh[u][h], x = xv[u][h][j];
-          mma_s8_16832(acc[j], a.x, b.x, a.y, b.y, x.x, x.y);
-          mma_s8_16832(acc[j], a.z, b.z, a.w, b.w, x.z, x.w);
-        }
+      for (int j = 0; j < kMT8; ++j) {
+        mma_s8_16832(acc[j], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][j].x, xv[u][j].y);
+        mma_s8_16832(acc[j], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][j].z, xv[u][j].w);
+      }
   }
 
   // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).

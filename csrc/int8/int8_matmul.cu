@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -199,30 +198,13 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
   // reserved for this stream until the kernel has run.
 }
 
-// The gemv's bytes of K per row and warp step (int8_gemv_kernel's kChunk): 128 when the
-// operands are aligned and M <= 16, else 64. TORCHQUANT_INT8_GEMV_CHUNK=64|128 forces one where
-// both exist (tests, benchmarks).
-int gemv_chunk(bool aligned, int mt8) {
-  if (!aligned || mt8 > 2) return 64;
-  if (const char* env = std::getenv("TORCHQUANT_INT8_GEMV_CHUNK")) {
-    if (env[0] != '\0') {
-      const int v = std::atoi(env);
-      TORCH_CHECK(v == 64 || v == 128, "int8_matmul: TORCHQUANT_INT8_GEMV_CHUNK='", env,
-                  "' is not 64 or 128");
-      return v;
-    }
-  }
-  return 64;
-}
-
 template <int kMT8, typename OutT>
 void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const at::Tensor& like) {
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   const int64_t gx = cdiv(p.N, 16), gy = cdiv(p.M, kTokens);
   TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
               " rows, got M = ", p.M, "; use kernel 'mma' or 'auto'");
-  const int chunk = gemv_chunk(aligned, kMT8);
-  p.chunks = static_cast<int>(cdiv(p.K, chunk));
+  p.chunks = static_cast<int>(cdiv(p.K, 64));
   // Whole rounds of 8 warps per split, so the warps of a block stay balanced.
   const int64_t per = cdiv(cdiv(p.chunks, std::max(1, splits)), kGemvWarps) * kGemvWarps;
   p.chunks_per_split = static_cast<int>(per);
@@ -236,12 +218,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
-  if (aligned && chunk == 128) {
-    if constexpr (kMT8 <= 2) {
-      launch_kernel(int8_gemv_kernel<kMT8, true, OutT, 128>, grid, dim3(kGemvThreads), 0, stream,
-                    pdl.on, p);
-    }
-  } else if (aligned) {
+  if (aligned) {
     launch_kernel(int8_gemv_kernel<kMT8, true, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   } else {
     launch_kernel(int8_gemv_kernel<kMT8, false, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
