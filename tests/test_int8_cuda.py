@@ -180,7 +180,7 @@ def _dispatch_shapes():
     return [
         # auto -> gemv with split-K over blocks (N < 16 * SMs), K tail chunk
         ("gemv split-K", 3, 37, 4096 + 16),
-        ("gemv 17..32 tokens", 29, 700, 2048),  # auto: gemv, or wgmma on sm_90 (kGemvMaxMWgmma)
+        ("gemv 17..32 tokens", 29, 700, 2048),  # auto: gemv; wgmma on sm_90 (N < 16 x SMs, kGemvMaxMWgmma)
         # auto -> mma S with split-K (fewer 64x128 tiles than SMs)
         ("mma S split-K", 65, 129, 1040),
         ("mma S", 100, 128 * sms + 40, 96),

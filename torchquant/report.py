@@ -132,8 +132,9 @@ def capability_report() -> List[str]:
         wg24 = cc == 90 and _has_cuda_kernel("_sparse24_gemm_sm90a")
         big = "wgmma (TMA, sm_90a)" if wg else "mma tiles"
         lines.append("  torchquant will use (by M, the op's automatic choice):")
-        gemv_max = 16 if wg else 32  # csrc/int8/int8_matmul.cu kGemvMaxMWgmma / kGemvMaxM
-        lines.append(f"    int8_matmul     {f'M <= {gemv_max}: gemv; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
+        # csrc/int8/int8_matmul.cu kGemvMaxM / kGemvMaxMWgmma
+        gemv = "M <= 32: gemv" + (" (M >= 17 with N < 16 x SMs: wgmma)" if wg else "")
+        lines.append(f"    int8_matmul     {gemv + '; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16); above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode); above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         sp_big = "; M >= 64 (K % 128 == 0): sparse wgmma" if wg24 else ""

@@ -54,18 +54,17 @@ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // pass (4 n8 tiles of activation per 16 weight rows), so the weight streams
 // from HBM exactly once. Past that the tiled GEMM's 64-row tile wastes less.
 constexpr int64_t kGemvMaxM = 32;
-// On sm_90 with the wgmma GEMM (torchquant._C_sm90a) the decode kernel keeps only M <= 16: at
-// 17..32 tokens (4 token tiles per block) it streams the weight slower than the wgmma GEMM's
-// 64-row tiles with their cluster K split do at the same M. H200, cold L2, graph replay, us,
-// gemv at M = 32 / wgmma at M = 33 (one 64-row tile either way; results/h200/
-// 2026-12-02j_int8_cluster, calls 3 and 5), bf16 cuBLAS in brackets:
-//   128256x4096 198.0 / 153.2 (267.5)   8192x28672 79.8 / 68.7 (119.0)   10240x8192 36.1 / 26.8
-//   14336x4096 27.5 / 19.1 (32.9)       8192x8192 27.9 / 23.7 (35.8)     57344x8192 162.2 / 156.4
-//   1024x8192 10.5 / 8.1 (10.2)         1024x4096 8.5 / 6.6 (8.1)        6144x4096 14.2 / 12.3
-//   2048x2048 8.7 / 5.9 (6.3)           1536x2048 8.5 / 5.8 (6.1)        768x2048 7.4 / 5.7 (5.8)
-//   slower: 28672x8192 84.4 / 93.2 (112.7), 28672x4096 47.9 / 53.2 (59.7), 4096x4096 8.5 / 9.4
-//   (14.4), 2048x768 3.2 / 4.2 (4.5); 4096x14336 22.7 / 22.8.
-// With the gemv, five shapes were slower than bf16 at M = 17..32; with wgmma none is.
+// On sm_90 with the wgmma GEMM (torchquant._C_sm90a), M = 17..32 goes to wgmma where the gemv
+// would split K over blocks (N < 16 x SMs, K >= 2048): that split's zeroed workspace and atomics
+// put a floor of ~7-8 us under the gemv, while the wgmma GEMM's 64-row tiles with their cluster K
+// split need no workspace. H200, cold L2, graph replay, us at M = 17 / 24 / 32, wgmma against the
+// gemv, bf16 cuBLAS in brackets (results/h200/2026-12-02j_int8_cluster/call6):
+//   1024x4096  6.4 / 6.4 / 6.4 vs 7.9 / 8.2 / 8.4 (8.0)   1024x8192 7.9 / 7.8 / 7.8 vs 9.7 / 10.1 / 10.4 (10.1)
+//   768x2048   5.4 / 5.4 / 5.4 vs 7.3 / 7.3 / 7.4 (6.5 / 5.8 / 5.8)
+//   1536x2048  5.6 / 5.6 / 5.6 vs 8.0 / 8.1 / 8.3 (6.0)   2048x2048 5.8 / 5.8 / 5.8 vs 8.2 / 8.4 / 8.6 (6.4)
+// Elsewhere it is mixed, so the gemv keeps those shapes: it wins at M = 17 on 9 of the other 12
+// sweep shapes (28672x8192 73.6 vs 98.6, 4096x4096 7.4 vs 10.9, 2048x768 3.0 vs 4.1), wgmma on
+// 14336x4096 (19.2 vs 22.8), 10240x8192 and 128256x4096 (153.3 vs 159.6; at M = 32 148.4 vs 191.8).
 constexpr int64_t kGemvMaxMWgmma = 16;
 
 enum class Int8Kernel { kGemv, kMmaL, kMmaM, kMmaS, kWgmma };
@@ -98,17 +97,18 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
                 K, "; use kernel 'mma'");
     return {Int8Kernel::kWgmma, 0, 1};
   }
-  // Hopper, M > 16: warpgroup MMA fed by TMA (torchquant::_int8_gemm_sm90a,
+  // Hopper, M > 32: warpgroup MMA fed by TMA (torchquant::_int8_gemm_sm90a,
   // in the sm_90a module) runs the tensor cores at their full rate, which
   // mma.sync cannot reach on sm_90. Measured on the H200 (cold L2, graph
   // replay): M = 2048, 28672x8192: 638 us (1507 TOP/s) against 167-674 us
   // for the mma tiles; M = 64: 92 / 23 / 14.5 us against 109 / 54 / 35 us
   // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
-  // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 16 the
-  // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us); at
-  // 17..32 mostly not (kGemvMaxMWgmma).
-  if (forced.empty() && have_wgmma && caps.cc() == 90 && M > kGemvMaxMWgmma && K % 16 == 0) {
-    return {Int8Kernel::kWgmma, 0, 1};
+  // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
+  // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us), except
+  // at M > 16 where it would split K over blocks (kGemvMaxMWgmma).
+  if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
+    const bool gemv_splits = cdiv(N, 16) < sms && ktiles >= 32;  // the gemv rule below, M > 16
+    if (M > kGemvMaxM || (M > kGemvMaxMWgmma && gemv_splits)) return {Int8Kernel::kWgmma, 0, 1};
   }
   bool gemv;
   if (forced == "gemv") {
