@@ -223,17 +223,7 @@ def test_cluster_ksplit_cuda_graph_replay(monkeypatch, config):
     # Barriers and partial buffers are set up inside each launch: replays with new inputs must
     # give the same bits as eager calls.
     monkeypatch.setenv(ENV, config)
-    M, N, K = 64, 1024, 4096 + 16
-    args = [_to(t, "cuda") for t in _make(M, N, K, seed=70, zero="row", bias=torch.float16)]
-    _, graph, captured = _capture(args, torch.float16)
-    for seed in (71, 72):
-        new = _make(M, N, K, seed=seed, zero="row", bias=torch.float16)
-        for dst, src in zip(args, new):
-            dst.copy_(src)
-        captured.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        _assert_same_bits(captured, ops.int8_matmul(*new, torch.float16, "auto"))
+    _check_graph_replays(64, 1024, 4096 + 16, seeds=(70, 71, 72))
 
 
 def _capture(args, out_dtype):
@@ -249,19 +239,16 @@ def _capture(args, out_dtype):
     return eager, graph, captured
 
 
-def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
-    # The workspace and counters are allocated and zeroed inside the op; under capture the
-    # memsets are part of the graph, so every replay must start from zero. Two replays with new
-    # inputs copied in place: stale partial sums or counters would break the second.
-    monkeypatch.setenv(SPLITS_ENV, "3")
-    M, N, K = 300, 1000, 2048 + 16
+def _check_graph_replays(M, N, K, seeds):
+    """Captures the op on the operands of seeds[0], then for each later seed copies new operands
+    in place, poisons the graph's output and replays: the bits must equal the CPU op's."""
 
     def make(seed):
         return _make(M, N, K, seed=seed, zero="row", bias=torch.float16)
 
-    args = [_to(t, "cuda") for t in make(40)]
+    args = [_to(t, "cuda") for t in make(seeds[0])]
     _, graph, captured = _capture(args, torch.float16)
-    for seed in (41, 42):
+    for seed in seeds[1:]:
         new = make(seed)
         for dst, src in zip(args, new):
             dst.copy_(src)
@@ -269,6 +256,14 @@ def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
         graph.replay()
         torch.cuda.synchronize()
         _assert_same_bits(captured, ops.int8_matmul(*new, torch.float16, "auto"))
+
+
+def test_split_cuda_graph_capture_rezeroes_workspace(monkeypatch):
+    # The workspace and counters are allocated and zeroed inside the op; under capture the
+    # memsets are part of the graph, so every replay must start from zero. Two replays with new
+    # inputs copied in place: stale partial sums or counters would break the second.
+    monkeypatch.setenv(SPLITS_ENV, "3")
+    _check_graph_replays(300, 1000, 2048 + 16, seeds=(40, 41, 42))
 
 
 def test_bad_splits_knob_raises(monkeypatch):
