@@ -76,6 +76,21 @@ struct Int8Plan {
 };
 
 // =============================================================== dispatch ====
+// The gemv's plan for M tokens: token tiles of 8 per block and its K split over blocks.
+// Blocks are 16 weight rows x up to 32 tokens with K split over 8 warps.
+// Split K over blocks too only when there are fewer blocks than SMs
+// (N < 16 * SMs): below that, part of the chip (and of the HBM
+// bandwidth it can pull) would sit idle. Each split keeps >= 16 chunks
+// (1 KiB of every weight row) so the atomics stay a small extra.
+Int8Plan gemv_plan(int64_t M, int64_t N, int64_t chunks, int64_t sms) {
+  Int8Plan p{Int8Kernel::kGemv, M <= 8 ? 1 : (M <= 16 ? 2 : 4), 1};
+  const int64_t blocks = cdiv(N, 16) * cdiv(M, 8 * p.gemv_mt8);
+  if (blocks < sms && chunks >= 32) {
+    p.splits = static_cast<int>(std::min<int64_t>({cdiv(2 * sms, blocks), chunks / 16, 16}));
+  }
+  return p;
+}
+
 // choose_int8_kernel: the one place that decides which CUDA kernel runs
 // int8_matmul, from the device's capabilities and the problem shape.
 // `forced` is "" for kernel="auto", else "gemv" or "mma".
@@ -107,8 +122,9 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us), except
   // at M > 16 where it would split K over blocks (kGemvMaxMWgmma).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
-    const bool gemv_splits = cdiv(N, 16) < sms && ktiles >= 32;  // the gemv rule below, M > 16
-    if (M > kGemvMaxM || (M > kGemvMaxMWgmma && gemv_splits)) return {Int8Kernel::kWgmma, 0, 1};
+    if (M > kGemvMaxM || (M > kGemvMaxMWgmma && gemv_plan(M, N, ktiles, sms).splits > 1)) {
+      return {Int8Kernel::kWgmma, 0, 1};
+    }
   }
   bool gemv;
   if (forced == "gemv") {
@@ -125,20 +141,7 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
     gemv = M <= kGemvMaxM;
   }
 
-  if (gemv) {
-    Int8Plan p{Int8Kernel::kGemv, M <= 8 ? 1 : (M <= 16 ? 2 : 4), 1};
-    // Blocks are 16 weight rows x up to 32 tokens with K split over 8 warps.
-    // Split K over blocks too only when there are fewer blocks than SMs
-    // (N < 16 * SMs): below that, part of the chip (and of the HBM
-    // bandwidth it can pull) would sit idle. Each split keeps >= 16 chunks
-    // (1 KiB of every weight row) so the atomics stay a small extra.
-    const int64_t blocks = cdiv(N, 16) * cdiv(M, 8 * p.gemv_mt8);
-    const int64_t chunks = ktiles;
-    if (blocks < sms && chunks >= 32) {
-      p.splits = static_cast<int>(std::min<int64_t>({cdiv(2 * sms, blocks), chunks / 16, 16}));
-    }
-    return p;
-  }
+  if (gemv) return gemv_plan(M, N, ktiles, sms);
 
   // Tiled GEMM. Unaligned K / pointers: the word-load fallback uses only the
   // small tile (its loaders are the bottleneck, not the tile shape).
