@@ -178,9 +178,10 @@ def test_epilogue_matches_float64_reference():
 def _dispatch_shapes():
     sms = _sms() if HAS_CUDA else 132
     return [
-        # auto -> gemv with split-K over blocks (N < 16 * SMs), K tail chunk
+        # auto -> gemv with split-K over blocks (N < 16 * SMs), K tail chunk; on sm_90 with the
+        # wgmma module auto takes wgmma for both (int8_matmul.cu kGemvMaxM), path="gemv" the gemv
         ("gemv split-K", 3, 37, 4096 + 16),
-        ("gemv 17..32 tokens", 29, 700, 2048),  # auto: gemv; wgmma on sm_90 (N < 16 x SMs, kGemvMaxMWgmma)
+        ("gemv 17..32 tokens", 29, 700, 2048),
         # auto -> mma S with split-K (fewer 64x128 tiles than SMs)
         ("mma S split-K", 65, 129, 1040),
         ("mma S", 100, 128 * sms + 40, 96),

@@ -54,18 +54,19 @@ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // pass (4 n8 tiles of activation per 16 weight rows), so the weight streams
 // from HBM exactly once. Past that the tiled GEMM's 64-row tile wastes less.
 constexpr int64_t kGemvMaxM = 32;
-// On sm_90 with the wgmma GEMM (torchquant._C_sm90a), M = 17..32 goes to wgmma where the gemv
+// On sm_90 with the wgmma GEMM (torchquant._C_sm90a), every M <= 32 goes to wgmma where the gemv
 // would split K over blocks (N < 16 x SMs, K >= 2048): that split's zeroed workspace and atomics
-// put a floor of ~7-8 us under the gemv, while the wgmma GEMM's 64-row tiles with their cluster K
-// split need no workspace. H200, cold L2, graph replay, us at M = 17 / 24 / 32, wgmma against the
-// gemv, bf16 cuBLAS in brackets (results/h200/2026-12-02j_int8_cluster/call6):
-//   1024x4096  6.4 / 6.4 / 6.4 vs 7.9 / 8.2 / 8.4 (8.0)   1024x8192 7.9 / 7.8 / 7.8 vs 9.7 / 10.1 / 10.4 (10.1)
-//   768x2048   5.4 / 5.4 / 5.4 vs 7.3 / 7.3 / 7.4 (6.5 / 5.8 / 5.8)
-//   1536x2048  5.6 / 5.6 / 5.6 vs 8.0 / 8.1 / 8.3 (6.0)   2048x2048 5.8 / 5.8 / 5.8 vs 8.2 / 8.4 / 8.6 (6.4)
-// Elsewhere it is mixed, so the gemv keeps those shapes: it wins at M = 17 on 9 of the other 12
-// sweep shapes (28672x8192 73.6 vs 98.6, 4096x4096 7.4 vs 10.9, 2048x768 3.0 vs 4.1), wgmma on
-// 14336x4096 (19.2 vs 22.8), 10240x8192 and 128256x4096 (153.3 vs 159.6; at M = 32 148.4 vs 191.8).
-constexpr int64_t kGemvMaxMWgmma = 16;
+// put a floor under the gemv, while the wgmma GEMM's 64-row tiles with their cluster K split need
+// no workspace (and cost the same at M = 1 as at M = 64). H200, cold L2, graph replay, us, wgmma
+// against the gemv, bf16 cuBLAS in brackets (results/h200/2026-12-02k_int8_smalln/call1 for
+// M = 1 / 8 / 16; 2026-12-02j_int8_cluster/call6 for M = 17 / 32):
+//   768x2048   M = 1 / 8 / 16: 5.4 / 5.4 / 5.4 vs 6.1 / 6.1 / 6.4 (7.3 / 6.9 / 5.9); M = 17 / 32: 5.4 vs 7.3 / 7.4
+//   2048x2048  5.7 / 5.7 / 5.8 vs 6.5 / 6.9 / 7.3 (6.1);  M = 17 / 32: 5.8 vs 8.2 / 8.6 (6.4)
+//   1536x2048  5.6 vs 6.4 / 6.6 / 7.1 (6.0-7.9);  1024x4096 6.3-6.4 vs 6.5 / 6.8 / 7.3 (7.7-7.9)
+//   1024x8192  7.6-8.7 vs 7.6 / 7.9 / 8.4 (9.7-9.9): level within the run's noise at M <= 8
+// Elsewhere the gemv keeps M <= 32 (2048x768, where it does not split: 2.3 vs 4.1 at M = 1;
+// 4096x4096 7.0 vs 11.2); at M = 17 it wins on 9 of the other 12 sweep shapes (28672x8192 73.6
+// vs 98.6), wgmma on 14336x4096 (19.2 vs 22.8), 10240x8192 and 128256x4096 (153.3 vs 159.6).
 
 enum class Int8Kernel { kGemv, kMmaL, kMmaM, kMmaS, kWgmma };
 
@@ -120,9 +121,9 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
   // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
   // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us), except
-  // at M > 16 where it would split K over blocks (kGemvMaxMWgmma).
+  // where it would split K over blocks (see kGemvMaxM).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
-    if (M > kGemvMaxM || (M > kGemvMaxMWgmma && gemv_plan(M, N, ktiles, sms).splits > 1)) {
+    if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1) {
       return {Int8Kernel::kWgmma, 0, 1};
     }
   }
