@@ -347,7 +347,8 @@ __device__ __forceinline__ void mma_load_x(uint32_t (&dst)[8], const uint16_t* x
 
 // One chunk: per window, a fresh fp32 partial from kSteps mma steps, then
 // acc += partial * scale of that window's block (row g uses sa, row g+8 sb).
-template <typename T, int WK, int MT>
+// kPermuted: xv already holds the B fragments (permute_x_frags below).
+template <typename T, int WK, int MT, bool kPermuted = false>
 __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_t (&wb)[4],
                                           const float (&sa)[MmaWin<WK>::kWindows],
                                           const float (&sb)[MmaWin<WK>::kWindows],
@@ -368,9 +369,13 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
       a[3] = Act<T>::odd2(wb[s]);   // row g+8, k kb+1, kb+3
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        const uint32_t b0 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x5410);
-        const uint32_t b1 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x7632);
-        Act<T>::mma(part[mt], a, b0, b1);
+        if constexpr (kPermuted) {
+          Act<T>::mma(part[mt], a, xv[mt][2 * s], xv[mt][2 * s + 1]);
+        } else {
+          const uint32_t b0 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x5410);
+          const uint32_t b1 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x7632);
+          Act<T>::mma(part[mt], a, b0, b1);
+        }
       }
     }
 #pragma unroll
@@ -747,22 +752,57 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) mma_load_x<64>(xb[h][mt], xl[mt], xlim[mt], k0 + 64 * h);
     };
-    // Stage i: x of stage i is in xc; x of stage i + 1 goes to xn.
-    auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
-      if (i + 1 < mine) load_x(xn, kcur + kstride);
-      uint32_t wa[2][4], wb[2][4];
-      float sa[2][1], sb[2][1];
-      const uint32_t stage = take_stage(wa, wb, sa, sb);
-      refill(i, stage);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
-    };
-    uint32_t xb0[2][MT][8], xb1[2][MT][8];
     if (pdl_early) pdl_wait();  // x, the bias and y after the predecessor
-    if (mine > 0) load_x(xb0, kcur);
-    for (int i = 0; i < mine; i += 2) {
-      step(i, xb0, xb1);
-      if (i + 1 < mine) step(i + 1, xb1, xb0);
+    if constexpr (MT == 1) {
+      // Two x buffers: x of stage i + 1 is loaded at the top of stage i, into the buffer
+      // stage i - 1 used.
+      auto step = [&](int i, const uint32_t (&xc)[2][MT][8], uint32_t (&xn)[2][MT][8]) {
+        if (i + 1 < mine) load_x(xn, kcur + kstride);
+        uint32_t wa[2][4], wb[2][4];
+        float sa[2][1], sb[2][1];
+        const uint32_t stage = take_stage(wa, wb, sa, sb);
+        refill(i, stage);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) mma_chunk<T, 64, MT>(wa[h], wb[h], sa[h], sb[h], xc[h], acc);
+      };
+      uint32_t xb0[2][MT][8], xb1[2][MT][8];
+      if (mine > 0) load_x(xb0, kcur);
+      for (int i = 0; i < mine; i += 2) {
+        step(i, xb0, xb1);
+        if (i + 1 < mine) step(i + 1, xb1, xb0);
+      }
+    } else {
+      // One x buffer: stage i first permutes its x into B fragments, then loads x of stage
+      // i + 1 into the same registers. The first use of x(i) then waits only for loads issued
+      // a stage earlier (in the two-buffer loop it also waits for x(i + 1)'s, which share the
+      // scoreboard), and the permuted copy replaces the second buffer (124 registers instead
+      // of 128). Measured against the two-buffer loop (results/h200/2026-12-02k_int8_smalln,
+      // call 2, us, M = 16): 28672x8192 85.9 vs 88.2-89.8, 4096x14336 22.8 vs 23.8-24.3,
+      // 4096x4096 10.2 vs 11.0-11.1; 128256x4096 181.2-182.2 vs 179.0-179.7. With 8-row tiles
+      // the same loop was slower (28672x8192 M = 1 72.5-73.2 vs 64.9-65.0), so MT = 1 keeps two.
+      uint32_t xb[2][MT][8];
+      if (mine > 0) load_x(xb, kcur);
+      for (int i = 0; i < mine; ++i) {
+        const int kx = kcur + kstride;
+        uint32_t wa[2][4], wb[2][4];
+        float sa[2][1], sb[2][1];
+        const uint32_t stage = take_stage(wa, wb, sa, sb);
+        refill(i, stage);
+        uint32_t bf[2][MT][8];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int s = 0; s < 4; ++s) {
+              bf[h][mt][2 * s] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x5410);
+              bf[h][mt][2 * s + 1] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x7632);
+            }
+        if (i + 1 < mine) load_x(xb, kx);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          mma_chunk<T, 64, MT, true>(wa[h], wb[h], sa[h], sb[h], bf[h], acc);
+      }
     }
   }
   ring::wait_pending<0>();
