@@ -585,7 +585,10 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) uint8_t dsm[];
   pdl_launch_dependents();  // TORCHQUANT_PDL (common/pdl.h): the next GEMV may launch
-  const auto [lane, warp, ks, g, t, n0, m0] = mma_place<MT>(mtiles);
+  // Plain copies, not a structured binding: the lambdas below capture them (capturing a
+  // structured binding is C++20; torch 2.11's extension build compiles as C++17).
+  const MmaPlace pl = mma_place<MT>(mtiles);
+  const int lane = pl.lane, warp = pl.warp, ks = pl.ks, g = pl.g, t = pl.t, n0 = pl.n0, m0 = pl.m0;
   const int lk = t * 16;
 
   ring::Producer<4, 4> prod;
