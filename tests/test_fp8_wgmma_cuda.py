@@ -26,6 +26,8 @@ ops = torch.ops.torchquant
 ENV = "TORCHQUANT_DQ_WGMMA_TILE"
 CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
 HALF = [torch.float16, torch.bfloat16]
+# "1": the regrouped 16-byte epilogue stores (off by default in this kernel; 16-bit y, N % 8 == 0).
+VEC_ENV = "TORCHQUANT_WGMMA_VEC"
 
 
 pytestmark = requires_sm90a("_fp8_block_gemm_sm90a")
@@ -35,6 +37,7 @@ pytestmark = requires_sm90a("_fp8_block_gemm_sm90a")
 def _default_config(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
+    monkeypatch.delenv(VEC_ENV, raising=False)
 
 
 def _gen(seed):
@@ -68,12 +71,15 @@ def _run(x, w_q, w_scale, bs, bias):
                                      None if bias is None else bias.cuda())
 
 
+@pytest.mark.parametrize("vec", [None, "1"])
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("K,bs", [(128, 128), (384, 16), (208, 48), (80, 32)])
-def test_identity_reads_the_dequantized_weight(monkeypatch, dtype, config, K, bs):
+def test_identity_reads_the_dequantized_weight(monkeypatch, dtype, config, K, bs, vec):
     """x = identity: each output is one exact product, so y^T is the weight bit for bit."""
     monkeypatch.setenv(ENV, config)
+    if vec:
+        monkeypatch.setenv(VEC_ENV, vec)
     N = 136
     w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=K + bs)
     y = _run(torch.eye(K, dtype=dtype), w_q, w_scale, bs, None).cpu()
@@ -100,6 +106,19 @@ CASES = [  # M, N, K, bs
 @pytest.mark.parametrize("M,N,K,bs", CASES)
 def test_within_bound(monkeypatch, dtype, config, M, N, K, bs):
     monkeypatch.setenv(ENV, config)
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
+    x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
+    bias = torch.randn(N, generator=_gen(N)).to(dtype)
+    for b in (None, bias):
+        _check(_run(x, w_q, w_scale, bs, b), x, w_dq, b)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M,N,K,bs", [c for c in CASES if c[1] % 8 == 0])
+def test_within_bound_vec_stores(monkeypatch, dtype, config, M, N, K, bs):
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(VEC_ENV, "1")
     w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
     x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
     bias = torch.randn(N, generator=_gen(N)).to(dtype)

@@ -41,6 +41,7 @@ def _default_config(monkeypatch):
     """Each test starts from the automatic tile and split choice unless it forces one."""
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.delenv(SPLITS_ENV, raising=False)
+    monkeypatch.delenv("TORCHQUANT_WGMMA_VEC", raising=False)
 
 
 def _make(M, N, K, *, seed, act="row", weight="row", zero=None, colsum=True, bias=None):
@@ -121,7 +122,9 @@ _EPILOGUES = [
 
 
 @pytest.mark.parametrize("act,weight,zero,colsum,bias,out_dtype", _EPILOGUES)
-@pytest.mark.parametrize("M,N,K", [(130, 300, 272), (33, 257, 160)])
+# N = 304: 16-bit outputs take the 16-byte regrouped stores (N % 8 == 0); 300: 4-byte pairs;
+# 257: single elements.
+@pytest.mark.parametrize("M,N,K", [(130, 300, 272), (33, 257, 160), (130, 304, 272)])
 def test_epilogue_combinations(M, N, K, act, weight, zero, colsum, bias, out_dtype):
     args = _make(M, N, K, seed=11, act=act, weight=weight, zero=zero, colsum=colsum, bias=bias)
     _run_and_compare(args, out_dtype)
@@ -149,6 +152,18 @@ def test_forced_tile_configs(monkeypatch, config, M, N, K):
     monkeypatch.setenv(ENV, config)
     args = _make(M, N, K, seed=3 + M + N + K, zero="row", bias=torch.bfloat16)
     _run_and_compare(args, torch.float16)
+
+
+@pytest.mark.parametrize("vec", ["0", "1"])
+@pytest.mark.parametrize("config", ["128x128c1", "128x256c2", "64x64c1", "64x64k4"])
+@pytest.mark.parametrize("out_dtype", [torch.float16, torch.bfloat16])
+def test_vec_store_knob(monkeypatch, config, out_dtype, vec):
+    # N % 8 == 0 with a 16-bit output: the regrouped 16-byte stores by default, the 4-byte pair
+    # stores under TORCHQUANT_WGMMA_VEC=0; both must give the CPU op's bits, ragged M.
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv("TORCHQUANT_WGMMA_VEC", vec)
+    args = _make(200, 1096, 2048 + 16, seed=23, zero="row", bias=torch.float32)
+    _run_and_compare(args, out_dtype)
 
 
 # ------------------------------------------------------------ split-K ----

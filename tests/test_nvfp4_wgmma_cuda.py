@@ -27,6 +27,8 @@ ENV = "TORCHQUANT_DQ_WGMMA_TILE"
 SPLIT_ENV = "TORCHQUANT_DQ_WGMMA_SPLITS"
 CONFIGS = ["256c2", "256c1", "128c1", "64c1"]
 HALF = [torch.float16, torch.bfloat16]
+# "1": the regrouped 16-byte epilogue stores (off by default in this kernel; 16-bit y, N % 8 == 0).
+VEC_ENV = "TORCHQUANT_WGMMA_VEC"
 
 
 pytestmark = requires_sm90a("_nvfp4_gemm_sm90a")
@@ -36,6 +38,7 @@ pytestmark = requires_sm90a("_nvfp4_gemm_sm90a")
 def _default_config(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.delenv(SPLIT_ENV, raising=False)
+    monkeypatch.delenv(VEC_ENV, raising=False)
 
 
 def _operands(M, N, K, dtype, seed):
@@ -61,11 +64,14 @@ def _check(y, x, wp, ws, gs, b):
     assert frac <= 1.0, f"worst error / bound = {frac}"
 
 
+@pytest.mark.parametrize("vec", [None, "1"])
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("K", [192, 256])  # per-stage scale words / 16-byte scale groups
-def test_identity_decodes_every_byte(monkeypatch, dtype, config, K):
+def test_identity_decodes_every_byte(monkeypatch, dtype, config, K, vec):
     monkeypatch.setenv(ENV, config)
+    if vec:
+        monkeypatch.setenv(VEC_ENV, vec)
     N = 136
     wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
     ws = _scales(N, K // 16, _gen(K), negative=True)
@@ -88,6 +94,17 @@ CASES = [(1, 197, 512), (16, 256, 64), (77, 64, 1152), (257, 197, 320), (130, 30
 @pytest.mark.parametrize("M,N,K", CASES)
 def test_within_bound(monkeypatch, dtype, config, M, N, K):
     monkeypatch.setenv(ENV, config)
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
+    for b in (None, bias):
+        _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M,N,K", [c for c in CASES if c[1] % 8 == 0])
+def test_within_bound_vec_stores(monkeypatch, dtype, config, M, N, K):
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(VEC_ENV, "1")
     x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
     for b in (None, bias):
         _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)

@@ -31,6 +31,7 @@ pytestmark = requires_sm90a("_sparse24_int8_gemm_sm90a", "_sparse24_gemm_sm90a")
 def _default_config(monkeypatch):
     """Each test starts from the automatic tile choice unless it forces one."""
     monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.delenv("TORCHQUANT_WGMMA_VEC", raising=False)
 
 
 def _gen(seed):
@@ -134,6 +135,28 @@ def test_int8_bit_exact_vs_cpu(monkeypatch, config, M, N, K, zero):
         _assert_bit_equal(got, want, f"{config} M={M} N={N} K={K} zero={zero} {v['out_dtype']}")
 
 
+@pytest.mark.parametrize("vec", ["0", "1"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_vec_store_knob(monkeypatch, config, vec):
+    # N % 8 == 0, 16-bit out: TORCHQUANT_WGMMA_VEC=1 the regrouped 16-byte stores (the int8
+    # kernel's default), 0 the 4-byte pair stores (the 16-bit kernel's default); both must give
+    # the CPU op's bits (int8) / stay in bound (bf16).
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv("TORCHQUANT_WGMMA_VEC", vec)
+    M, N, K = 300, 1000, 256
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=41, zero=True)
+    want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, torch.bfloat16, "cpu")
+    poison_cuda()
+    got = ops._sparse24_int8_gemm_sm90a(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None,
+                                        None, torch.bfloat16)
+    _assert_bit_equal(got, want, f"vec={vec} {config}")
+    hv, hm, hw = _half_case(N, K, torch.bfloat16, seed=42)
+    x = torch.randn(M, K, generator=_gen(43)).to(torch.bfloat16)
+    poison_cuda()
+    y = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
+    _check_bound(y.cpu(), x, hw, None)
+
+
 def test_int8_one_element_scales_and_explicit_colsum():
     aq, sa, za, wp, sw, values, meta = _int8_case(37, 130, 384, seed=7, zero=True, per_row=False)
     cs = wp.to(torch.int32).sum(1).to(torch.int32)
@@ -156,12 +179,15 @@ def test_int8_model_shape_matches_dense_int8_matmul():
 
 
 # ----------------------------------------------------------------- fp16 / bf16 --
+@pytest.mark.parametrize("vec", [None, "1"])  # "1": 16-byte stores (off by default here)
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("K", [128, 384])
-def test_half_identity_reads_the_weight(monkeypatch, dtype, config, K):
+def test_half_identity_reads_the_weight(monkeypatch, dtype, config, K, vec):
     """x = identity: each output is one exact product, so y^T is the weight bit for bit."""
     monkeypatch.setenv(ENV, config)
+    if vec:
+        monkeypatch.setenv("TORCHQUANT_WGMMA_VEC", vec)
     N = 136
     values, meta, wp = _half_case(N, K, dtype, seed=K + 3)
     x = torch.eye(K, dtype=dtype)

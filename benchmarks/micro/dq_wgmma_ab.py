@@ -7,7 +7,7 @@ max error, printed). bf16 activations, block size 128. --format nvfp4: the same 
 nvfp4 weight (_nvfp4_gemm_sm90a, dequantize_nvfp4 + F.linear, nvfp4_gemv "tile" / "auto").
 
 PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x4096 \
-    --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--out rows.csv]
+    --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--knob VAR=V1,V2] [--out rows.csv]
 """
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ def main() -> None:
     ap.add_argument("--ms", default="64,128,512,2048")
     ap.add_argument("--tiles", default="", help="tiles to force besides auto, e.g. 256c2,128c1")
     ap.add_argument("--splits", default="", help="K splits to force besides auto, e.g. 1,2,4")
+    ap.add_argument("--knob", default="", help="VAR=V1,V2: the wgmma GEMM again under each value "
+                    "of an environment knob, e.g. TORCHQUANT_WGMMA_VEC=0")
     ap.add_argument("--tile-max-m", type=int, default=256)
     ap.add_argument("--gemv-max-m", type=int, default=48, help="time the op's own auto path up to this M")
     ap.add_argument("--format", choices=["fp8", "nvfp4"], default="fp8")
@@ -73,6 +75,10 @@ def main() -> None:
                 cands.append((f"wgmma {t}", wg, (ENV, t)))
             for v in (v for v in args.splits.split(",") if v):
                 cands.append((f"wgmma S={v}", wg, ("TORCHQUANT_DQ_WGMMA_SPLITS", v)))
+            if args.knob:
+                var, vals = args.knob.split("=", 1)
+                for v in vals.split(","):
+                    cands.append((f"wgmma {var}={v}", wg, (var, v)))
             if M <= args.tile_max_m:
                 cands.append(("gemv tile", lambda a, b: gemv_tile(x, a, b), None))
             if M <= args.gemv_max_m:

@@ -17,6 +17,10 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   --path auto)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
+  TORCHQUANT_INT8_WGMMA_TILE=<config>  int8 wgmma GEMM tile configuration (docs/int8_wgmma.md)
+  TORCHQUANT_WGMMA_VEC=0|1        the wgmma GEMMs (int8, 2:4, fp8 / nvfp4 dequantizing): 4-byte
+                                  pair stores / the regrouped 16-byte ones (16-bit out,
+                                  N % 8 == 0; unset: per kernel, common/sm90a_host.h)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
   TORCHQUANT_FP8_XRING=1|2|3|4    fp8 ring kernel with x copied through the ring (1: the

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -140,6 +141,21 @@ void launch_clusters(void (*kernel)(Params...), int ctas, int threads, int smem,
   cluster_config(cfg, attr, ctas, threads, smem, cm, stream);
   C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Whether a wgmma GEMM's epilogue stores regrouped 16-byte pieces (int8_gemm_sm90a_kernels.cuh
+// epilogue_vec, sparse24_gemm_sm90a_kernels.cuh sp_epilogue_vec): only for a 16-bit output whose
+// rows hold whole 8-element groups (N % 8 == 0; outputs are fresh allocations, so row starts are
+// then 16-byte aligned). by_default: the kernel's own choice, from same-build A/Bs on the H200
+// (results/h200/2026-12-03_wgmma_epilogue): on for the int8 GEMMs (dense: up to 29 % faster,
+// 2:4: 3-5 %), off for the 16-bit 2:4 GEMM and the fp8 / nvfp4 dequantizing GEMMs (level or
+// slower). TORCHQUANT_WGMMA_VEC=1 / 0 forces it on / off wherever it applies (tests, A/B).
+inline int wgmma_vec_store(at::ScalarType out_dtype, int64_t N, bool by_default) {
+  if (c10::elementSize(out_dtype) != 2 || N % 8 != 0) return 0;
+  const char* env = std::getenv("TORCHQUANT_WGMMA_VEC");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return 0;
+  if (env != nullptr && std::strcmp(env, "1") == 0) return 1;
+  return by_default ? 1 : 0;
 }
 
 }  // namespace tma

@@ -187,6 +187,7 @@ DqArgs base_args(const GemvShape& s, const at::Tensor& y, const at::Tensor& bias
   args.bias = has_bias ? bias_f.data_ptr<float>() : any_float;
   args.bias_step = has_bias ? 1 : 0;
   args.splits = 1;
+  args.vec_store = tma::wgmma_vec_store(y.scalar_type(), s.N, false);
   return args;
 }
 

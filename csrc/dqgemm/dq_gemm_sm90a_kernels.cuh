@@ -106,6 +106,7 @@ struct DqArgs {
   int splits;
   int kb_per_split;
   float* ws;
+  int vec_store;  // see OutView
 };
 
 // Where an epilogue writes: y (T, + bias) or one split's fp32 slice of the workspace.
@@ -113,6 +114,7 @@ struct OutView {
   int M, N;
   void* out;
   int has_bias;
+  int vec_store;  // 16-bit y, N % 8 == 0: 16-byte stores (sp24::sp_epilogue_vec)
 };
 
 // Work unit u -> (feature unit, token tile, k-block range); producer and consumers agree.
@@ -537,14 +539,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       }
       if (p.splits > 1) {
-        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0};
+        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0, 0};
         if ((p.N & 1) == 0) {
           sp24::sp_epilogue<El, float, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
         } else {
           sp24::sp_epilogue<El, float, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
         }
       } else {
-        const OutView v{p.M, p.N, p.out, p.has_bias};
+        const OutView v{p.M, p.N, p.out, p.has_bias, p.vec_store};
         if ((p.N & 1) == 0) {
           sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
         } else {

@@ -330,6 +330,9 @@ at::Tensor int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_scale,
   args.has_bias = bias.has_value() ? 1 : 0;
   args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
   args.bias_step = bias.has_value() ? 1 : 0;
+  // 16-byte stores of regrouped pairs (kernel header, epilogue_vec) for 16-bit outputs whose rows
+  // hold whole 8-column groups (common/sm90a_host.h; TORCHQUANT_WGMMA_VEC=0: 4-byte pairs).
+  args.vec_store = tma::wgmma_vec_store(sh.out_dtype, N, true);
 
   const TileConfig config = choose_config(M, N, K, caps);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();

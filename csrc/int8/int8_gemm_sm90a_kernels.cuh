@@ -168,6 +168,9 @@ struct GemmArgs {
   int bias_step;
   int has_zero;
   int has_bias;
+  // 16-bit output and N % 8 == 0: the epilogue regroups each quad's pairs so that every lane
+  // stores 8 consecutive outputs (16 bytes) of one row (epilogue_vec).
+  int vec_store;
 };
 
 // ------------------------------------------------------------------ PTX wrappers --
@@ -622,6 +625,90 @@ __device__ __forceinline__ void epilogue(const int (&acc)[kW / 2], const ColPara
   }
 }
 
+// 4 x 4 transpose of 32-bit words across groups of 4 lanes kLo apart (lanes b + kLo i, i =
+// 0..3, b with bits kLo and 2 kLo clear): on entry the lane with index i = (lane / kLo) % 4
+// holds x[s] = X_i[s], on exit x[s] = X_s[i]. Two butterfly rounds (lane distance kLo, then
+// 2 kLo); in each, a lane keeps the words whose index agrees with its own in that bit and swaps
+// the others with its partner. All 32 lanes must call it. kLo = 1: the 4 lanes of a quad.
+template <int kLo>
+__device__ __forceinline__ void lane_transpose4(uint32_t (&x)[4], int i) {
+#pragma unroll
+  for (int m = 1; m <= 2; m <<= 1) {
+    const bool hi = (i & m) != 0;
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      if (s & m) continue;
+      const uint32_t send = hi ? x[s] : x[s | m];
+      const uint32_t recv = __shfl_xor_sync(0xffffffffu, send, m * kLo);
+      if (hi) {
+        x[s] = recv;
+      } else {
+        x[s | m] = recv;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t pack_out(const __half*, float y0, float y1) {
+  return static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y0))) |
+         (static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y1))) << 16);
+}
+__device__ __forceinline__ uint32_t pack_out(const __nv_bfloat16*, float y0, float y1) {
+  return static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y0))) |
+         (static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y1))) << 16);
+}
+
+// epilogue() for 16-bit outputs when N % 8 == 0 (p.vec_store), same values and bits. There the
+// 4 lanes of a quad each hold one 4-byte pair of the same 8 columns (16 bytes) of a row, so each
+// store instruction writes half of every 32-byte sector it touches (Nsight Compute, 128 x 128
+// tiles at 2048 x 2048 x 768: 16 of 32 bytes per sector used). Here the pairs of 4 consecutive
+// column groups j = 4q .. 4q + 3 are transposed across the quad (lane_transpose4<1>), so lane t holds
+// all 8 columns of group 4q + t and stores them with one 16-byte store: a warp instruction covers
+// 64 contiguous bytes of each of its 8 rows, whole sectors. N % 8 == 0 keeps every group wholly
+// inside or outside the row and every row start 16-byte aligned (the output is a fresh
+// allocation). kKS > 1: group j of row r0 / r1 is stored by the rank that owns pair 2 j / 2 j + 1,
+// whose acc holds complete sums for that pair in every lane.
+template <class OutT, int kW, int kBN, int kKS = 1>
+__device__ __forceinline__ void epilogue_vec(const int (&acc)[kW / 2], const ColParams<kBN>& cp,
+                                             int c0, const RowParams& rp, const GemmArgs& p,
+                                             int r0, int n_base, int lane, int krank = 0) {
+  static_assert(sizeof(OutT) == 2 && kW % 32 == 0, "16-bit output, whole quad groups");
+  const int r1 = r0 + 8;
+  const bool in0 = r0 < p.M, in1 = r1 < p.M;
+  const bool has_bias = p.has_bias != 0;
+  const int t = lane & 3;
+  const int cl = 2 * t;
+  OutT* const out0 =
+      static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r0, p.M - 1)) * p.N + n_base);
+  OutT* const out1 =
+      static_cast<OutT*>(p.out) + (static_cast<int64_t>(min(r1, p.M - 1)) * p.N + n_base);
+#pragma unroll
+  for (int q = 0; q < kW / 32; ++q) {
+    uint32_t v0[4], v1[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const int j = 4 * q + s;
+      const int l = cl + 8 * j;
+      const float2 ws = *reinterpret_cast<const float2*>(&cp.w_scale[c0 + l]);
+      const int2 cs = *reinterpret_cast<const int2*>(&cp.colsum[c0 + l]);
+      const float2 bs = *reinterpret_cast<const float2*>(&cp.bias[c0 + l]);
+      v0[s] = pack_out(out0, dequant(acc[4 * j + 0], rp.z0, cs.x, rp.as0, ws.x, bs.x, has_bias),
+                       dequant(acc[4 * j + 1], rp.z0, cs.y, rp.as0, ws.y, bs.y, has_bias));
+      v1[s] = pack_out(out0, dequant(acc[4 * j + 2], rp.z1, cs.x, rp.as1, ws.x, bs.x, has_bias),
+                       dequant(acc[4 * j + 3], rp.z1, cs.y, rp.as1, ws.y, bs.y, has_bias));
+    }
+    lane_transpose4<1>(v0, t);
+    lane_transpose4<1>(v1, t);
+    const int j = 4 * q + t;  // the column group this lane now holds in full
+    const bool ok0 = in0 && (kKS == 1 || (2 * j) % kKS == krank);
+    const bool ok1 = in1 && (kKS == 1 || (2 * j + 1) % kKS == krank);
+    if (n_base + 8 * j < p.N) {
+      if (ok0) __stcs(reinterpret_cast<uint4*>(out0 + 8 * j), make_uint4(v0[0], v0[1], v0[2], v0[3]));
+      if (ok1) __stcs(reinterpret_cast<uint4*>(out1 + 8 * j), make_uint4(v1[0], v1[1], v1[2], v1[3]));
+    }
+  }
+}
+
 // Named barrier 1 over the 256 consumer threads (the producer warpgroup never joins it).
 __device__ __forceinline__ void consumer_bar_sync() {
   asm volatile("barrier.sync 1, 256;" ::: "memory");
@@ -964,7 +1051,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         consumer_bar_sync();
       }
       // The producer is already filling stages for the next unit while this runs.
-      if ((p.N & 1) == 0) {
+      const bool vec = sizeof(OutT) == 2 && p.vec_store != 0;  // host: 16-bit out, N % 8 == 0
+      if (vec) {
+        if constexpr (sizeof(OutT) == 2) {
+          epilogue_vec<OutT, Cfg::kWgN, Cfg::kBN, kKS>(acc, cp, c0, rp, p, r0, n_base + c0, lane,
+                                                      krank);
+        }
+      } else if ((p.N & 1) == 0) {
         epilogue<OutT, Cfg::kWgN, Cfg::kBN, true, kKS>(acc, cp, c0, rp, p, r0, n_base + c0, lane,
                                                        krank);
       } else {

@@ -178,6 +178,7 @@ at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_s
   args.has_bias = bias.has_value() ? 1 : 0;
   args.bias = bias.has_value() ? bias_f.data_ptr<float>() : args.w_scale;
   args.bias_step = bias.has_value() ? 1 : 0;
+  args.vec_store = tma::wgmma_vec_store(s.out_dtype, s.N, true);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 1};
   const SpTile tile = choose_sp_config(s.M, s.N, caps, op);
@@ -218,6 +219,7 @@ at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_
   args.colsum = reinterpret_cast<const int32_t*>(any_float);
   args.bias = bias.has_value() ? bias_f.data_ptr<float>() : any_float;
   args.bias_step = bias.has_value() ? 1 : 0;
+  args.vec_store = tma::wgmma_vec_store(x.scalar_type(), s.N, false);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 2};
   const SpTile tile = choose_sp_config(s.M, s.N, caps, op);

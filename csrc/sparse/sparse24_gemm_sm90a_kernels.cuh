@@ -124,6 +124,7 @@ struct SpArgs {
   int bias_step;
   int has_zero;
   int has_bias;
+  int vec_store;  // 16-bit output, N % 8 == 0: 16-byte stores (sp_epilogue_vec)
 };
 
 // ------------------------------------------------------------------ sparse wgmma --
@@ -345,15 +346,98 @@ __device__ __forceinline__ float sp_dequant(int acc, int z, int cs, float as, fl
   return y;
 }
 
+// The four outputs one thread stores for column group j of its tile: features (fa, fa + 1) and
+// (fa + 8, fa + 9), fa = f0 with its lowest bit cleared, for one token, t_base + 2 (lane % 4) +
+// 8 j + (1 for odd feature rows); a_* / b_* are the first / second feature pair, lo / hi the
+// even / odd feature. Every lane must call it (a warp shuffle regroups the pairs).
+template <class El, int kBT>
+__device__ __forceinline__ void sp_pair_values(const typename El::Acc (&acc)[kBT / 2],
+                                               const TokParams<kBT>* tp, const FeatParams& fp,
+                                               bool has_bias, int j, int lane, float& a_lo,
+                                               float& a_hi, float& b_lo, float& b_hi) {
+  const bool odd = ((lane >> 2) & 1) != 0;  // odd feature row: keeps the odd token of a pair
+  const int l = 2 * (lane & 3) + 8 * j;      // token within the tile (even)
+  float v00, v01, v10, v11;  // (feature f0 | f0 + 8) x (token l | l + 1)
+  if constexpr (El::kInt) {
+    const float2 as = *reinterpret_cast<const float2*>(&tp->a_scale[l]);
+    const int2 az = *reinterpret_cast<const int2*>(&tp->a_zero[l]);
+    v00 = sp_dequant(acc[4 * j + 0], az.x, fp.cs0, as.x, fp.ws0, fp.b0, has_bias);
+    v01 = sp_dequant(acc[4 * j + 1], az.y, fp.cs0, as.y, fp.ws0, fp.b0, has_bias);
+    v10 = sp_dequant(acc[4 * j + 2], az.x, fp.cs1, as.x, fp.ws1, fp.b1, has_bias);
+    v11 = sp_dequant(acc[4 * j + 3], az.y, fp.cs1, as.y, fp.ws1, fp.b1, has_bias);
+  } else {
+    v00 = acc[4 * j + 0];
+    v01 = acc[4 * j + 1];
+    v10 = acc[4 * j + 2];
+    v11 = acc[4 * j + 3];
+    if (has_bias) {
+      v00 = __fadd_rn(v00, fp.b0);
+      v01 = __fadd_rn(v01, fp.b0);
+      v10 = __fadd_rn(v10, fp.b1);
+      v11 = __fadd_rn(v11, fp.b1);
+    }
+  }
+  // Lane l ^ 4 holds the neighbouring feature (f0 ^ 1) for the same two tokens.
+  const float ra = __shfl_xor_sync(0xffffffffu, odd ? v00 : v01, 4);
+  const float rb = __shfl_xor_sync(0xffffffffu, odd ? v10 : v11, 4);
+  a_lo = odd ? ra : v00;
+  a_hi = odd ? v01 : ra;
+  b_lo = odd ? rb : v10;
+  b_hi = odd ? v11 : rb;
+}
+
+// sp_epilogue for 16-bit outputs when N % 8 == 0 (p.vec_store; same values and bits). There a
+// warp's store instruction writes 8 features (16 bytes) of each of 8 tokens: half of each 32-byte
+// sector, the other half following in the next instruction. Here the 8 words (a and b pair of
+// two column groups, j = 2J and 2J + 1) of the 4 lanes that share a token (lane bits 3 and 4:
+// feature pairs 0, 2, 4, 6 of the warp's 16 features) are transposed among them
+// (lane_transpose4<8>): lane i then holds features 8 (i % 2) .. + 7 of the warp's 16 for the
+// token of group 2J + i / 2 and stores them with one 16-byte store, whole sectors per row.
+// N % 8 == 0 keeps each 8-feature group wholly inside or outside the row and 16-byte aligned.
+template <class El, class OutT, int kBT, class Args>
+__device__ __forceinline__ void sp_epilogue_vec(const typename El::Acc (&acc)[kBT / 2],
+                                                const TokParams<kBT>* tp, const FeatParams& fp,
+                                                const Args& p, int f0, int t_base, int lane) {
+  static_assert(sizeof(OutT) == 2 && kBT % 16 == 0, "16-bit output, pairs of column groups");
+  const bool has_bias = p.has_bias != 0;
+  const int i = (lane >> 3) & 3;  // this lane's feature pair: 16 w + 2 i (and + 8)
+  const int fblk = f0 - (lane >> 2) + 8 * (i & 1);  // first of the 8 features it stores
+  const int tok0 = t_base + 2 * (lane & 3) + ((lane >> 2) & 1);
+  OutT* const out = static_cast<OutT*>(p.out);
+#pragma unroll
+  for (int jp = 0; jp < kBT / 16; ++jp) {
+    uint32_t x[4];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float a_lo, a_hi, b_lo, b_hi;
+      sp_pair_values<El, kBT>(acc, tp, fp, has_bias, 2 * jp + h, lane, a_lo, a_hi, b_lo, b_hi);
+      x[2 * h] = pack_out(out, a_lo, a_hi);
+      x[2 * h + 1] = pack_out(out, b_lo, b_hi);
+    }
+    lane_transpose4<8>(x, i);
+    const int t = tok0 + 8 * (2 * jp + (i >> 1));
+    if (t < p.M && fblk < p.N) {
+      __stcs(reinterpret_cast<uint4*>(out + static_cast<int64_t>(t) * p.N + fblk),
+             make_uint4(x[0], x[1], x[2], x[3]));
+    }
+  }
+}
+
 // Writes one consumer warpgroup's 64 features x kBT tokens, transposed into y [M, N]:
 // f0 = this thread's first feature (the second is f0 + 8), tokens t_base + [0, kBT).
 // tp (the per-token operands) is read by the int8 epilogue only; Args is any struct with M,
-// N, out and has_bias (SpArgs, and the dequantizing GEMM's).
+// N, out, has_bias and vec_store (SpArgs, and the dequantizing GEMM's OutView).
 template <class El, class OutT, int kBT, bool kPairs, class Args>
 __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 2],
                                             const TokParams<kBT>* tp, const FeatParams& fp,
                                             const Args& p, int f0, int t_base, int lane) {
-  const bool odd = ((lane >> 2) & 1) != 0;  // odd feature row: keeps the odd token of a pair
+  if constexpr (sizeof(OutT) == 2 && kPairs) {
+    if (p.vec_store) {
+      sp_epilogue_vec<El, OutT, kBT>(acc, tp, fp, p, f0, t_base, lane);
+      return;
+    }
+  }
+  const bool odd = ((lane >> 2) & 1) != 0;
   const bool has_bias = p.has_bias != 0;
   const int tl = 2 * (lane & 3);
   // The pair this thread stores: features (fa, fa + 1) with fa even, one token per j.
@@ -362,33 +446,9 @@ __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 
   OutT* const out = static_cast<OutT*>(p.out);
 #pragma unroll
   for (int j = 0; j < kBT / 8; ++j) {
-    const int l = tl + 8 * j;  // token within the tile (even)
-    float v00, v01, v10, v11;  // (feature f0 | f0 + 8) x (token l | l + 1)
-    if constexpr (El::kInt) {
-      const float2 as = *reinterpret_cast<const float2*>(&tp->a_scale[l]);
-      const int2 az = *reinterpret_cast<const int2*>(&tp->a_zero[l]);
-      v00 = sp_dequant(acc[4 * j + 0], az.x, fp.cs0, as.x, fp.ws0, fp.b0, has_bias);
-      v01 = sp_dequant(acc[4 * j + 1], az.y, fp.cs0, as.y, fp.ws0, fp.b0, has_bias);
-      v10 = sp_dequant(acc[4 * j + 2], az.x, fp.cs1, as.x, fp.ws1, fp.b1, has_bias);
-      v11 = sp_dequant(acc[4 * j + 3], az.y, fp.cs1, as.y, fp.ws1, fp.b1, has_bias);
-    } else {
-      v00 = acc[4 * j + 0];
-      v01 = acc[4 * j + 1];
-      v10 = acc[4 * j + 2];
-      v11 = acc[4 * j + 3];
-      if (has_bias) {
-        v00 = __fadd_rn(v00, fp.b0);
-        v01 = __fadd_rn(v01, fp.b0);
-        v10 = __fadd_rn(v10, fp.b1);
-        v11 = __fadd_rn(v11, fp.b1);
-      }
-    }
-    // Lane l ^ 4 holds the neighbouring feature (f0 ^ 1) for the same two tokens.
-    const float ra = __shfl_xor_sync(0xffffffffu, odd ? v00 : v01, 4);
-    const float rb = __shfl_xor_sync(0xffffffffu, odd ? v10 : v11, 4);
-    const int t = t_base + l + (odd ? 1 : 0);
-    const float a_lo = odd ? ra : v00, a_hi = odd ? v01 : ra;
-    const float b_lo = odd ? rb : v10, b_hi = odd ? v11 : rb;
+    float a_lo, a_hi, b_lo, b_hi;
+    sp_pair_values<El, kBT>(acc, tp, fp, has_bias, j, lane, a_lo, a_hi, b_lo, b_hi);
+    const int t = t_base + tl + 8 * j + (odd ? 1 : 0);
     if (t < p.M) {
       OutT* const row = out + static_cast<int64_t>(t) * p.N;
       if constexpr (kPairs) {
