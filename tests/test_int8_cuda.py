@@ -206,20 +206,6 @@ def test_dispatch_buckets_exact(case, out_dtype):
 
 
 @needs_sm80
-@pytest.mark.parametrize("M", [1, 3, 8, 9, 16, 17, 32, 40])
-@pytest.mark.parametrize("N,K", [(1, 16), (37, 48), (129, 144), (1000, 1040), (37, 4096 + 16), (300, 8192 + 64)])
-def test_gemv_ring_exact(monkeypatch, M, N, K):
-    """The gemv with the weight through per-warp cp.async rings (TORCHQUANT_INT8_GEMV_RING=1):
-    rows past N and M, K tails inside a 128-byte stage, a split K over blocks (N = 37, K >= 4096),
-    32-token passes (M = 40): the CPU op's bits."""
-    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_RING", "1")
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, 3 * M + N + K, True, True, "per_row", torch.float32)
-    for od in (torch.bfloat16, torch.float32):
-        want = run_cpu(a_q, sa, za, w_q, sw, None, bias, od)
-        assert_bitexact(run_cuda(a_q, sa, za, w_q, sw, None, bias, od, "gemv"), want, f"ring M={M} N={N} K={K}")
-
-
-@needs_sm80
 def test_forced_gemv_large_m():
     """gemv is meant for M <= 32 but must be right for any M (32-row passes)."""
     a_q, sa, za, w_q, sw, bias = _epilogue_operands(300, 129, 1040, 11, True, True, "scalar", torch.float32)

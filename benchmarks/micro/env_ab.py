@@ -17,8 +17,6 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   --path auto)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
-  TORCHQUANT_INT8_GEMV_RING=1      int8 gemv: the weight through per-warp cp.async rings (--op
-                                  int8 --path gemv; aligned operands)
   TORCHQUANT_INT8_WGMMA_TILE=<config>  int8 wgmma GEMM tile configuration (docs/int8_wgmma.md)
   TORCHQUANT_WGMMA_VEC=0|1        the wgmma GEMMs (int8, 2:4, fp8 / nvfp4 dequantizing): 4-byte
                                   pair stores / the regrouped 16-byte ones (16-bit out,

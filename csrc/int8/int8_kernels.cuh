@@ -62,7 +62,6 @@
 
 #include "common/ldg.h"
 #include "common/pdl_device.cuh"
-#include "common/warp_ring.cuh"
 
 namespace torchquant {
 namespace int8 {
@@ -557,24 +556,11 @@ struct GemvShape {
   static constexpr int kTokens = 8 * kMT8;
 };
 
-// The ring variant (kRing, aligned operands only; TORCHQUANT_INT8_GEMV_RING, int8_matmul.cu):
-// each warp streams its weight rows through its own shared-memory ring of kGemvRingStages
-// stages of 16 rows x 128 bytes (common/warp_ring.cuh: cp.async copies of 4 rows x 128 bytes
-// per instruction, the pattern that streamed at ~98 % of the read ceiling where the direct
-// loads' 8 rows x 64 bytes reached ~65-70 %, benchmarks/micro/stream_patterns.cu). Warp w takes
-// the 128-byte stages w, w + 8, ... of its split; lane (g, t) reads bytes 64 h + 16 t .. + 15 of
-// rows g and g + 8 for h = 0, 1 (two of the 64-byte chunks above, the same k permutation),
-// and loads x for the next stage while the current one computes. Dynamic shared memory:
-// 8 warps x kGemvRingStages x 2 KB.
-constexpr int kGemvRingStages = 4;
-constexpr int kGemvRingSmem = kGemvWarps * kGemvRingStages * ring::kStageBytes;
-
 // (kUnroll 3, 5 and 6 for the 9..16-token tile lost to 4 on every shape measured, H200
 // run 2026-12-02b call 1: 28672x8192 M = 16 68.9 / 67.7 / 65.4 against 63.7 us.)
-template <int kMT8, bool kAligned, typename OutT, bool kRing = false>
+template <int kMT8, bool kAligned, typename OutT>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
-  static_assert(!kRing || kAligned, "the ring copies whole 16-byte units");
   constexpr int kUnroll = GemvShape<kMT8>::kUnroll;
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   __shared__ int32_t red[kGemvWarps][kTokens][16];
@@ -609,75 +595,7 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
 #pragma unroll
     for (int r = 0; r < 4; ++r) acc[j][r] = 0;
 
-  if constexpr (kRing) {
-    // This split's bytes [kb0, kb1): chunks_per_split is a multiple of 8 (run_gemv), so every
-    // split but the last starts and ends on a 128-byte stage boundary; the last one's final
-    // stage may reach past K, where the copies zero-fill and x reads as 0.
-    extern __shared__ __align__(16) uint8_t gemv_ring[];
-    constexpr int S = kGemvRingStages;
-    const int kb0 = c_begin * 64, kb1 = c_end * 64;
-    const int nst = (kb1 - kb0 + 127) / 128;
-    const int mine = warp < nst ? (nst - 1 - warp) / kGemvWarps + 1 : 0;
-    constexpr int kStride = kGemvWarps * 128;
-    const uint32_t ring0 = ring::smem_u32addr(gemv_ring) + warp * (S * ring::kStageBytes);
-    ring::Producer<4, 4> prod;
-    prod.init(reinterpret_cast<const uint8_t*>(p.W), n0, p.N, p.K, lane);
-    ring::Reader rd;
-    rd.init(lane);
-    int knext = kb0 + warp * 128;
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      if (s < mine) prod.issue(ring0 + s * ring::kStageBytes, knext + s * kStride);
-      ring::commit();  // empty groups keep the count uniform
-    }
-    knext += S * kStride;
-    auto load_x = [&](uint4 (&xv)[2][kMT8], int k0) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int k = k0 + 64 * h + 16 * t;
-        const bool kin = k < p.K;
-#pragma unroll
-        for (int j = 0; j < kMT8; ++j) xv[h][j] = ldg16_cached(xrow[j] + (kin ? k : 0), kin && vx[j]);
-      }
-    };
-    int slot = 0;
-    // Step i: x of stage i + 1 into xn, stage i's weight out of the ring, refill, mma.
-    auto step = [&](int i, int kcur, const uint4 (&xc)[2][kMT8], uint4 (&xn)[2][kMT8]) {
-      if (i + 1 < mine) load_x(xn, kcur + kStride);
-      ring::wait_pending<S - 1>();
-      __syncwarp();
-      const uint32_t stage = ring0 + slot * ring::kStageBytes;
-      uint4 wl[2], wh[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        wl[h] = rd.row_g(stage, h);
-        wh[h] = rd.row_g8(stage, h);
-      }
-      __syncwarp();  // every lane has read the slot before it is refilled
-      if (i + S < mine) prod.issue(stage, knext);
-      ring::commit();
-      knext += kStride;
-      slot = slot + 1 == S ? 0 : slot + 1;
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < kMT8; ++j) {
-          mma_s8_16832(acc[j], wl[h].x, wh[h].x, wl[h].y, wh[h].y, xc[h][j].x, xc[h][j].y);
-          mma_s8_16832(acc[j], wl[h].z, wh[h].z, wl[h].w, wh[h].w, xc[h][j].z, xc[h][j].w);
-        }
-    };
-    uint4 xb0[2][kMT8], xb1[2][kMT8];
-    int kcur = kb0 + warp * 128;
-    if (mine > 0) load_x(xb0, kcur);
-    for (int i = 0; i < mine; i += 2) {
-      step(i, kcur, xb0, xb1);
-      kcur += kStride;
-      if (i + 1 < mine) step(i + 1, kcur, xb1, xb0);
-      kcur += kStride;
-    }
-    ring::wait_pending<0>();
-  }
-  for (int c = c_begin + warp; !kRing && c < c_end; c += kGemvWarps * kUnroll) {
+  for (int c = c_begin + warp; c < c_end; c += kGemvWarps * kUnroll) {
     uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][kMT8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {

@@ -34,8 +34,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -238,15 +236,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
-  // TORCHQUANT_INT8_GEMV_RING=1: the weight through per-warp cp.async rings (int8_kernels.cuh,
-  // kRing), aligned operands only; forced-only until measured against the direct loads.
-  const char* ring_env = std::getenv("TORCHQUANT_INT8_GEMV_RING");
-  const bool ring = aligned && ring_env != nullptr && std::strcmp(ring_env, "1") == 0;
-  if (ring) {
-    auto kernel = int8_gemv_kernel<kMT8, true, OutT, true>;
-    allow_dynamic_smem(reinterpret_cast<const void*>(kernel), c10::cuda::current_device(), kGemvRingSmem);
-    launch_kernel(kernel, grid, dim3(kGemvThreads), kGemvRingSmem, stream, pdl.on, p);
-  } else if (aligned) {
+  if (aligned) {
     launch_kernel(int8_gemv_kernel<kMT8, true, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   } else {
     launch_kernel(int8_gemv_kernel<kMT8, false, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
