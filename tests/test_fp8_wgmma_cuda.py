@@ -106,11 +106,7 @@ CASES = [  # M, N, K, bs
 @pytest.mark.parametrize("M,N,K,bs", CASES)
 def test_within_bound(monkeypatch, dtype, config, M, N, K, bs):
     monkeypatch.setenv(ENV, config)
-    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
-    x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
-    bias = torch.randn(N, generator=_gen(N)).to(dtype)
-    for b in (None, bias):
-        _check(_run(x, w_q, w_scale, bs, b), x, w_dq, b)
+    _check_case(dtype, M, N, K, bs)
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -119,6 +115,11 @@ def test_within_bound(monkeypatch, dtype, config, M, N, K, bs):
 def test_within_bound_vec_stores(monkeypatch, dtype, config, M, N, K, bs):
     monkeypatch.setenv(ENV, config)
     monkeypatch.setenv(VEC_ENV, "1")
+    _check_case(dtype, M, N, K, bs)
+
+
+def _check_case(dtype, M, N, K, bs):
+    """Random x, weight and bias of one CASES entry; y within bound with and without the bias."""
     w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
     x = torch.randn(M, K, generator=_gen(M * K)).to(dtype)
     bias = torch.randn(N, generator=_gen(N)).to(dtype)

@@ -94,9 +94,7 @@ CASES = [(1, 197, 512), (16, 256, 64), (77, 64, 1152), (257, 197, 320), (130, 30
 @pytest.mark.parametrize("M,N,K", CASES)
 def test_within_bound(monkeypatch, dtype, config, M, N, K):
     monkeypatch.setenv(ENV, config)
-    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
-    for b in (None, bias):
-        _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)
+    _check_case(dtype, M, N, K)
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -105,6 +103,11 @@ def test_within_bound(monkeypatch, dtype, config, M, N, K):
 def test_within_bound_vec_stores(monkeypatch, dtype, config, M, N, K):
     monkeypatch.setenv(ENV, config)
     monkeypatch.setenv(VEC_ENV, "1")
+    _check_case(dtype, M, N, K)
+
+
+def _check_case(dtype, M, N, K):
+    """Operands of one CASES entry; y within bound with and without the bias."""
     x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
     for b in (None, bias):
         _check(_run(x, wp, ws, gs, b), x, wp, ws, gs, b)

@@ -529,18 +529,23 @@ __device__ __forceinline__ void store_pair(float* p, float y0, float y1) {
   __stcs(reinterpret_cast<float2*>(p), make_float2(y0, y1));
 }
 __device__ __forceinline__ void store_one(float* p, float y) { __stcs(p, y); }
+// Two outputs rounded to the 16-bit type (RNE) in one 32-bit word, y0 in the low half.
+__device__ __forceinline__ uint32_t pack_out(const __half*, float y0, float y1) {
+  return static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y0))) |
+         (static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y1))) << 16);
+}
+__device__ __forceinline__ uint32_t pack_out(const __nv_bfloat16*, float y0, float y1) {
+  return static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y0))) |
+         (static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y1))) << 16);
+}
 __device__ __forceinline__ void store_pair(__half* p, float y0, float y1) {
-  const uint32_t lo = __half_as_ushort(__float2half_rn(y0));
-  const uint32_t hi = __half_as_ushort(__float2half_rn(y1));
-  __stcs(reinterpret_cast<unsigned int*>(p), lo | (hi << 16));
+  __stcs(reinterpret_cast<unsigned int*>(p), pack_out(p, y0, y1));
 }
 __device__ __forceinline__ void store_one(__half* p, float y) {
   __stcs(reinterpret_cast<unsigned short*>(p), __half_as_ushort(__float2half_rn(y)));
 }
 __device__ __forceinline__ void store_pair(__nv_bfloat16* p, float y0, float y1) {
-  const uint32_t lo = __bfloat16_as_ushort(__float2bfloat16_rn(y0));
-  const uint32_t hi = __bfloat16_as_ushort(__float2bfloat16_rn(y1));
-  __stcs(reinterpret_cast<unsigned int*>(p), lo | (hi << 16));
+  __stcs(reinterpret_cast<unsigned int*>(p), pack_out(p, y0, y1));
 }
 __device__ __forceinline__ void store_one(__nv_bfloat16* p, float y) {
   __stcs(reinterpret_cast<unsigned short*>(p), __bfloat16_as_ushort(__float2bfloat16_rn(y)));
@@ -647,15 +652,6 @@ __device__ __forceinline__ void lane_transpose4(uint32_t (&x)[4], int i) {
       }
     }
   }
-}
-
-__device__ __forceinline__ uint32_t pack_out(const __half*, float y0, float y1) {
-  return static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y0))) |
-         (static_cast<uint32_t>(__half_as_ushort(__float2half_rn(y1))) << 16);
-}
-__device__ __forceinline__ uint32_t pack_out(const __nv_bfloat16*, float y0, float y1) {
-  return static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y0))) |
-         (static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(y1))) << 16);
 }
 
 // epilogue() for 16-bit outputs when N % 8 == 0 (p.vec_store), same values and bits. There the
