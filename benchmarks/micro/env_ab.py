@@ -52,6 +52,8 @@ PYTHONPATH=. python benchmarks/micro/env_ab.py --op nvfp4 --var TORCHQUANT_NVFP4
     --values auto,16,8,4,2 --shapes 4096x4096,1024x4096,14336x4096,4096x14336 --ms 2,4,8,16
 PYTHONPATH=. python benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_REG_KERNEL \
     --values 0,1 --ms 9,12,16
+PYTHONPATH=. python benchmarks/micro/env_ab.py --op int8 --var path --values gemv,wgmma,gemv,wgmma
+    (--var path: each value is the op's path argument instead of a knob value)
 """
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", choices=["nvfp4", "fp8", "int8", "sparse24", "sparse24_int8"], default="nvfp4")
     ap.add_argument("--dense", action="store_true", help="also time bf16 F.linear (cuBLAS)")
-    ap.add_argument("--var", required=True)
+    ap.add_argument("--var", required=True, help='the knob; "path": the values are path arguments')
     ap.add_argument("--values", default="auto,1", help='comma-separated; "auto" = unset')
     ap.add_argument("--shapes", default="28672x8192,128256x4096,14336x4096")
     ap.add_argument("--ms", default="1,8,16")
@@ -123,7 +125,9 @@ def main() -> None:
             line = []
             for v in args.values.split(","):
                 os.environ.pop(args.var, None)
-                if v != "auto":
+                if args.var == "path":  # the values are the op's path argument, no knob
+                    args.path = v
+                elif v != "auto":
                     os.environ[args.var] = v
                 try:
                     r = timing.time_gpu(lambda a, b: fn(x, a, b), copies, nbytes)
