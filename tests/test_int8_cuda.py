@@ -182,6 +182,10 @@ def _dispatch_shapes():
         # wgmma module auto takes wgmma for both (int8_matmul.cu kGemvMaxM), path="gemv" the gemv
         ("gemv split-K", 3, 37, 4096 + 16),
         ("gemv 17..32 tokens", 29, 700, 2048),
+        # on sm_90 with the wgmma module auto takes wgmma at M = 17..32 on wide N
+        # (int8_matmul.cu batch_prefers_wgmma); elsewhere the gemv's 32-token pass
+        ("17..32 tokens, N >= 10240", 17, 10240 + 24, 272),
+        ("25..32 tokens, N >= 6144", 27, 6144 + 8, 160),
         # auto -> mma S with split-K (fewer 64x128 tiles than SMs)
         ("mma S split-K", 65, 129, 1040),
         ("mma S", 100, 128 * sms + 40, 96),

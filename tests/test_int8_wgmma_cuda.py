@@ -195,6 +195,8 @@ def test_forced_splits_bit_exact(monkeypatch, config, splits, M, N, K):
         (64, 1024, 2048),        # 16 tiles but 16 k-blocks: unsplit
         (100, 6144, 272),        # 2 x 96 64 x 64 tiles > 132: 64 x 128 (96 tiles)
         (33, 14336, 272),        # 224 64 x 64 tiles: 64 x 128 (112)
+        (17, 28672, 272),        # one M tile, 224 64 x 128 tiles past one wave: still 64 x 128
+        (64, 16896 + 8, 272),    # one M tile, 133 64 x 128 tiles (ragged last): 64 x 128
         (256, 2048, 272),        # 4 M tiles x 32: 128 64 x 64 tiles
         (129, 4096, 272),        # 3 x 64 64 x 64 tiles > 132: 64 x 128 (96), ragged last M tile
         (128, 14336, 272),       # 224 64 x 128 tiles: past one wave, the 128-row rule (128 x 128)

@@ -142,11 +142,16 @@ TileConfig choose_config(int64_t M, int64_t N, int64_t K, const DeviceCaps& caps
   //   past one wave the 128-row rule below keeps it.
   // A 128-row tile spends half its tensor work on TMA's zero fill when M <= 64, and these grids
   // were 16-48 CTAs, each taking ~0.45 us per 128-byte k-block: more, shorter tiles win.
+  // One 64-row M tile (M <= 64) takes 64 x 128 tiles past one wave too: the 128-row tile would
+  // spend half its tensor work on zero rows and take half as many units. H200, us, 64x128c1 /
+  // the 128-row choice (128x128c1) / the gemv, bf16 out (results/h200/2026-12-03b_int8_gemv_ring,
+  // calls 2-3): 28672x8192 M = 16 67.1-69.9 / 94.6-97.9 / 63.3-64.2, M = 32 63.8-64.5 / - /
+  // 83.5-83.6; 128256x4096 M = 32 133.0-134.2 / - / 197.4-197.7.
   {
     const int64_t m64 = ceil_div(M, 64);
     const int64_t tiles64 = m64 * ceil_div(N, 64);
     if (tiles64 <= caps.sm_count) return split_64x64(tiles64, ceil_div(K, 128));
-    if (m64 * ceil_div(N, 128) <= caps.sm_count) return TileConfig::k64x128c1;
+    if (m64 == 1 || m64 * ceil_div(N, 128) <= caps.sm_count) return TileConfig::k64x128c1;
   }
   const int64_t m_tiles = ceil_div(M, 128);
   // Fewer 128 x 256 tiles than SMs: the grid cannot fill the GPU; 128 x 128 tiles double the

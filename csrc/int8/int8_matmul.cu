@@ -68,6 +68,28 @@ constexpr int64_t kGemvMaxM = 32;
 // 4096x4096 7.0 vs 11.2); at M = 17 it wins on 9 of the other 12 sweep shapes (28672x8192 73.6
 // vs 98.6), wgmma on 14336x4096 (19.2 vs 22.8), 10240x8192 and 128256x4096 (153.3 vs 159.6).
 
+// And at M = 17..32 the gemv runs its 32-token pass, whose cost grows with M (x loads, 122
+// registers: 2 blocks per SM), while the wgmma GEMM's one 64-row tile costs the same from M = 1 to
+// 64 (since 2026-12-03b it keeps 64 x 128 tiles past one wave, int8_gemm_sm90a.cu). So on sm_90
+// wgmma also takes M = 17..32 where N >= 10240, and M = 25..32 where N >= 6144 (a grid of >= 96
+// of its 64 x 64 tiles, most of the SMs). H200, cold L2, graph replay, us, gemv / wgmma, bf16
+// cuBLAS in brackets (results/h200/2026-12-03b_int8_gemv_ring/call4; M = 24 from
+// 2026-12-02j_int8_cluster/call6, same tiles there):
+//   M = 17: 28672x8192 75.1-75.9 / 64.2-70.5 (111.0); 128256x4096 160.9-165.3 / 134.8-137.4;
+//           57344x8192 143.2-144.7 / 125.0; 14336x4096 23.1-23.5 / 19.1; 10240x8192 31.8 / 28.8;
+//           28672x4096 40.0-41.3 / 34.3-36.4; but 6144x4096 12.2 / 13.3, 8192x8192 24.2 / 25.2,
+//           8192x28672 67.1-69.0 / 74.7, 4096x14336 20.2 / 25.9, 4096x4096 7.5 / 10.7
+//   M = 24: 6144x4096 12.7 / 12.7, 8192x8192 25.0 / 24.1, 8192x28672 71.0 / 76.3
+//   M = 32: 28672x8192 85.9 / 62.6-66.0 (112.9); 128256x4096 194.9-200.3 / 130.8-131.5;
+//           8192x28672 79.7-82.5 / 69.3-69.9; 8192x8192 27.6-27.9 / 23.6; 6144x4096 14.2 / 12.0;
+//           but 4096x4096 8.3 / 9.0, 4096x14336 22.6 / 22.6, 2048x768 3.2 / 4.1
+// At M <= 16 the gemv's 8- and 16-token passes still win (28672x8192 M = 16: 63.3-64.2 / 67.1-69.9).
+constexpr int64_t kWgmmaBatchMinN = 10240;
+constexpr int64_t kWgmmaBatchLateMinN = 6144;
+bool batch_prefers_wgmma(int64_t M, int64_t N) {
+  return M > 16 && M <= kGemvMaxM && (N >= kWgmmaBatchMinN || (M > 24 && N >= kWgmmaBatchLateMinN));
+}
+
 enum class Int8Kernel { kGemv, kMmaL, kMmaM, kMmaS, kWgmma };
 
 struct Int8Plan {
@@ -120,10 +142,11 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // for the mma tiles; M = 64: 92 / 23 / 14.5 us against 109 / 54 / 35 us
   // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
   // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
-  // gemv kernel below streams the weight faster (M = 16: 66 vs 88 us), except
-  // where it would split K over blocks (see kGemvMaxM).
+  // gemv kernel below streams the weight faster (M = 16: 64 vs 67-70 us), except
+  // where it would split K over blocks (see kGemvMaxM) and on the wide shapes of M = 17..32
+  // (batch_prefers_wgmma).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
-    if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1) {
+    if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1 || batch_prefers_wgmma(M, N)) {
       return {Int8Kernel::kWgmma, 0, 1};
     }
   }
