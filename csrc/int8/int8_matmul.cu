@@ -65,8 +65,9 @@ constexpr int64_t kGemvMaxM = 32;
 //   1536x2048  5.6 vs 6.4 / 6.6 / 7.1 (6.0-7.9);  1024x4096 6.3-6.4 vs 6.5 / 6.8 / 7.3 (7.7-7.9)
 //   1024x8192  7.6-8.7 vs 7.6 / 7.9 / 8.4 (9.7-9.9): level within the run's noise at M <= 8
 // Elsewhere the gemv keeps M <= 32 (2048x768, where it does not split: 2.3 vs 4.1 at M = 1;
-// 4096x4096 7.0 vs 11.2); at M = 17 it wins on 9 of the other 12 sweep shapes (28672x8192 73.6
-// vs 98.6), wgmma on 14336x4096 (19.2 vs 22.8), 10240x8192 and 128256x4096 (153.3 vs 159.6).
+// 4096x4096 7.0 vs 11.2); at M = 17 it won on 9 of the other 12 sweep shapes with the wgmma tiles
+// of then (28672x8192 73.6 vs 98.6), wgmma on 14336x4096 (19.2 vs 22.8), 10240x8192 and
+// 128256x4096 (153.3 vs 159.6).
 
 // And at M = 17..32 the gemv runs its 32-token pass, whose cost grows with M (x loads, 122
 // registers: 2 blocks per SM), while the wgmma GEMM's one 64-row tile costs the same from M = 1 to
