@@ -228,7 +228,18 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
             const DeviceCaps& caps, cudaStream_t stream) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  const CUtensorMap tmap_a = make_tmap(a.data_ptr(), args.M, args.K, Cfg::kBM);
+  // TORCHQUANT_INT8_WGMMA_ABOX=1 (measurement knob, off by default): a grid of one M tile without
+  // multicast loads only round_up(M, 8) rows of A per box instead of kBM, so TMA does not
+  // zero-fill the rest (a guess at why M = 16 costs more than M = 32 on 64 x 128 tiles:
+  // docs/int8_wgmma.md, "Not yet explained").
+  args.a_box_rows = Cfg::kBM;
+  if (Cfg::kCM == 1 && args.M <= Cfg::kBM) {
+    const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_ABOX");
+    if (env != nullptr && std::strcmp(env, "1") == 0) {
+      args.a_box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBM, ceil_div(args.M, 8) * 8));
+    }
+  }
+  const CUtensorMap tmap_a = make_tmap(a.data_ptr(), args.M, args.K, args.a_box_rows);
   const CUtensorMap tmap_b = make_tmap(w.data_ptr(), args.N, args.K, Cfg::kBBoxRows);
   args.num_m_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBM));
   args.num_n_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBN));

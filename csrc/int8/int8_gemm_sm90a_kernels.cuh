@@ -171,6 +171,11 @@ struct GemmArgs {
   // 16-bit output and N % 8 == 0: the epilogue regroups each quad's pairs so that every lane
   // stores 8 consecutive outputs (16 bytes) of one row (epilogue_vec).
   int vec_store;
+  // Rows of A per TMA box (a multiple of 8, <= kBM): kBM, or round_up(M, 8) for a grid of one
+  // M tile under TORCHQUANT_INT8_WGMMA_ABOX=1 (int8_gemm_sm90a.cu). The stage's rows past the
+  // box keep whatever an earlier stage left there; they feed only output rows >= M, which are
+  // never stored (int8 has no NaN, and every row of the product depends on its own A row only).
+  int a_box_rows;
 };
 
 // ------------------------------------------------------------------ PTX wrappers --
@@ -910,8 +915,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
-          // Every CTA's full barrier receives its own A box and all kCM W boxes: kStageBytes.
-          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          // Every CTA's full barrier receives its own A box (a_box_rows x 128 B; kABytes unless
+          // the box is cut to the rows of M) and all kCM W boxes (kBBytes).
+          mbar_arrive_expect_tx(full, static_cast<uint32_t>(p.a_box_rows * Cfg::kBK + Cfg::kBBytes));
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_a, kb * Cfg::kBK, a_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
           tma_load_shared<kCM>(b_dst, &tmap_b, kb * Cfg::kBK, b_row, full);
