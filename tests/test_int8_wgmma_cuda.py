@@ -342,14 +342,19 @@ def test_cuda_graph_capture():
 
 
 # ------------------------------------------- A boxes cut to the rows of M ----
+@pytest.mark.parametrize("abox", ["auto", "0"])
 @pytest.mark.parametrize("M", [1, 7, 8, 9, 16, 17, 33, 64, 65, 128])
 @pytest.mark.parametrize("config", ["64x128c1", "64x64c1", "64x64k2", "64x128k4", "128x128c1", "128x256c1"])
-def test_abox_knob_bit_exact(monkeypatch, config, M):
-    # TORCHQUANT_INT8_WGMMA_ABOX=1: a one-M-tile grid loads round_up(M, 8) rows of A per TMA box;
-    # nothing in the launch writes the stage rows past it (they hold whatever shared memory held),
-    # and they may reach only output rows >= M, which are never stored. 33 k-blocks wrap every
-    # ring. M = 65 / 128 on 64-row tiles: two M tiles, full boxes; on 128-row tiles one M tile.
+def test_abox_knob_bit_exact(monkeypatch, config, M, abox):
+    # By default a one-M-tile grid loads round_up(M, 8) rows of A per TMA box; nothing in the
+    # launch writes the stage rows past it (they hold whatever shared memory held), and they may
+    # reach only output rows >= M, which are never stored. TORCHQUANT_INT8_WGMMA_ABOX=0 loads the
+    # tile's full box (TMA zero-fills past M). 33 k-blocks wrap every ring. M = 65 / 128 on 64-row
+    # tiles: two M tiles, full boxes; on 128-row tiles one M tile.
     monkeypatch.setenv(ENV, config)
-    monkeypatch.setenv("TORCHQUANT_INT8_WGMMA_ABOX", "1")
+    if abox == "auto":
+        monkeypatch.delenv("TORCHQUANT_INT8_WGMMA_ABOX", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_INT8_WGMMA_ABOX", abox)
     args = _make(M, 1096 + 8, 4096 + 16, seed=5 * M + 11, zero="row", bias=torch.float32)
     _run_and_compare(args, torch.bfloat16)

@@ -18,8 +18,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_INT8_WGMMA_TILE=<config>  int8 wgmma GEMM tile configuration (docs/int8_wgmma.md)
-  TORCHQUANT_INT8_WGMMA_ABOX=1    int8 wgmma GEMM, one M tile: A boxes of round_up(M, 8) rows
-                                  instead of the tile's (no TMA zero fill; branch only, unmeasured)
+  TORCHQUANT_INT8_WGMMA_ABOX=0    int8 wgmma GEMM, one M tile: A boxes of the tile's rows (TMA
+                                  zero fill) instead of round_up(M, 8) rows
   TORCHQUANT_WGMMA_VEC=0|1        the wgmma GEMMs (int8, 2:4, fp8 / nvfp4 dequantizing): 4-byte
                                   pair stores / the regrouped 16-byte ones (16-bit out,
                                   N % 8 == 0; unset: per kernel, common/sm90a_host.h)

@@ -228,14 +228,15 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
             const DeviceCaps& caps, cudaStream_t stream) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  // TORCHQUANT_INT8_WGMMA_ABOX=1 (measurement knob, off by default): a grid of one M tile without
-  // multicast loads only round_up(M, 8) rows of A per box instead of kBM, so TMA does not
-  // zero-fill the rest (a guess at why M = 16 costs more than M = 32 on 64 x 128 tiles:
-  // docs/int8_wgmma.md, "Not yet explained").
+  // A grid of one M tile without multicast loads only round_up(M, 8) rows of A per box instead of
+  // kBM: TMA then does not zero-fill the tile's rows past M, which cost 4-11 % at decode M
+  // (28672x8192 M = 16: 63.5 against 67.3 us; 128256x4096 M = 1: 125.5-133.9 against 141.7;
+  // results/h200/2026-12-03c_int8_abox/call1). TORCHQUANT_INT8_WGMMA_ABOX=0 (measurement knob)
+  // keeps the full box.
   args.a_box_rows = Cfg::kBM;
   if (Cfg::kCM == 1 && args.M <= Cfg::kBM) {
     const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_ABOX");
-    if (env != nullptr && std::strcmp(env, "1") == 0) {
+    if (env == nullptr || std::strcmp(env, "0") != 0) {
       args.a_box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBM, ceil_div(args.M, 8) * 8));
     }
   }

@@ -171,10 +171,11 @@ struct GemmArgs {
   // 16-bit output and N % 8 == 0: the epilogue regroups each quad's pairs so that every lane
   // stores 8 consecutive outputs (16 bytes) of one row (epilogue_vec).
   int vec_store;
-  // Rows of A per TMA box (a multiple of 8, <= kBM): kBM, or round_up(M, 8) for a grid of one
-  // M tile under TORCHQUANT_INT8_WGMMA_ABOX=1 (int8_gemm_sm90a.cu). The stage's rows past the
-  // box keep whatever an earlier stage left there; they feed only output rows >= M, which are
-  // never stored (int8 has no NaN, and every row of the product depends on its own A row only).
+  // Rows of A per TMA box (a multiple of 8, <= kBM): round_up(M, 8) for a grid of one M tile
+  // without multicast, else kBM (int8_gemm_sm90a.cu; TORCHQUANT_INT8_WGMMA_ABOX=0 keeps kBM). The
+  // stage's rows past the box keep whatever an earlier stage left there; they feed only output
+  // rows >= M, which are never stored (int8 has no NaN, and every row of the product depends on
+  // its own A row only).
   int a_box_rows;
 };
 
