@@ -182,10 +182,12 @@ def _dispatch_shapes():
         # wgmma module auto takes wgmma for both (int8_matmul.cu kGemvMaxM), path="gemv" the gemv
         ("gemv split-K", 3, 37, 4096 + 16),
         ("gemv 17..32 tokens", 29, 700, 2048),
-        # on sm_90 with the wgmma module auto takes wgmma at M = 17..32 on wide N
-        # (int8_matmul.cu batch_prefers_wgmma); elsewhere the gemv's 32-token pass
-        ("17..32 tokens, N >= 10240", 17, 10240 + 24, 272),
-        ("25..32 tokens, N >= 6144", 27, 6144 + 8, 160),
+        # on sm_90 with the wgmma module auto takes wgmma at M = 17..32 where N >= 6144, and at
+        # M = 13..16 where K >= 8192 and N x K >= 10240 x 8192 (int8_matmul.cu
+        # batch_prefers_wgmma); elsewhere the gemv's 32- / 16-token passes
+        ("17..32 tokens, N >= 6144", 17, 6144 + 8, 160),
+        ("13..16 tokens, wide and deep", 13, 10240 + 24, 8192),
+        ("13..16 tokens, K < 8192", 16, 28672 + 8, 4096 + 16),
         # auto -> mma S with split-K (fewer 64x128 tiles than SMs)
         ("mma S split-K", 65, 129, 1040),
         ("mma S", 100, 128 * sms + 40, 96),

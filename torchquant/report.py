@@ -133,8 +133,9 @@ def capability_report() -> List[str]:
         big = "wgmma (TMA, sm_90a)" if wg else "mma tiles"
         lines.append("  torchquant will use (by M, the op's automatic choice):")
         # csrc/int8/int8_matmul.cu kGemvMaxM
-        gemv = "M <= 32: gemv" + (" (wgmma where N < 16 x SMs and K >= 2048, and at M = 17..32 where"
-                                  " N >= 10240, or N >= 6144 above M = 24)" if wg else "")
+        gemv = "M <= 32: gemv" + (" (wgmma where N < 16 x SMs and K >= 2048, at M = 17..32 where"
+                                  " N >= 6144, and at M = 13..16 where K >= 8192 and N x K >="
+                                  " 10240 x 8192)" if wg else "")
         lines.append(f"    int8_matmul     {gemv + '; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16); above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode); above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")

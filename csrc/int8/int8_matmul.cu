@@ -72,8 +72,8 @@ constexpr int64_t kGemvMaxM = 32;
 // And at M = 17..32 the gemv runs its 32-token pass, whose cost grows with M (x loads, 122
 // registers: 2 blocks per SM), while the wgmma GEMM's one 64-row tile costs the same from M = 1 to
 // 64 (since 2026-12-03b it keeps 64 x 128 tiles past one wave, int8_gemm_sm90a.cu). So on sm_90
-// wgmma also takes M = 17..32 where N >= 10240, and M = 25..32 where N >= 6144 (a grid of >= 96
-// of its 64 x 64 tiles, most of the SMs). H200, cold L2, graph replay, us, gemv / wgmma, bf16
+// wgmma took M = 17..32 where N >= 10240, and M = 25..32 where N >= 6144 (2026-12-03b; the rule
+// of today is below these numbers). H200, cold L2, graph replay, us, gemv / wgmma, bf16
 // cuBLAS in brackets (results/h200/2026-12-03b_int8_gemv_ring/call4; M = 24 from
 // 2026-12-02j_int8_cluster/call6, same tiles there):
 //   M = 17: 28672x8192 75.1-75.9 / 64.2-70.5 (111.0); 128256x4096 160.9-165.3 / 134.8-137.4;
@@ -84,11 +84,26 @@ constexpr int64_t kGemvMaxM = 32;
 //   M = 32: 28672x8192 85.9 / 62.6-66.0 (112.9); 128256x4096 194.9-200.3 / 130.8-131.5;
 //           8192x28672 79.7-82.5 / 69.3-69.9; 8192x8192 27.6-27.9 / 23.6; 6144x4096 14.2 / 12.0;
 //           but 4096x4096 8.3 / 9.0, 4096x14336 22.6 / 22.6, 2048x768 3.2 / 4.1
-// At M <= 16 the gemv's 8- and 16-token passes still win (28672x8192 M = 16: 63.3-64.2 / 67.1-69.9).
-constexpr int64_t kWgmmaBatchMinN = 10240;
-constexpr int64_t kWgmmaBatchLateMinN = 6144;
-bool batch_prefers_wgmma(int64_t M, int64_t N) {
-  return M > 16 && M <= kGemvMaxM && (N >= kWgmmaBatchMinN || (M > 24 && N >= kWgmmaBatchLateMinN));
+// Since 2026-12-03c the wgmma GEMM loads only round_up(M, 8) rows of A per TMA box
+// (int8_gemm_sm90a.cu), which took 2-4 us off its decode times, and the lines moved. Same
+// process, gemv / wgmma, bf16 cuBLAS in brackets (results/h200/2026-12-03c_int8_abox/call2):
+//   M = 17..24: wgmma now also wins at 6144x4096 (12.2-13.2 / 10.0-10.2) and 8192x8192
+//           (24.0-25.8 / 21.1-21.7), level at 4096x14336 (20.4-21.0 / 20.0-20.2); the gemv keeps
+//           4096x4096 (7.4-8.0 / 8.5-8.6) and 2048x768 (3.0 / 4.0).
+//   M = 13..16, K >= 8192 and N x K >= 10240 x 8192: 28672x8192 M = 16 64.4-64.7 / 62.6-62.8
+//           (107.8), M = 13 61.1-61.9 / 60.3; 10240x8192 M = 16 26.7-26.9 / 25.0-25.2;
+//           8192x28672 M = 16 62.9-63.5 / 59.8-59.9; 57344x8192 M = 16 121.9-122.5 / 120.8-121.2
+//           (but M = 13 116.2-117.6 / 117.5-121.6).
+//   M = 13..16 elsewhere the gemv wins or ties: 8192x8192 M = 16 21.1-21.2 / 21.5-21.7,
+//           4096x14336 18.0-18.1 / 20.1, 128256x4096 124.6-128.1 / 128.1-128.6, 28672x4096 and
+//           14336x4096 level; at M = 12 it wins 28672x8192 (60.2-61.2 / 62.6-62.8).
+constexpr int64_t kWgmmaBatchMinN = 6144;
+constexpr int64_t kWgmmaDecodeMinM = 13;
+constexpr int64_t kWgmmaDecodeMinK = 8192;
+constexpr int64_t kWgmmaDecodeMinNK = int64_t{10240} * 8192;
+bool batch_prefers_wgmma(int64_t M, int64_t N, int64_t K) {
+  if (M > 16 && M <= kGemvMaxM) return N >= kWgmmaBatchMinN;
+  return M >= kWgmmaDecodeMinM && M <= 16 && K >= kWgmmaDecodeMinK && N * K >= kWgmmaDecodeMinNK;
 }
 
 enum class Int8Kernel { kGemv, kMmaL, kMmaM, kMmaS, kWgmma };
@@ -144,10 +159,10 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
   // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
   // gemv kernel below streams the weight faster (M = 16: 64 vs 67-70 us), except
-  // where it would split K over blocks (see kGemvMaxM) and on the wide shapes of M = 17..32
+  // where it would split K over blocks (see kGemvMaxM) and on the wide shapes of M = 13..32
   // (batch_prefers_wgmma).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
-    if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1 || batch_prefers_wgmma(M, N)) {
+    if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1 || batch_prefers_wgmma(M, N, K)) {
       return {Int8Kernel::kWgmma, 0, 1};
     }
   }
