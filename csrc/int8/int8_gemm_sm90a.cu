@@ -229,7 +229,7 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, kOp, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   // A grid of one M tile without multicast loads only round_up(M, 8) rows of A per box instead of
-  // kBM: TMA then does not zero-fill the tile's rows past M, which cost 4-11 % at decode M
+  // kBM: TMA then does not zero-fill the tile's rows past M, which cost 3-12 % at decode M
   // (28672x8192 M = 16: 63.5 against 67.3 us; 128256x4096 M = 1: 125.5-133.9 against 141.7;
   // results/h200/2026-12-03c_int8_abox/call1). TORCHQUANT_INT8_WGMMA_ABOX=0 (measurement knob)
   // keeps the full box.
