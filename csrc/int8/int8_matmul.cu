@@ -85,7 +85,7 @@ constexpr int64_t kGemvMaxM = 32;
 //           8192x28672 79.7-82.5 / 69.3-69.9; 8192x8192 27.6-27.9 / 23.6; 6144x4096 14.2 / 12.0;
 //           but 4096x4096 8.3 / 9.0, 4096x14336 22.6 / 22.6, 2048x768 3.2 / 4.1
 // Since 2026-12-03c the wgmma GEMM loads only round_up(M, 8) rows of A per TMA box
-// (int8_gemm_sm90a.cu), which took 2-4 us off its decode times, and the lines moved. Same
+// (int8_gemm_sm90a.cu), which took 3-12 % off its decode times, and the lines moved. Same
 // process, gemv / wgmma, bf16 cuBLAS in brackets (results/h200/2026-12-03c_int8_abox/call2):
 //   M = 17..24: wgmma now also wins at 6144x4096 (12.2-13.2 / 10.0-10.2) and 8192x8192
 //           (24.0-25.8 / 21.1-21.7), level at 4096x14336 (20.4-21.0 / 20.0-20.2); the gemv keeps
@@ -158,9 +158,9 @@ Int8Plan choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_
   // for the mma tiles; M = 64: 92 / 23 / 14.5 us against 109 / 54 / 35 us
   // for the mma tiles at 28672x8192 / 14336x4096 / 4096x4096 (with the
   // 64-row wgmma tiles of 2026-12-02i: 80 / 20 / 8.9). At M <= 32 the
-  // gemv kernel below streams the weight faster (M = 16: 64 vs 67-70 us), except
-  // where it would split K over blocks (see kGemvMaxM) and on the wide shapes of M = 13..32
-  // (batch_prefers_wgmma).
+  // gemv kernel below streams the weight faster (28672x8192 M = 8: 58.3-58.7
+  // vs 60.0-62.4 us), except where it would split K over blocks (see
+  // kGemvMaxM) and on the wide shapes of M = 13..32 (batch_prefers_wgmma).
   if (forced.empty() && have_wgmma && caps.cc() == 90 && K % 16 == 0) {
     if (M > kGemvMaxM || gemv_plan(M, N, ktiles, sms).splits > 1 || batch_prefers_wgmma(M, N, K)) {
       return {Int8Kernel::kWgmma, 0, 1};
