@@ -20,7 +20,8 @@ from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1"]
+CONFIGS = ["256c2", "256c1", "128c1", "64c1", "32c1", "16c1"]
+NARROW = {"64c1": 64, "32c1": 32, "16c1": 16}  # decode tiles: tokens per tile
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -32,6 +33,7 @@ def _default_config(monkeypatch):
     """Each test starts from the automatic tile choice unless it forces one."""
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.delenv("TORCHQUANT_WGMMA_VEC", raising=False)
+    monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
 
 
 def _gen(seed):
@@ -155,6 +157,45 @@ def test_vec_store_knob(monkeypatch, config, vec):
     poison_cuda()
     y = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
     _check_bound(y.cpu(), x, hw, None)
+
+
+@pytest.mark.parametrize("box", [None, "0"])
+@pytest.mark.parametrize("config", list(NARROW))
+def test_narrow_tiles_activation_box(monkeypatch, config, box):
+    """The decode tiles load round_up(M, 8) activation rows per stage when M fits one token
+    tile (box=None, the default) or the tile's whole box (TORCHQUANT_SP24_WGMMA_BOX=0): every M
+    from 1 to the tile width and one past it, int8 bit-exact against the CPU op and fp16 / bf16
+    in bound, and the two box settings give the same bits (the rows past M only reach D
+    columns that are never stored)."""
+    monkeypatch.setenv(ENV, config)
+    width = NARROW[config]
+    N, K = 200, 384
+    ms = sorted(set(range(1, 17)) | {width - 1, width, width + 1})
+    for M in ms:
+        if box:
+            monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", box)
+        else:
+            monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
+        aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=M + 500, zero=True)
+        want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, torch.bfloat16, "cpu")
+        poison_cuda()
+        got = ops.sparse24_int8_matmul(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None, None,
+                                       torch.bfloat16, "wgmma")
+        _assert_bit_equal(got, want, f"{config} box={box} M={M}")
+        for dtype in HALF:
+            hv, hm, hw = _half_case(N, K, dtype, seed=M + 600)
+            x = torch.randn(M, K, generator=_gen(M + 700)).to(dtype)
+            poison_cuda()
+            y = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
+            _check_bound(y.cpu(), x, hw, None)
+            monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", "0")
+            poison_cuda()
+            y_full = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
+            _assert_bit_equal(y, y_full, f"{config} {dtype} M={M}: cut box vs whole box")
+            if box:
+                monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", box)
+            else:
+                monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
 
 
 def test_int8_one_element_scales_and_explicit_colsum():

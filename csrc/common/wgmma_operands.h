@@ -5,6 +5,7 @@
 // every kernel is what the written-out lists gave.
 #pragma once
 
+#define TQ_WG_D8 "%0, %1, %2, %3, %4, %5, %6, %7"
 #define TQ_WG_D16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define TQ_WG_D32 \
   TQ_WG_D16 \

@@ -38,14 +38,25 @@ using Cfg256c1 = SpConfig<256, 5, 1>;
 // 128 x 128, 8 stages (208 KB), no cluster: twice the tiles for grids that cannot fill the
 // GPU with 128 x 256 ones.
 using Cfg128c1 = SpConfig<128, 8, 1>;
+// Decode and small batches: 128 features x 64 / 32 / 16 tokens. A stage is 8 KB of values,
+// 2 KB of meta and 8 / 4 / 2 KB of activations (or round_up(M, 8) rows of them with one token
+// tile), so the ring goes deeper: 10 / 12 / 12 stages (180 / 168 / 144 KB).
+using Cfg64c1 = SpConfig<64, 10, 1>;
+using Cfg32c1 = SpConfig<32, 12, 1>;
+using Cfg16c1 = SpConfig<16, 12, 1>;
 
-enum class SpTile { k256c2, k256c1, k128c1 };
+enum class SpTile { k256c2, k256c1, k128c1, k64c1, k32c1, k16c1 };
+constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1,
+                                SpTile::k64c1,  SpTile::k32c1,  SpTile::k16c1};
 
 const char* tile_name(SpTile t) {
   switch (t) {
     case SpTile::k256c2: return "256c2";
     case SpTile::k256c1: return "256c1";
     case SpTile::k128c1: return "128c1";
+    case SpTile::k64c1: return "64c1";
+    case SpTile::k32c1: return "32c1";
+    case SpTile::k16c1: return "16c1";
   }
   return "?";
 }
@@ -53,7 +64,8 @@ const char* tile_name(SpTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
-// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1 forces one (tests, benchmarks).
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|32c1|16c1 forces one (tests,
+// benchmarks).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
@@ -62,17 +74,21 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
-      for (SpTile t : {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1}) {
+      for (SpTile t : kAllTiles) {
         if (std::strcmp(env, tile_name(t)) == 0) return t;
       }
       TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env,
-                  "' is not one of 256c2, 256c1, 128c1");
+                  "' is not one of 256c2, 256c1, 128c1, 64c1, 32c1, 16c1");
     }
   }
   const int64_t f_tiles = ceil_div(N, 128);
   // Up to 128 tokens a 256-token tile is at least half padding. H200 (2026-12-01_sp24,
   // 28672x8192, us, 256c2 / 128c1): M = 64 int8 130.2 / 76.6, bf16 233.2 / 146.7;
   // M = 128 int8 83.2 / 59.5, bf16 151.2 / 116.8.
+  // The narrowest tile that holds M (tensor work is a small share of a decode tile's time).
+  if (M <= 16) return SpTile::k16c1;
+  if (M <= 32) return SpTile::k32c1;
+  if (M <= 64) return SpTile::k64c1;
   if (M <= 128) return SpTile::k128c1;
   if (f_tiles * ceil_div(M, 256) < caps.sm_count) return SpTile::k128c1;
   if (f_tiles % 2 == 1 && f_tiles < 16) return SpTile::k256c1;
@@ -93,12 +109,23 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
+  // One token tile of a kCutBox configuration: TMA loads round_up(M, 8) activation rows per
+  // stage instead of the tile's kBT (the rest would be zero fill, never stored).
+  // TORCHQUANT_SP24_WGMMA_BOX=0 keeps the whole box (A/B measurements, tests).
+  int box_rows = Cfg::kBBoxRows;
+  if (Cfg::kCutBox && args.M <= Cfg::kBT) {
+    const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_BOX");
+    if (!(env != nullptr && std::strcmp(env, "0") == 0)) {
+      box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBT, (args.M + 7) / 8 * 8));
+    }
+  }
+  args.stage_tx = Cfg::kABytes + Cfg::kMBytes + box_rows * Cfg::kBK;
   const CUtensorMap tmap_v = tma::make_tmap_2d(o.values, args.N, K / 2 * o.elem_bytes, Cfg::kAK,
                                                Cfg::kBF, CU_TENSOR_MAP_SWIZZLE_64B, op);
   const CUtensorMap tmap_m = tma::make_tmap_2d(o.meta, args.N, K / 8, Cfg::kMK, Cfg::kBF,
                                                CU_TENSOR_MAP_SWIZZLE_NONE, op);
   const CUtensorMap tmap_x = tma::make_tmap_2d(o.x, args.M, K * o.elem_bytes, Cfg::kBK,
-                                               Cfg::kBBoxRows, CU_TENSOR_MAP_SWIZZLE_128B, op);
+                                               box_rows, CU_TENSOR_MAP_SWIZZLE_128B, op);
   args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
   args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
   args.num_f_units = static_cast<int>(ceil_div(args.num_f_tiles, Cfg::kCM));
@@ -122,6 +149,9 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k256c2: launch<Cfg256c2, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k256c1: launch<Cfg256c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k128c1: launch<Cfg128c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k64c1: launch<Cfg64c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k32c1: launch<Cfg32c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k16c1: launch<Cfg16c1, El, OutT>(o, args, device, caps, stream, op); break;
   }
 }
 

@@ -61,8 +61,9 @@ namespace sm90a {
 namespace sp24 {
 
 // ------------------------------------------------------------------ configuration --
-// BT_: tokens per tile (the wgmma N: 256 or 128); STAGES_: ring depth; CM_: CTAs per cluster
-// along the features, which share (multicast) the activation tile.
+// BT_: tokens per tile (the wgmma N: 256, 128, or 64 / 32 / 16 for decode and small batches);
+// STAGES_: ring depth; CM_: CTAs per cluster along the features, which share (multicast) the
+// activation tile.
 template <int BT_, int STAGES_, int CM_>
 struct SpConfig {
   static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
@@ -79,19 +80,23 @@ struct SpConfig {
   static constexpr int kBBytes = kBT * kBK;          // 32 KB (kBT 256) or 16 KB
   static constexpr int kBBoxRows = kBT / kCM;
   static constexpr int kStageBytes = kABytes + kMBytes + kBBytes;  // bytes landing per stage
+  // Tiles of <= 64 tokens without a cluster load only round_up(M, 8) activation rows per stage
+  // when the grid has one token tile (SpArgs::b_box_rows, stage_tx); the rows past the box are
+  // never written and reach only D columns of tokens >= M, which are never stored.
+  static constexpr bool kCutBox = kBT <= 64 && kCM == 1;
   static constexpr int kAcc = kBT / 2;               // accumulators per consumer thread
   // After the 1024-byte aligned base: A stages, meta stages, B stages (each stage buffer
-  // 1024-byte aligned), 2 x kStages mbarriers (128 bytes reserved), two buffers of per-token
+  // 1024-byte aligned), 2 x kStages mbarriers (128-byte multiples reserved), two buffers of per-token
   // epilogue operands (a_scale, a_zero: 2 x kBT x 4 bytes each).
   static constexpr int kMetaOffset = kStages * kABytes;
   static constexpr int kBOffset = kMetaOffset + kStages * kMBytes;
   static constexpr int kBarrierOffset = kBOffset + kStages * kBBytes;
-  static constexpr int kParamsOffset = kBarrierOffset + 128;
+  static constexpr int kBarrierBytes = (2 * kStages * 8 + 127) / 128 * 128;
+  static constexpr int kParamsOffset = kBarrierOffset + kBarrierBytes;
   static constexpr int kParamsBytes = 2 * 2 * kBT * 4;
   static constexpr int kSmemBytes = 1024 + kParamsOffset + kParamsBytes;
-  static_assert(2 * kStages * 8 <= 128, "barrier area");
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
-  static_assert(kBT == 128 || kBT == 256, "tile width");
+  static_assert(kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256, "tile width");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kMetaOffset % 1024 == 0 && kBOffset % 1024 == 0 && kBBytes % 1024 == 0,
@@ -125,6 +130,8 @@ struct SpArgs {
   int has_zero;
   int has_bias;
   int vec_store;  // 16-bit output, N % 8 == 0: 16-byte stores (sp_epilogue_vec)
+  int stage_tx;   // bytes landing per stage (Cfg::kCutBox configurations; the others use
+                  // Cfg::kStageBytes): A + meta + b_box_rows activation rows
 };
 
 // ------------------------------------------------------------------ sparse wgmma --
@@ -206,6 +213,39 @@ __device__ __forceinline__ void wgmma_sp_m64n128k32_bf16(float (&d)[64], uint64_
       : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
 }
 
+// The decode and small-batch widths (N = 64 / 32 / 16 tokens), same operands and immediates
+// as the written-out ones above; only the accumulator count and operand numbers change.
+#define TQ_SP_WGMMA(NAME, SHAPE, ACC_T, C, NACC, DLIST, ACCLIST, IA, IB, IE, IP, TAIL)       \
+  __device__ __forceinline__ void NAME(ACC_T (&d)[NACC], uint64_t desc_a, uint64_t desc_b,   \
+                                       uint32_t meta, int accumulate) {                      \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" IP ", 0;\n"                            \
+                 "wgmma.mma_async.sp.sync.aligned." SHAPE " {" DLIST "}, "                   \
+                 "%" IA ", %" IB ", %" IE ", 0, p" TAIL ";\n}\n"                              \
+                 : ACCLIST                                                                   \
+                 : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));                    \
+  }
+#define TQ_SP_F16_TAIL ", 1, 1, 0, 0"
+TQ_SP_WGMMA(wgmma_sp_m64n64k64_s8, "m64n64k64.s32.s8.s8", int, "r", 32, TQ_WG_D32,
+            TQ_WG_ACC32("r"), "32", "33", "34", "35", "")
+TQ_SP_WGMMA(wgmma_sp_m64n32k64_s8, "m64n32k64.s32.s8.s8", int, "r", 16, TQ_WG_D16,
+            TQ_WG_ACC16("r"), "16", "17", "18", "19", "")
+TQ_SP_WGMMA(wgmma_sp_m64n16k64_s8, "m64n16k64.s32.s8.s8", int, "r", 8, TQ_WG_D8,
+            TQ_WG_ACC8_("r", 0), "8", "9", "10", "11", "")
+TQ_SP_WGMMA(wgmma_sp_m64n64k32_f16, "m64n64k32.f32.f16.f16", float, "f", 32, TQ_WG_D32,
+            TQ_WG_ACC32("f"), "32", "33", "34", "35", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n32k32_f16, "m64n32k32.f32.f16.f16", float, "f", 16, TQ_WG_D16,
+            TQ_WG_ACC16("f"), "16", "17", "18", "19", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n16k32_f16, "m64n16k32.f32.f16.f16", float, "f", 8, TQ_WG_D8,
+            TQ_WG_ACC8_("f", 0), "8", "9", "10", "11", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n64k32_bf16, "m64n64k32.f32.bf16.bf16", float, "f", 32, TQ_WG_D32,
+            TQ_WG_ACC32("f"), "32", "33", "34", "35", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n32k32_bf16, "m64n32k32.f32.bf16.bf16", float, "f", 16, TQ_WG_D16,
+            TQ_WG_ACC16("f"), "16", "17", "18", "19", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n16k32_bf16, "m64n16k32.f32.bf16.bf16", float, "f", 8, TQ_WG_D8,
+            TQ_WG_ACC8_("f", 0), "8", "9", "10", "11", TQ_SP_F16_TAIL)
+#undef TQ_SP_F16_TAIL
+#undef TQ_SP_WGMMA
+
 // Element kinds: the accumulator type, the logical K one stage covers, and the two wgmma of a
 // stage for a tile of kBT tokens.
 struct ElS8 {
@@ -217,8 +257,14 @@ struct ElS8 {
                                              uint32_t e, int acc) {
     if constexpr (kBT == 256) {
       wgmma_sp_m64n256k64_s8(d, a, b, e, acc);
-    } else {
+    } else if constexpr (kBT == 128) {
       wgmma_sp_m64n128k64_s8(d, a, b, e, acc);
+    } else if constexpr (kBT == 64) {
+      wgmma_sp_m64n64k64_s8(d, a, b, e, acc);
+    } else if constexpr (kBT == 32) {
+      wgmma_sp_m64n32k64_s8(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n16k64_s8(d, a, b, e, acc);
     }
   }
 };
@@ -231,8 +277,14 @@ struct ElF16 {
                                              uint32_t e, int acc) {
     if constexpr (kBT == 256) {
       wgmma_sp_m64n256k32_f16(d, a, b, e, acc);
-    } else {
+    } else if constexpr (kBT == 128) {
       wgmma_sp_m64n128k32_f16(d, a, b, e, acc);
+    } else if constexpr (kBT == 64) {
+      wgmma_sp_m64n64k32_f16(d, a, b, e, acc);
+    } else if constexpr (kBT == 32) {
+      wgmma_sp_m64n32k32_f16(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n16k32_f16(d, a, b, e, acc);
     }
   }
 };
@@ -245,8 +297,14 @@ struct ElBF16 {
                                              uint32_t e, int acc) {
     if constexpr (kBT == 256) {
       wgmma_sp_m64n256k32_bf16(d, a, b, e, acc);
-    } else {
+    } else if constexpr (kBT == 128) {
       wgmma_sp_m64n128k32_bf16(d, a, b, e, acc);
+    } else if constexpr (kBT == 64) {
+      wgmma_sp_m64n64k32_bf16(d, a, b, e, acc);
+    } else if constexpr (kBT == 32) {
+      wgmma_sp_m64n32k32_bf16(d, a, b, e, acc);
+    } else {
+      wgmma_sp_m64n16k32_bf16(d, a, b, e, acc);
     }
   }
 };
@@ -511,7 +569,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kb = 0; kb < p.num_kb; ++kb) {
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
-          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          mbar_arrive_expect_tx(full, Cfg::kCutBox ? static_cast<uint32_t>(p.stage_tx)
+                                                   : static_cast<uint32_t>(Cfg::kStageBytes));
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_v, kb * Cfg::kAK, f_row, full);
           // The meta box starts at a 16-byte boundary (a TMA box start off one raised an
           // illegal-instruction error on the H200): the 16-bit stage's 8 bytes are the first
