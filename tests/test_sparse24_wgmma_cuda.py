@@ -20,8 +20,8 @@ from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1", "64c1", "32c1", "16c1"]
-NARROW = {"64c1": 64, "32c1": 32, "16c1": 16}  # decode tiles: tokens per tile
+CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1"]
+NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16}  # decode tiles: tokens per tile
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -312,15 +312,65 @@ def test_opcheck_internal_ops():
     torch.library.opcheck(ops._sparse24_gemm_sm90a, (_d(xh), _d(vh), _d(mh), None))
 
 
-def test_auto_takes_wgmma_from_m64():
-    """"auto" runs the sparse-wgmma GEMM from M = 64 (K % 128 == 0) and mma.sp below:
-    same bits as the forced paths (each is deterministic)."""
-    for M, want_path in ((64, "wgmma"), (63, "mma")):
-        aq, sa, za, wp, sw, values, meta = _int8_case(M, 200, 256, seed=61 + M, zero=True)
-        args = [_d(t) for t in (aq, sa, za, values, meta, sw)]
-        auto = ops.sparse24_int8_matmul(*args, None, None, torch.float16, "auto")
-        assert torch.equal(auto, ops.sparse24_int8_matmul(*args, None, None, torch.float16, want_path))
-        vh, mh, _ = _half_case(200, 256, torch.bfloat16, seed=62 + M)
-        xh = torch.randn(M, 256, generator=_gen(M)).to(torch.bfloat16).cuda()
-        auto = ops.sparse24_gemv(xh, vh.cuda(), mh.cuda(), None, "auto")
-        assert torch.equal(auto, ops.sparse24_gemv(xh, vh.cuda(), mh.cuda(), None, want_path))
+# auto_takes_sparse_wgmma (csrc/sparse/sparse24.cu): (M, N, the path "auto" must take) for the
+# int8 and the 16-bit op. K = 256 throughout (a multiple of 128).
+_AUTO_INT8 = [(1, 6144, "gemv"), (2, 8192, "gemv"), (3, 6144, "wgmma"), (3, 6016, "gemv"),
+              (8, 6144, "wgmma"), (8, 4096, "mma"), (16, 4096, "mma"), (17, 200, "wgmma"),
+              (63, 200, "wgmma"), (64, 200, "wgmma")]
+_AUTO_HALF = [(1, 8192, "fma"), (2, 8192, "wgmma"), (2, 6144, "fma"), (4, 6144, "wgmma"),
+              (4, 4096, "mma"), (16, 4096, "mma"), (16, 8192, "wgmma"), (17, 200, "wgmma"),
+              (64, 200, "wgmma")]
+# A substring of the name of the kernel each path launches.
+_KERNEL = {"wgmma": "sparse24_gemm_sm90a_kernel", "gemv": "sparse24_int8_gemv_kernel",
+           "mma": "_mma_kernel", "fma": "sparse24_gemv_fma_kernel"}
+
+
+def _kernels_launched(fn):
+    """Names of the CUDA kernels fn() launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def _assert_ran(names, path, what):
+    want = _KERNEL[path]
+    assert any(want in n for n in names), f"{what}: expected a '{want}' launch, got {names}"
+    for other, sub in _KERNEL.items():
+        if other != path and sub not in want:
+            assert not any(sub in n for n in names), f"{what}: '{sub}' launched, {names}"
+
+
+@pytest.mark.parametrize("M,N,want_path", _AUTO_INT8)
+def test_auto_int8_rule(M, N, want_path):
+    """"auto" of sparse24_int8_matmul launches the kernel of the path the rule names, and
+    gives that path's bits."""
+    K = 256
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=61 + M + N, zero=True)
+    args = [_d(t) for t in (aq, sa, za, values, meta, sw)]
+    poison_cuda()
+    out = {}
+    names = _kernels_launched(lambda: out.setdefault(
+        "auto", ops.sparse24_int8_matmul(*args, None, None, torch.float16, "auto")))
+    _assert_ran(names, want_path, f"int8 auto M={M} N={N}")
+    poison_cuda()
+    want = ops.sparse24_int8_matmul(*args, None, None, torch.float16, want_path)
+    _assert_bit_equal(out["auto"], want, f"auto M={M} N={N}")
+
+
+@pytest.mark.parametrize("M,N,want_path", _AUTO_HALF)
+def test_auto_half_rule(M, N, want_path):
+    """"auto" of sparse24_gemv launches the kernel of the path the rule names, and gives that
+    path's bits."""
+    K = 256
+    vh, mh, _ = _half_case(N, K, torch.bfloat16, seed=62 + M + N)
+    xh = torch.randn(M, K, generator=_gen(M + N)).to(torch.bfloat16).cuda()
+    vh, mh = vh.cuda(), mh.cuda()
+    poison_cuda()
+    out = {}
+    names = _kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "auto")))
+    _assert_ran(names, want_path, f"bf16 auto M={M} N={N}")
+    poison_cuda()
+    want = ops.sparse24_gemv(xh, vh, mh, None, want_path)
+    _assert_bit_equal(out["auto"], want, f"auto M={M} N={N}")

@@ -40,7 +40,7 @@ namespace {
 using sparse24::kNoError;
 
 // The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a (built when 9.0 is in the arch
-// list, imported by torchquant/__init__.py); path="wgmma" (and "auto" from kWgmmaMinM rows)
+// list, imported by torchquant/__init__.py); path="wgmma" (and "auto" where auto_takes_sparse_wgmma says so)
 // reaches them through the dispatcher. find_sm90a_op: the op `name` when that module is
 // loaded with a CUDA kernel for it.
 c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
@@ -49,25 +49,41 @@ c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
   return c10::nullopt;
 }
 
-// From this M on, "auto" takes the sparse-wgmma GEMM where it runs (compute capability 9.0,
-// the sm_90a module, K % 128 == 0). H200, 2026-12-01 (results/h200/2026-12-01_sp24), us,
-// mma.sp / wgmma: bf16 28672x8192 M = 16 108 / 272, M = 64 359 / 212, M = 256 1376 / 152,
-// M = 2048 11535 / 1049; 4096x4096 M = 64 26.0 / 23.0; int8 28672x8192 M = 16 74 / 158,
-// M = 64 111 / 124, M = 256 369 / 85, M = 2048 2910 / 561; 4096x4096 M = 64 24.3 / 13.7.
-constexpr int64_t kWgmmaMinM = 64;
+// Where "auto" takes the sparse-wgmma GEMM (when it runs: compute capability 9.0, the sm_90a
+// module, K % 128 == 0). Since 2026-12-03d its decode tiles (128 features x 16 / 32 / 64 tokens)
+// stream the weight at 80-88 % of the read ceiling from M = 2, so it wins wherever the grid of
+// 128-feature tiles fills the GPU; with fewer tiles (N < 6144: 48 tiles on 132 SMs) the mma.sp
+// kernel's K split wins up to M = 16. H200 (results/h200/2026-12-03d_sp24_decode/call2), us:
+//   bf16 (fma / mma.sp / wgmma): 28672x8192 M = 1 66.8 / 84.9 / 68.2, M = 2 75.1 / 86.3 / 70.5,
+//     M = 16 602 / 97.7 / 68.6; 8192x8192 M = 2 27.5 / 27.2 / 23.5; 6144x4096 M = 2
+//     11.7 / 13.7 / 12.2, M = 4 18.1 / 13.9 / 12.1; 4096x4096 M = 8 25.8 / 10.5 / 11.5;
+//     4096x14336 M = 16 243 / 28.7 / 31.7; M = 24: 4096x14336 mma.sp 49.8, wgmma 33.5.
+//   int8 (dp4a gemv / mma.sp / wgmma): 28672x8192 M = 1 37.3 / 50.1 / 39.3, M = 2 44.1 / 52.3 /
+//     40.1, M = 16 148 / 55.3 / 42.6; 8192x8192 M = 2 14.2 / 17.9 / 14.6, M = 4 15.7 / 18.5 /
+//     14.7; 4096x14336 M = 8 35.3 / 17.3 / 18.7; M = 24: 4096x14336 mma.sp 30.9, wgmma 19.5.
+// From M = 17 the wgmma tiles beat mma.sp on every shape measured, small N included.
+bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N) {
+  if (M >= 17) return true;
+  if (int8) return M >= 3 && N >= 6144;
+  return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
+}
 
 // The sm_90a op that runs `kernel` for this shape, or nullopt for the other paths: forced
-// "wgmma" requires it (a clear error without the module), "auto" takes it from kWgmmaMinM rows
-// on compute capability 9.0 when K % 128 == 0 and the module is loaded.
+// "wgmma" requires it (a clear error without the module), "auto" takes it where
+// auto_takes_sparse_wgmma says so on compute capability 9.0 when K % 128 == 0 and the module
+// is loaded.
 c10::optional<c10::OperatorHandle> wgmma_op_for(const std::string& kernel, const char* name,
-                                                int device, int64_t M, int64_t K, const char* op) {
+                                                int device, bool int8, int64_t M, int64_t N,
+                                                int64_t K, const char* op) {
   if (kernel == "wgmma") {
     auto h = find_sm90a_op(name);
     TORCH_CHECK(h.has_value(), op, ": path 'wgmma' needs a build with torchquant._C_sm90a (9.0 "
                 "in TORCH_CUDA_ARCH_LIST), and it is not loaded");
     return h;
   }
-  if (kernel != "auto" || M < kWgmmaMinM || K % 128 != 0) return c10::nullopt;
+  if (kernel != "auto" || !auto_takes_sparse_wgmma(int8, M, N) || K % 128 != 0) {
+    return c10::nullopt;
+  }
   const DeviceCaps& caps = device_caps(device);
   if (caps.major != 9 || caps.minor != 0) return c10::nullopt;
   return find_sm90a_op(name);
@@ -408,8 +424,8 @@ at::Tensor sparse24_gemv_cuda(const at::Tensor& x_in, const at::Tensor& values_i
   const GemvShape s = validate_sparse24_gemv(x_in, values_in, meta_in, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "wgmma"}, op, "CUDA");
-  if (auto wg = wgmma_op_for(kernel, "torchquant::_sparse24_gemm_sm90a", x_in.get_device(), s.M,
-                             s.K, op)) {
+  if (auto wg = wgmma_op_for(kernel, "torchquant::_sparse24_gemm_sm90a", x_in.get_device(), false,
+                             s.M, s.N, s.K, op)) {
     return wg
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                            const c10::optional<at::Tensor>&)>()
@@ -471,7 +487,7 @@ enum class Int8Path { kSimt, kGemv, kMma };
 constexpr int64_t kInt8GemvMaxM = 4;
 
 // The one place that picks a sparse24_int8_matmul path for kernel="auto" (the sparse-wgmma
-// GEMM from kWgmmaMinM rows on sm_90 is picked before this, in sparse24_int8_matmul_cuda).
+// GEMM where auto_takes_sparse_wgmma says so on sm_90 is picked before this, in sparse24_int8_matmul_cuda).
 Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
   if (K % 32 == 0 && M <= kInt8GemvMaxM) return Int8Path::kGemv;
   // Tensor cores whenever they can run: the int8 mma.sp needs sm_80 and
@@ -606,7 +622,7 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"simt", "gemv", "mma", "wgmma"}, op, "CUDA");
   if (auto wg = wgmma_op_for(kernel, "torchquant::_sparse24_int8_gemm_sm90a", a_q_in.get_device(),
-                             s.M, s.K, op)) {
+                             true, s.M, s.N, s.K, op)) {
     return wg
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                            const at::Tensor&, const at::Tensor&, const at::Tensor&,

@@ -38,16 +38,22 @@ using Cfg256c1 = SpConfig<256, 5, 1>;
 // 128 x 128, 8 stages (208 KB), no cluster: twice the tiles for grids that cannot fill the
 // GPU with 128 x 256 ones.
 using Cfg128c1 = SpConfig<128, 8, 1>;
-// Decode and small batches: 128 features x 64 / 32 / 16 tokens. A stage is 8 KB of values,
-// 2 KB of meta and 8 / 4 / 2 KB of activations (or round_up(M, 8) rows of them with one token
-// tile), so the ring goes deeper: 10 / 12 / 12 stages (180 / 168 / 144 KB).
-using Cfg64c1 = SpConfig<64, 10, 1>;
-using Cfg32c1 = SpConfig<32, 12, 1>;
-using Cfg16c1 = SpConfig<16, 12, 1>;
+// Decode and small batches: 128 features x 64 / 32 / 16 tokens with wide stages (128 stored
+// bytes per weight row: 16 KB of values, 4 KB of meta, 16 / 8 / 4 KB of activations, or
+// round_up(M, 8) rows of them with one token tile), 6 / 7 / 8 stages (216 / 196 / 192 KB).
+// H200, 28672x8192 bf16 at M = 8, us (results/h200/2026-12-03d_sp24_decode): 64-byte stages
+// 80.2 (74 % of the read ceiling), wide 68.9: the 64-byte rows of a 64-byte box stream like
+// the fp8 GEMV's 64-byte pattern (docs/fp8_gemv.md, the cp.async ring). 64c1n is the 64-token
+// tile with the prefill tiles' 64-byte stages (8 KB values, 2 KB meta, 8 KB activations), 10
+// stages (180 KB): measured beside the wide one, forced only.
+using Cfg64c1 = SpConfig<64, 6, 1, 128>;
+using Cfg64n = SpConfig<64, 10, 1>;
+using Cfg32c1 = SpConfig<32, 7, 1, 128>;
+using Cfg16c1 = SpConfig<16, 8, 1, 128>;
 
-enum class SpTile { k256c2, k256c1, k128c1, k64c1, k32c1, k16c1 };
-constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1,
-                                SpTile::k64c1,  SpTile::k32c1,  SpTile::k16c1};
+enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1 };
+constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1, SpTile::k64c1,
+                                SpTile::k64n,   SpTile::k32c1,  SpTile::k16c1};
 
 const char* tile_name(SpTile t) {
   switch (t) {
@@ -55,6 +61,7 @@ const char* tile_name(SpTile t) {
     case SpTile::k256c1: return "256c1";
     case SpTile::k128c1: return "128c1";
     case SpTile::k64c1: return "64c1";
+    case SpTile::k64n: return "64c1n";
     case SpTile::k32c1: return "32c1";
     case SpTile::k16c1: return "16c1";
   }
@@ -64,8 +71,8 @@ const char* tile_name(SpTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
-// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|32c1|16c1 forces one (tests,
-// benchmarks).
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1 forces one
+// (tests, benchmarks).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
@@ -78,18 +85,23 @@ SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char
         if (std::strcmp(env, tile_name(t)) == 0) return t;
       }
       TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env,
-                  "' is not one of 256c2, 256c1, 128c1, 64c1, 32c1, 16c1");
+                  "' is not one of 256c2, 256c1, 128c1, 64c1, 64c1n, 32c1, 16c1");
     }
   }
   const int64_t f_tiles = ceil_div(N, 128);
   // Up to 128 tokens a 256-token tile is at least half padding. H200 (2026-12-01_sp24,
   // 28672x8192, us, 256c2 / 128c1): M = 64 int8 130.2 / 76.6, bf16 233.2 / 146.7;
   // M = 128 int8 83.2 / 59.5, bf16 151.2 / 116.8.
-  // The narrowest tile that holds M (tensor work is a small share of a decode tile's time).
+  // The narrowest tile that holds M (tensor work is a small share of a decode tile's time);
+  // up to 128 tokens a grid of fewer 128-feature tiles than half the SMs keeps 64-token
+  // tiles (twice the units). H200 (2026-12-03d call 2, us): 28672x8192 bf16 M = 8 16c1 73.3 /
+  // 32c1 74.1 / 64c1 75.0 / 128c1 182; M = 32 32c1 69.7 / 64c1 72.4; M = 64 64c1 76.4 / 128c1
+  // 141; M = 96 64c1 157 / 128c1 121.5; 4096x4096 M = 96 64c1 14.8 / 128c1 22.8, 14336x4096
+  // M = 96 40.8 / 34.2.
   if (M <= 16) return SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
   if (M <= 64) return SpTile::k64c1;
-  if (M <= 128) return SpTile::k128c1;
+  if (M <= 128) return 2 * f_tiles <= caps.sm_count ? SpTile::k64c1 : SpTile::k128c1;
   if (f_tiles * ceil_div(M, 256) < caps.sm_count) return SpTile::k128c1;
   if (f_tiles % 2 == 1 && f_tiles < 16) return SpTile::k256c1;
   return SpTile::k256c2;
@@ -119,18 +131,25 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
       box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBT, (args.M + 7) / 8 * 8));
     }
   }
-  args.stage_tx = Cfg::kABytes + Cfg::kMBytes + box_rows * Cfg::kBK;
-  const CUtensorMap tmap_v = tma::make_tmap_2d(o.values, args.N, K / 2 * o.elem_bytes, Cfg::kAK,
-                                               Cfg::kBF, CU_TENSOR_MAP_SWIZZLE_64B, op);
-  const CUtensorMap tmap_m = tma::make_tmap_2d(o.meta, args.N, K / 8, Cfg::kMK, Cfg::kBF,
+  // Logical K per stage and meta bytes per row per stage (the wide stages load exactly these;
+  // the 64-byte ones a 16-byte box, of which the 16-bit kind reads one half).
+  const int logical = Cfg::kAK * El::kLogicalPerByte;
+  const int meta_box = Cfg::kWide ? logical / 8 : Cfg::kMK;
+  args.stage_tx = Cfg::kABytes + Cfg::kBF * meta_box + Cfg::kBHalves * box_rows * 128;
+  const CUtensorMap tmap_v = tma::make_tmap_2d(
+      o.values, args.N, K / 2 * o.elem_bytes, Cfg::kAK, Cfg::kBF,
+      Cfg::kWide ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, op);
+  const CUtensorMap tmap_m = tma::make_tmap_2d(o.meta, args.N, K / 8, meta_box, Cfg::kBF,
                                                CU_TENSOR_MAP_SWIZZLE_NONE, op);
-  const CUtensorMap tmap_x = tma::make_tmap_2d(o.x, args.M, K * o.elem_bytes, Cfg::kBK,
-                                               box_rows, CU_TENSOR_MAP_SWIZZLE_128B, op);
+  const CUtensorMap tmap_x = tma::make_tmap_2d(o.x, args.M, K * o.elem_bytes, 128, box_rows,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
   args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
   args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
   args.num_f_units = static_cast<int>(ceil_div(args.num_f_tiles, Cfg::kCM));
   args.num_units = args.num_f_units * args.num_t_tiles;
-  args.num_kb = static_cast<int>(K / El::kLogicalPerStage);
+  // K % 128 == 0 (check_path); a wide int8 stage covers 256 logical K, and TMA zero-fills the
+  // last one's columns past K (zero values, zero meta nibbles made valid, zero activations).
+  args.num_kb = static_cast<int>(ceil_div(K, logical));
   args.group_units = std::max(1, 16 / Cfg::kCM);
 
   const int max_ctas =
@@ -150,6 +169,7 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k256c1: launch<Cfg256c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k128c1: launch<Cfg128c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k64c1: launch<Cfg64c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k64n: launch<Cfg64n, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k32c1: launch<Cfg32c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16c1: launch<Cfg16c1, El, OutT>(o, args, device, caps, stream, op); break;
   }

@@ -64,26 +64,35 @@ namespace sp24 {
 // BT_: tokens per tile (the wgmma N: 256, 128, or 64 / 32 / 16 for decode and small batches);
 // STAGES_: ring depth; CM_: CTAs per cluster along the features, which share (multicast) the
 // activation tile.
-template <int BT_, int STAGES_, int CM_>
+// AK_: stored weight bytes per row per stage, 64 (the prefill tiles) or 128 (the decode tiles:
+// "wide" stages, see below).
+template <int BT_, int STAGES_, int CM_, int AK_ = 64>
 struct SpConfig {
   static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
   static constexpr int kBT = BT_;
-  static constexpr int kAK = 64;    // stored weight bytes per row per stage
-  static constexpr int kBK = 128;   // activation bytes per row per stage
-  static constexpr int kMK = 16;    // meta bytes per row per stage (TMA box width)
+  static constexpr int kAK = AK_;   // stored weight bytes per row per stage
+  static constexpr bool kWide = kAK == 128;
+  static constexpr int kWgPerStage = kAK / 32;  // sparse wgmma per stage and warpgroup: 2 or 4
+  static constexpr int kBK = 2 * kAK;  // activation bytes per row per stage (both kinds)
+  static constexpr int kBHalves = kBK / 128;  // 128-byte swizzled activation boxes per stage
+  // Meta bytes per row per stage buffer: the TMA box width of the 64-byte stages (16, of which
+  // a 16-bit stage reads one half); the wide stages size it for int8 (32) and load exactly the
+  // element kind's share (int8 32, 16-bit 16; El::meta_bytes).
+  static constexpr int kMK = kWide ? 32 : 16;
   static constexpr int kStages = STAGES_;
   static constexpr int kCM = CM_;
   static constexpr int kThreads = 384;
   static constexpr int kConsumerWarps = 8;
-  static constexpr int kABytes = kBF * kAK;          // 8 KB
-  static constexpr int kMBytes = kBF * kMK;          // 2 KB
-  static constexpr int kBBytes = kBT * kBK;          // 32 KB (kBT 256) or 16 KB
+  static constexpr int kABytes = kBF * kAK;          // 8 KB (16 KB wide)
+  static constexpr int kMBytes = kBF * kMK;          // 2 KB (4 KB wide)
+  static constexpr int kBBytes = kBT * kBK;          // kBT x 128 B (x 256 B wide)
   static constexpr int kBBoxRows = kBT / kCM;
   static constexpr int kStageBytes = kABytes + kMBytes + kBBytes;  // bytes landing per stage
   // Tiles of <= 64 tokens without a cluster load only round_up(M, 8) activation rows per stage
   // when the grid has one token tile (SpArgs::b_box_rows, stage_tx); the rows past the box are
   // never written and reach only D columns of tokens >= M, which are never stored.
   static constexpr bool kCutBox = kBT <= 64 && kCM == 1;
+  static_assert(kAK == 64 || (kAK == 128 && kCutBox), "wide stages: decode tiles only");
   static constexpr int kAcc = kBT / 2;               // accumulators per consumer thread
   // After the 1024-byte aligned base: A stages, meta stages, B stages (each stage buffer
   // 1024-byte aligned), 2 x kStages mbarriers (128-byte multiples reserved), two buffers of per-token
@@ -251,7 +260,7 @@ TQ_SP_WGMMA(wgmma_sp_m64n16k32_bf16, "m64n16k32.f32.bf16.bf16", float, "f", 8, T
 struct ElS8 {
   using Acc = int;
   static constexpr bool kInt = true;
-  static constexpr int kLogicalPerStage = 128;
+  static constexpr int kLogicalPerByte = 2;  // logical K per stored weight byte
   template <int kBT>
   static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
                                              uint32_t e, int acc) {
@@ -271,7 +280,7 @@ struct ElS8 {
 struct ElF16 {
   using Acc = float;
   static constexpr bool kInt = false;
-  static constexpr int kLogicalPerStage = 64;
+  static constexpr int kLogicalPerByte = 1;
   template <int kBT>
   static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
                                              uint32_t e, int acc) {
@@ -291,7 +300,7 @@ struct ElF16 {
 struct ElBF16 {
   using Acc = float;
   static constexpr bool kInt = false;
-  static constexpr int kLogicalPerStage = 64;
+  static constexpr int kLogicalPerByte = 1;
   template <int kBT>
   static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
                                              uint32_t e, int acc) {
@@ -337,6 +346,12 @@ __device__ __forceinline__ uint32_t fix_zero_nibbles(uint32_t e) {
   return e | (((~nz) & 0x11111111u) << 2);
 }
 
+// Pins metadata registers (see the k-loop): the compiler keeps them unchanged and live up to here.
+__device__ __forceinline__ void fence_regs(uint32_t (&e)[4]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(e[j])::"memory");
+}
+
 __device__ __forceinline__ uint32_t lds32(uint32_t addr) {
   uint32_t v;
   asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr));
@@ -363,6 +378,46 @@ __device__ __forceinline__ void stage_meta(uint32_t meta_stage, int row_in_tile,
   }
   e0 = fix_zero_nibbles(e0);
   e1 = fix_zero_nibbles(e1);
+}
+
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+// The four metadata registers of one wide stage (128 stored bytes per row: four wgmma) for
+// this thread. The stage buffer holds exactly this element kind's meta bytes per row (int8
+// 32, 16-bit 16), rows packed at that stride. The thread-to-metadata maps are those of
+// stage_meta, with wgmma j in place of j = 0, 1.
+template <class El>
+__device__ __forceinline__ void stage_meta_wide(uint32_t meta_stage, int row_in_tile, int lane,
+                                                uint32_t (&e)[4]) {
+  if constexpr (El::kInt) {
+    // Row 16 w + l / 4 + 8 (l & 1); wgmma j reads word 2 j + h, h = (l >> 1) & 1.
+    const uint32_t row = meta_stage + 32u * static_cast<uint32_t>(row_in_tile + 8 * (lane & 1));
+    const uint4 lo = lds128(row);
+    const uint4 hi = lds128(row + 16);
+    const bool h = ((lane >> 1) & 1) != 0;
+    e[0] = h ? lo.y : lo.x;
+    e[1] = h ? lo.w : lo.z;
+    e[2] = h ? hi.y : hi.x;
+    e[3] = h ? hi.w : hi.z;
+  } else {
+    // Rows r (low half) and r + 8 (high half); wgmma j reads word j, half (l & 1), of each.
+    const uint32_t r0 = meta_stage + 16u * static_cast<uint32_t>(row_in_tile);
+    const uint4 a = lds128(r0);
+    const uint4 b = lds128(r0 + 16u * 8u);
+    const uint32_t sel = (lane & 1) ? 0x7632u : 0x5410u;
+    e[0] = __byte_perm(a.x, b.x, sel);
+    e[1] = __byte_perm(a.y, b.y, sel);
+    e[2] = __byte_perm(a.z, b.z, sel);
+    e[3] = __byte_perm(a.w, b.w, sel);
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) e[j] = fix_zero_nibbles(e[j]);
 }
 
 // Unit u -> (feature unit, token tile): groups of `group_units` feature units, the feature unit
@@ -531,7 +586,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #if defined(TQ_SM90A_ENABLED)
   constexpr int kStages = Cfg::kStages;
   constexpr int kCM = Cfg::kCM;
-  constexpr int kMetaStep = El::kLogicalPerStage / 8;  // meta bytes per row per stage
+  constexpr int kMetaStep = Cfg::kAK * El::kLogicalPerByte / 8;  // meta bytes per row per stage
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t sA = smem;                              // kStages x [128 x 64 B]
@@ -572,6 +627,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbar_arrive_expect_tx(full, Cfg::kCutBox ? static_cast<uint32_t>(p.stage_tx)
                                                    : static_cast<uint32_t>(Cfg::kStageBytes));
           tma_load_2d(sA + stage * Cfg::kABytes, &tmap_v, kb * Cfg::kAK, f_row, full);
+          if constexpr (Cfg::kWide) {
+            // Wide stage: the element kind's kMetaStep meta bytes per row (a 16-byte multiple),
+            // then the activations as kBHalves 128-byte swizzled boxes, kBT rows apart.
+            tma_load_2d(sM + stage * Cfg::kMBytes, &tmap_m, kb * kMetaStep, f_row, full);
+#pragma unroll
+            for (int h = 0; h < Cfg::kBHalves; ++h) {
+              tma_load_2d(sB + stage * Cfg::kBBytes + h * (Cfg::kBT * 128), &tmap_x,
+                          kb * Cfg::kBK + 128 * h, t_row, full);
+            }
+            ring_advance<kStages>(stage, phase);
+            continue;
+          }
           // The meta box starts at a 16-byte boundary (a TMA box start off one raised an
           // illegal-instruction error on the H200): the 16-bit stage's 8 bytes are the first
           // or second half of it, the consumers pick by k-block parity.
@@ -629,30 +696,64 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
       }
 
+      // The metadata registers of a sparse wgmma are read while it runs, like its accumulators:
+      // they must not be rewritten before a wgmma.wait_group that retires it (CUTLASS's sm_90
+      // sparse mainloop waits for every group before reloading them, K_PIPE_MMAS = 0). Here
+      // they are double-buffered by stage parity instead (the loop body is step() with the two
+      // arrays swapped), and each array is pinned live (fence_regs) until the wait that retires
+      // its group, so stage i + 1's loads never land in registers stage i still reads, and one
+      // group stays in flight. Without it a 64-token tile gave wrong outputs in a few percent of
+      // the elements (results/h200/2026-12-03d_sp24_decode, call 2).
       int prev = 0;
-      for (int i = 0; i < p.num_kb; ++i) {
+      uint32_t e_even[4] = {0u, 0u, 0u, 0u};
+      uint32_t e_odd[4] = {0u, 0u, 0u, 0u};
+      auto step = [&](int i, uint32_t(&e)[4], uint32_t(&e_old)[4]) {
         mbar_wait(bar_full + 8 * stage, phase);
         __syncwarp();  // reconverge after the spin before the .aligned wgmma instructions
-        uint32_t e0, e1;
-        stage_meta<El>(sM + stage * Cfg::kMBytes + ((i * kMetaStep) & 15), row_in_tile, lane, e0, e1);
         const uint32_t a0 = sA + stage * Cfg::kABytes + cw * (64 * Cfg::kAK);
         const uint32_t b0 = sB + stage * Cfg::kBBytes;
-        fence_acc(acc);
-        wgmma_fence();
-        El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0), make_smem_desc(b0), e0, i != 0);
-        El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0 + 32), make_smem_desc(b0 + 64), e1, 1);
+        if constexpr (Cfg::kWide) {
+          // 128-byte swizzled weight rows (the dense kernel's descriptor); wgmma j reads the
+          // 32 stored bytes at + 32 j and the 64 activation bytes at + 64 (j % 2) of box j / 2.
+          stage_meta_wide<El>(sM + stage * Cfg::kMBytes, row_in_tile, lane, e);
+          fence_acc(acc);
+          wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            El::template mma<Cfg::kBT>(acc, make_smem_desc(a0 + 32 * j),
+                                       make_smem_desc(b0 + (j >> 1) * (Cfg::kBT * 128) + 64 * (j & 1)),
+                                       e[j], (i | j) != 0);
+          }
+        } else {
+          stage_meta<El>(sM + stage * Cfg::kMBytes + ((i * kMetaStep) & 15), row_in_tile, lane, e[0],
+                         e[1]);
+          fence_acc(acc);
+          wgmma_fence();
+          El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0), make_smem_desc(b0), e[0], i != 0);
+          El::template mma<Cfg::kBT>(acc, make_desc_sw64(a0 + 32), make_smem_desc(b0 + 64), e[1], 1);
+        }
         wgmma_commit();
         fence_acc(acc);
+        fence_regs(e);
         if (i > 0) {
-          wgmma_wait<1>();
+          wgmma_wait<1>();  // retires stage i - 1's group: its stage and its metadata registers
           fence_acc(acc);
+          fence_regs(e_old);
           release(prev);
         }
         prev = stage;
         ring_advance<kStages>(stage, phase);
+      };
+      int i = 0;
+      for (; i + 1 < p.num_kb; i += 2) {
+        step(i, e_even, e_odd);
+        step(i + 1, e_odd, e_even);
       }
+      if (i < p.num_kb) step(i, e_even, e_odd);
       wgmma_wait<0>();
       fence_acc(acc);
+      fence_regs(e_even);
+      fence_regs(e_odd);
       release(prev);
       // Publish this tile's token operands (double-buffered by unit parity, as the dense
       // kernel's column operands: the buffer written here was last read two units ago).

@@ -55,7 +55,8 @@ W8A8_CAPABILITY_MAJOR = 9
 
 # The 2:4 ops run a sparse-wgmma GEMM from this M on an sm_90 GPU when the
 # sm_90a module is loaded and K % 128 == 0 (csrc/sparse/sparse24.cu,
-# kWgmmaMinM). H200, 2026-12-01, us, 28672x8192 bf16: M = 256 wgmma 151.8
+# auto_takes_sparse_wgmma; since 2026-12-03d also below it where its decode
+# tiles win). H200, 2026-12-01, us, 28672x8192 bf16: M = 256 wgmma 151.8
 # against bf16 F.linear 195.8 (dense, no decompression), M = 2048 1049-1052
 # against 1218-1430; so the sparse24 layer calls the op at every M there
 # instead of decompress24 + cuBLAS.
