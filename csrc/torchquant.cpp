@@ -141,9 +141,11 @@ TORCH_LIBRARY(torchquant, m) {
   // rounding. Reads 2 + 0.25 bytes per kept weight pair (1.125 B per dense
   // element for fp16/bf16: 56% of the dense bytes). meta is trusted as made by
   // compress24 (not re-validated: that would need a host sync).
-  // CUDA kernels: "fma" (CUDA cores, any K % 4; auto for M <= 2),
-  // "mma" (mma.sp m16n8k32 tensor cores, sm_80+, K % 32 == 0; auto for
-  // M > 2). CPU: "cpu".
+  // CUDA kernels: "fma" (CUDA cores, any K % 4), "mma" (mma.sp m16n8k32
+  // tensor cores, sm_80+, K % 32 == 0), "wgmma" (the Hopper sparse-wgmma GEMM:
+  // sm_90 with torchquant._C_sm90a, K % 128 == 0); "auto" picks by device, M
+  // and N (csrc/sparse/sparse24.cu: auto_takes_sparse_wgmma, then
+  // choose_gemv_kernel). CPU: "cpu".
   m.def(
       "sparse24_gemv(Tensor x, Tensor values, Tensor meta, Tensor? bias=None, "
       "str path='auto') -> Tensor");
@@ -156,9 +158,10 @@ TORCH_LIBRARY(torchquant, m) {
   // are int8_matmul's, so the result is bit-identical to int8_matmul over the
   // decompressed weight. w_colsum = row sums of W (computed when omitted and
   // a_zero is given). K a multiple of 4, K <= 65536.
-  // CUDA kernels: "mma" (mma.sp m16n8k32 .s8 tensor cores, sm_80+,
-  // K % 32 == 0; auto when possible), "simt" (CUDA cores, any K % 4).
-  // CPU: "cpu".
+  // CUDA kernels: "gemv" (dp4a decode GEMV, K % 32 == 0), "mma" (mma.sp
+  // m16n8k32 .s8 tensor cores, sm_80+, K % 32 == 0), "wgmma" (as above),
+  // "simt" (CUDA cores, any K % 4); "auto" picks by device, M and N
+  // (auto_takes_sparse_wgmma, then choose_int8_kernel). CPU: "cpu".
   m.def(
       "sparse24_int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
       "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
