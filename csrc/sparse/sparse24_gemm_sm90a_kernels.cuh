@@ -27,6 +27,17 @@
 //        (even kb) or second (odd kb) half of the box: each 16 bytes are read twice;
 //   B    kBT rows x 128 B  activations, TMA box {128 B, kBT / kCM rows}, 128-byte swizzle, as the
 //        dense kernel's operands; the j-th wgmma reads 64 bytes per row at start + 64 j.
+// The decode tiles (16 / 32 / 64 tokens) use wide stages instead: kAK = 128 stored bytes per row
+// (int8 256 logical K, 16-bit 128), four wgmma per stage:
+//   A    128 rows x 128 B, TMA box {128 B, 128 rows}, 128-byte swizzle (the dense kernel's
+//        descriptor); wgmma j reads 32 stored bytes per row at start + 32 j;
+//   meta 128 rows x the kind's bytes per stage (int8 32, 16-bit 16), TMA box of that width,
+//        rows packed at that stride (each meta byte is loaded once);
+//   B    two 128-byte swizzled boxes of kBT rows x 128 B (or round_up(M, 8) rows when the grid
+//        has one token tile: SpArgs::stage_tx), kBT x 128 B apart; wgmma j reads 64 bytes per
+//        row of box j / 2 at + 64 (j % 2).
+// The 64-byte rows of the prefill stages stream at ~75 % of the read ceiling in decode, the
+// 128-byte rows at ~87 % (docs/sparse24_wgmma.md, last section).
 //
 // Metadata registers (one 32-bit register per thread and wgmma; the thread-to-metadata maps
 // are those CUTLASS's sm_90 sparse GMMA traits state, ELayout_64x64 and ELayout_64x32):
@@ -36,6 +47,9 @@
 //     compress24's order), i.e. one 32-bit word of the stage's 16-byte meta row: word 2 j + h.
 //   16-bit (m64nNk32, sparsity selector 0): rows 16 w + l / 4 (low half) and + 8 (high half),
 //     logical K [16 (l & 1), + 16) of the wgmma: the 16-bit half (l & 1) of word j of each row.
+//   A sparse wgmma reads its metadata register while it runs: the k-loop double-buffers the
+//   registers by stage parity and keeps each set unchanged until the wait that retires its
+//   group (fence_regs).
 //   Zero-filled rows (features past N; a padding tile) would give nibble 0b0000, which the ISA
 //   calls undefined; every zero nibble is turned into 0b0100 (positions 0 and 1) first. Their
 //   values are zero and their outputs are never stored. compress24 never writes a zero nibble
@@ -72,12 +86,11 @@ struct SpConfig {
   static constexpr int kBT = BT_;
   static constexpr int kAK = AK_;   // stored weight bytes per row per stage
   static constexpr bool kWide = kAK == 128;
-  static constexpr int kWgPerStage = kAK / 32;  // sparse wgmma per stage and warpgroup: 2 or 4
   static constexpr int kBK = 2 * kAK;  // activation bytes per row per stage (both kinds)
   static constexpr int kBHalves = kBK / 128;  // 128-byte swizzled activation boxes per stage
   // Meta bytes per row per stage buffer: the TMA box width of the 64-byte stages (16, of which
   // a 16-bit stage reads one half); the wide stages size it for int8 (32) and load exactly the
-  // element kind's share (int8 32, 16-bit 16; El::meta_bytes).
+  // element kind's share (int8 32, 16-bit 16: kAK x El::kLogicalPerByte / 8).
   static constexpr int kMK = kWide ? 32 : 16;
   static constexpr int kStages = STAGES_;
   static constexpr int kCM = CM_;
@@ -89,7 +102,7 @@ struct SpConfig {
   static constexpr int kBBoxRows = kBT / kCM;
   static constexpr int kStageBytes = kABytes + kMBytes + kBBytes;  // bytes landing per stage
   // Tiles of <= 64 tokens without a cluster load only round_up(M, 8) activation rows per stage
-  // when the grid has one token tile (SpArgs::b_box_rows, stage_tx); the rows past the box are
+  // when the grid has one token tile (the host sizes the box and SpArgs::stage_tx); the rows past the box are
   // never written and reach only D columns of tokens >= M, which are never stored.
   static constexpr bool kCutBox = kBT <= 64 && kCM == 1;
   static_assert(kAK == 64 || (kAK == 128 && kCutBox), "wide stages: decode tiles only");
@@ -255,8 +268,8 @@ TQ_SP_WGMMA(wgmma_sp_m64n16k32_bf16, "m64n16k32.f32.bf16.bf16", float, "f", 8, T
 #undef TQ_SP_F16_TAIL
 #undef TQ_SP_WGMMA
 
-// Element kinds: the accumulator type, the logical K one stage covers, and the two wgmma of a
-// stage for a tile of kBT tokens.
+// Element kinds: the accumulator type, the logical K per stored weight byte, and the sparse
+// wgmma for a tile of kBT tokens.
 struct ElS8 {
   using Acc = int;
   static constexpr bool kInt = true;
