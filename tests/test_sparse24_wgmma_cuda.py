@@ -168,14 +168,18 @@ def test_narrow_tiles_activation_box(monkeypatch, config, box):
     in bound, and the two box settings give the same bits (the rows past M only reach D
     columns that are never stored)."""
     monkeypatch.setenv(ENV, config)
+
+    def set_box(value):  # None: the default (the box cut to M)
+        if value is None:
+            monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
+        else:
+            monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", value)
+
     width = NARROW[config]
     N, K = 200, 384
     ms = sorted(set(range(1, 17)) | {width - 1, width, width + 1})
     for M in ms:
-        if box:
-            monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", box)
-        else:
-            monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
+        set_box(box)
         aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=M + 500, zero=True)
         want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, None, torch.bfloat16, "cpu")
         poison_cuda()
@@ -185,17 +189,14 @@ def test_narrow_tiles_activation_box(monkeypatch, config, box):
         for dtype in HALF:
             hv, hm, hw = _half_case(N, K, dtype, seed=M + 600)
             x = torch.randn(M, K, generator=_gen(M + 700)).to(dtype)
+            set_box(box)
             poison_cuda()
             y = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
             _check_bound(y.cpu(), x, hw, None)
-            monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", "0")
+            set_box("0")
             poison_cuda()
             y_full = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
             _assert_bit_equal(y, y_full, f"{config} {dtype} M={M}: cut box vs whole box")
-            if box:
-                monkeypatch.setenv("TORCHQUANT_SP24_WGMMA_BOX", box)
-            else:
-                monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
 
 
 def test_int8_one_element_scales_and_explicit_colsum():

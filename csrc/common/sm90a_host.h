@@ -62,6 +62,19 @@ inline CUtensorMap make_tmap_2d(const void* base, int64_t rows, int64_t row_byte
   return map;
 }
 
+// Rows per TMA box of the operand that carries the tokens (M of them), out of a tile of
+// `tile_rows`. With `cut` (the caller's grid has one token tile and no multicast) and M inside
+// the tile, round_up(M, 8) rows instead, so TMA does not zero-fill the tile's rows past M; the
+// stage rows past the box keep stale bytes, which reach only outputs of tokens >= M (never
+// stored). The measurement knob `knob` = "0" keeps the whole tile (A/Bs, tests). Used by the
+// int8 GEMM (its A boxes) and the 2:4 GEMM's decode tiles (their activation boxes).
+inline int token_box_rows(int64_t M, int tile_rows, bool cut, const char* knob) {
+  if (!cut || M > tile_rows) return tile_rows;
+  const char* env = std::getenv(knob);
+  if (env != nullptr && std::strcmp(env, "0") == 0) return tile_rows;
+  return static_cast<int>(std::min<int64_t>(tile_rows, (M + 7) / 8 * 8));
+}
+
 // TMA needs a 16-byte aligned base address; a view with an odd storage offset gets a fresh copy.
 inline at::Tensor tma_ready(const at::Tensor& t) {
   if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0) return t;

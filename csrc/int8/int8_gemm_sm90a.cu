@@ -233,13 +233,7 @@ void launch(const at::Tensor& a, const at::Tensor& w, GemmArgs args, int device,
   // (28672x8192 M = 16: 63.5 against 67.3 us; 128256x4096 M = 1: 125.5-133.9 against 141.7;
   // results/h200/2026-12-03c_int8_abox/call1). TORCHQUANT_INT8_WGMMA_ABOX=0 (measurement knob)
   // keeps the full box.
-  args.a_box_rows = Cfg::kBM;
-  if (Cfg::kCM == 1 && args.M <= Cfg::kBM) {
-    const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_ABOX");
-    if (env == nullptr || std::strcmp(env, "0") != 0) {
-      args.a_box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBM, ceil_div(args.M, 8) * 8));
-    }
-  }
+  args.a_box_rows = tma::token_box_rows(args.M, Cfg::kBM, Cfg::kCM == 1, "TORCHQUANT_INT8_WGMMA_ABOX");
   const CUtensorMap tmap_a = make_tmap(a.data_ptr(), args.M, args.K, args.a_box_rows);
   const CUtensorMap tmap_b = make_tmap(w.data_ptr(), args.N, args.K, Cfg::kBBoxRows);
   args.num_m_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBM));

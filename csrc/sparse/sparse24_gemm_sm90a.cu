@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -81,11 +82,13 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
+      std::string names;
       for (SpTile t : kAllTiles) {
         if (std::strcmp(env, tile_name(t)) == 0) return t;
+        names += names.empty() ? "" : ", ";
+        names += tile_name(t);
       }
-      TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env,
-                  "' is not one of 256c2, 256c1, 128c1, 64c1, 64c1n, 32c1, 16c1");
+      TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env, "' is not one of ", names);
     }
   }
   const int64_t f_tiles = ceil_div(N, 128);
@@ -124,13 +127,8 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
   // One token tile of a kCutBox configuration: TMA loads round_up(M, 8) activation rows per
   // stage instead of the tile's kBT (the rest would be zero fill, never stored).
   // TORCHQUANT_SP24_WGMMA_BOX=0 keeps the whole box (A/B measurements, tests).
-  int box_rows = Cfg::kBBoxRows;
-  if (Cfg::kCutBox && args.M <= Cfg::kBT) {
-    const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_BOX");
-    if (!(env != nullptr && std::strcmp(env, "0") == 0)) {
-      box_rows = static_cast<int>(std::min<int64_t>(Cfg::kBT, (args.M + 7) / 8 * 8));
-    }
-  }
+  const int box_rows =
+      tma::token_box_rows(args.M, Cfg::kBBoxRows, Cfg::kCutBox, "TORCHQUANT_SP24_WGMMA_BOX");
   // Logical K per stage and meta bytes per row per stage (the wide stages load exactly these;
   // the 64-byte ones a 16-byte box, of which the 16-bit kind reads one half).
   const int logical = Cfg::kAK * El::kLogicalPerByte;

@@ -153,90 +153,15 @@ struct SpArgs {
   int has_bias;
   int vec_store;  // 16-bit output, N % 8 == 0: 16-byte stores (sp_epilogue_vec)
   int stage_tx;   // bytes landing per stage (Cfg::kCutBox configurations; the others use
-                  // Cfg::kStageBytes): A + meta + b_box_rows activation rows
+                  // Cfg::kStageBytes): A + meta + the activation boxes' rows (tma::token_box_rows)
 };
 
 // ------------------------------------------------------------------ sparse wgmma --
-// D[64 x 256] (+)= A[64 x 64 logical, 2:4 sparse: 64 x 32 stored] * B[256 x 64]^T, s8 x s8 -> s32.
-__device__ __forceinline__ void wgmma_sp_m64n256k64_s8(int (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.s8 {"
-      TQ_WG_D128 "}, "
-      "%128, %129, %130, 0, p;\n}\n"
-      :
-        TQ_WG_ACC128("r")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// D[64 x 128] (+)= A[64 x 64 logical, 2:4 sparse: 64 x 32 stored] * B[128 x 64]^T, s8 x s8 -> s32.
-__device__ __forceinline__ void wgmma_sp_m64n128k64_s8(int (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n128k64.s32.s8.s8 {"
-      TQ_WG_D64 "}, "
-      "%64, %65, %66, 0, p;\n}\n"
-      :
-        TQ_WG_ACC64("r")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// D[64 x 256] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[256 x 32]^T, f16 -> f32.
-__device__ __forceinline__ void wgmma_sp_m64n256k32_f16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {"
-      TQ_WG_D128 "}, "
-      "%128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
-      :
-        TQ_WG_ACC128("f")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// D[64 x 128] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[128 x 32]^T, f16 -> f32.
-__device__ __forceinline__ void wgmma_sp_m64n128k32_f16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16 {"
-      TQ_WG_D64 "}, "
-      "%64, %65, %66, 0, p, 1, 1, 0, 0;\n}\n"
-      :
-        TQ_WG_ACC64("f")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// D[64 x 256] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[256 x 32]^T, bf16 -> f32.
-__device__ __forceinline__ void wgmma_sp_m64n256k32_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {"
-      TQ_WG_D128 "}, "
-      "%128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
-      :
-        TQ_WG_ACC128("f")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// D[64 x 128] (+)= A[64 x 32 logical, 2:4 sparse: 64 x 16 stored] * B[128 x 32]^T, bf16 -> f32.
-__device__ __forceinline__ void wgmma_sp_m64n128k32_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                   uint32_t meta, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
-      "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.bf16.bf16 {"
-      TQ_WG_D64 "}, "
-      "%64, %65, %66, 0, p, 1, 1, 0, 0;\n}\n"
-      :
-        TQ_WG_ACC64("f")
-      : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));
-}
-
-// The decode and small-batch widths (N = 64 / 32 / 16 tokens), same operands and immediates
-// as the written-out ones above; only the accumulator count and operand numbers change.
+// D[64 x N] (+)= A[64 x K logical, 2:4 sparse: 64 x K/2 stored] * B[N x K]^T, N the tile's
+// tokens (256 / 128 / 64 / 32 / 16): s8 x s8 -> s32 (K = 64) or f16 / bf16 -> f32 (K = 32, unit
+// scales, no transposes). A and B are shared-memory descriptors, meta the thread's metadata
+// register (sparsity selector 0); accumulate == 0 overwrites D. NAME's accumulator count is
+// NACC = N / 2, and the A / B / meta / accumulate operands follow as %NACC .. %NACC + 3.
 #define TQ_SP_WGMMA(NAME, SHAPE, ACC_T, C, NACC, DLIST, ACCLIST, IA, IB, IE, IP, TAIL)       \
   __device__ __forceinline__ void NAME(ACC_T (&d)[NACC], uint64_t desc_a, uint64_t desc_b,   \
                                        uint32_t meta, int accumulate) {                      \
@@ -247,18 +172,30 @@ __device__ __forceinline__ void wgmma_sp_m64n128k32_bf16(float (&d)[64], uint64_
                  : "l"(desc_a), "l"(desc_b), "r"(meta), "r"(accumulate));                    \
   }
 #define TQ_SP_F16_TAIL ", 1, 1, 0, 0"
+TQ_SP_WGMMA(wgmma_sp_m64n256k64_s8, "m64n256k64.s32.s8.s8", int, "r", 128, TQ_WG_D128,
+            TQ_WG_ACC128("r"), "128", "129", "130", "131", "")
+TQ_SP_WGMMA(wgmma_sp_m64n128k64_s8, "m64n128k64.s32.s8.s8", int, "r", 64, TQ_WG_D64,
+            TQ_WG_ACC64("r"), "64", "65", "66", "67", "")
 TQ_SP_WGMMA(wgmma_sp_m64n64k64_s8, "m64n64k64.s32.s8.s8", int, "r", 32, TQ_WG_D32,
             TQ_WG_ACC32("r"), "32", "33", "34", "35", "")
 TQ_SP_WGMMA(wgmma_sp_m64n32k64_s8, "m64n32k64.s32.s8.s8", int, "r", 16, TQ_WG_D16,
             TQ_WG_ACC16("r"), "16", "17", "18", "19", "")
 TQ_SP_WGMMA(wgmma_sp_m64n16k64_s8, "m64n16k64.s32.s8.s8", int, "r", 8, TQ_WG_D8,
             TQ_WG_ACC8_("r", 0), "8", "9", "10", "11", "")
+TQ_SP_WGMMA(wgmma_sp_m64n256k32_f16, "m64n256k32.f32.f16.f16", float, "f", 128, TQ_WG_D128,
+            TQ_WG_ACC128("f"), "128", "129", "130", "131", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n128k32_f16, "m64n128k32.f32.f16.f16", float, "f", 64, TQ_WG_D64,
+            TQ_WG_ACC64("f"), "64", "65", "66", "67", TQ_SP_F16_TAIL)
 TQ_SP_WGMMA(wgmma_sp_m64n64k32_f16, "m64n64k32.f32.f16.f16", float, "f", 32, TQ_WG_D32,
             TQ_WG_ACC32("f"), "32", "33", "34", "35", TQ_SP_F16_TAIL)
 TQ_SP_WGMMA(wgmma_sp_m64n32k32_f16, "m64n32k32.f32.f16.f16", float, "f", 16, TQ_WG_D16,
             TQ_WG_ACC16("f"), "16", "17", "18", "19", TQ_SP_F16_TAIL)
 TQ_SP_WGMMA(wgmma_sp_m64n16k32_f16, "m64n16k32.f32.f16.f16", float, "f", 8, TQ_WG_D8,
             TQ_WG_ACC8_("f", 0), "8", "9", "10", "11", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n256k32_bf16, "m64n256k32.f32.bf16.bf16", float, "f", 128, TQ_WG_D128,
+            TQ_WG_ACC128("f"), "128", "129", "130", "131", TQ_SP_F16_TAIL)
+TQ_SP_WGMMA(wgmma_sp_m64n128k32_bf16, "m64n128k32.f32.bf16.bf16", float, "f", 64, TQ_WG_D64,
+            TQ_WG_ACC64("f"), "64", "65", "66", "67", TQ_SP_F16_TAIL)
 TQ_SP_WGMMA(wgmma_sp_m64n64k32_bf16, "m64n64k32.f32.bf16.bf16", float, "f", 32, TQ_WG_D32,
             TQ_WG_ACC32("f"), "32", "33", "34", "35", TQ_SP_F16_TAIL)
 TQ_SP_WGMMA(wgmma_sp_m64n32k32_bf16, "m64n32k32.f32.bf16.bf16", float, "f", 16, TQ_WG_D16,
