@@ -20,8 +20,8 @@ from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1"]
-NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16}  # decode tiles: tokens per tile
+CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1", "16c1x2"]
+NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16, "16c1x2": 16}  # decode tiles: tokens per tile
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -375,3 +375,31 @@ def test_auto_half_rule(M, N, want_path):
     poison_cuda()
     want = ops.sparse24_gemv(xh, vh, mh, None, want_path)
     _assert_bit_equal(out["auto"], want, f"auto M={M} N={N}")
+
+
+def _sm_count():
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+
+@pytest.mark.parametrize("extra_sms,want_per_sm", [(1, 2), (None, 2), (0, 1), (-8, 1), (8, 1)])
+def test_auto_two_ctas_per_sm_rule(monkeypatch, extra_sms, want_per_sm):
+    """M <= 16 on the wgmma path: the 16-token tile runs two CTAs per SM (16c1x2) exactly when
+    the 128-feature tiles number more than one and at most two per SM (the template's last
+    argument in the kernel name); its bits equal the one-per-SM tile's."""
+    sms = _sm_count()
+    # feature tiles: sms + 1, 2 sms, sms, sms - 8, 2 sms + 8
+    tiles = {1: sms + 1, None: 2 * sms, 0: sms, -8: sms - 8, 8: 2 * sms + 8}[extra_sms]
+    N, K, M = 128 * tiles - 3, 256, 8
+    vh, mh, _ = _half_case(N, K, torch.bfloat16, seed=63 + N)
+    xh = torch.randn(M, K, generator=_gen(N)).to(torch.bfloat16).cuda()
+    vh, mh = vh.cuda(), mh.cuda()
+    poison_cuda()
+    out = {}
+    names = _kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "wgmma")))
+    flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
+    assert len(flat) == 1, names
+    assert f"SpConfig<16,{8 if want_per_sm == 1 else 4},1,128,{want_per_sm}>" in flat[0], flat[0]
+    monkeypatch.setenv(ENV, "16c1")
+    poison_cuda()
+    want = ops.sparse24_gemv(xh, vh, mh, None, "wgmma")
+    _assert_bit_equal(out["auto"], want, f"tiles={tiles}")

@@ -84,6 +84,8 @@ def main() -> None:
     ap.add_argument("--ms", default="1,8,16")
     ap.add_argument("--path", default="mma", help="the op's path argument")
     ap.add_argument("--block-size", type=int, default=128, help="fp8 block size")
+    ap.add_argument("--act-dtype", choices=["bf16", "fp16"], default="bf16",
+                    help="activation (and --dense weight) dtype of the 16-bit ops")
     ap.add_argument("--env", action="append", default=[],
                     help="VAR=VALUE set for the whole run (repeatable), e.g. a second knob")
     args = timing.micro_args(ap)
@@ -93,6 +95,8 @@ def main() -> None:
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size
+    act = torch.float16 if args.act_dtype == "fp16" else torch.bfloat16
+    dname = f"{args.act_dtype} F.linear"
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
@@ -104,7 +108,7 @@ def main() -> None:
             wp, ws = ops.quantize_fp8_block(w, bs)
             fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
         elif args.op == "sparse24":  # bf16 2:4: values + meta
-            wp, ws = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
+            wp, ws = ops.compress24(ops.prune24(w.to(act))[0])
             fn = lambda x, a, b: ops.sparse24_gemv(x, a, b, None, args.path)  # noqa: E731
         elif args.op == "sparse24_int8":  # int8 2:4 W8A8: values + meta, per-row scales
             wq8, wsc, _ = ops.quantize_int8(w)
@@ -115,13 +119,13 @@ def main() -> None:
             wp, ws, _ = ops.quantize_int8(w)
             fn = lambda x, a, b: ops.int8_matmul(  # noqa: E731
                 x[0], x[1], None, a, b, None, None, torch.bfloat16, args.path)
-        w_bf = w.to(torch.bfloat16) if args.dense else None
+        w_bf = w.to(act) if args.dense else None
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes)
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
-            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            x = torch.randn(M, K, device="cuda", dtype=act)
             if args.op in ("int8", "sparse24_int8"):
                 x = ops.quantize_int8(x)
             line = []
@@ -140,12 +144,12 @@ def main() -> None:
                                  value=v, us=round(r["median_us"], 2), pct=round(pct, 1)))
                 line.append(f"{v}:{r['median_us']:.1f}")
             if args.dense:
-                xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=act)
                 r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2)
-                rows.append(dict(op="bf16 F.linear", N=N, K=K, M=M, env="", var="", value="",
+                rows.append(dict(op=dname, N=N, K=K, M=M, env="", var="", value="",
                                  us=round(r["median_us"], 2),
                                  pct=round(100.0 * w_bf.numel() * 2 / (r["median_us"] * 1e-6) / ceiling, 1)))
-                line.append(f"bf16:{r['median_us']:.1f}")
+                line.append(f"{args.act_dtype}:{r['median_us']:.1f}")
             print(f"{args.op} {N}x{K} M={M}: " + "  ".join(line), flush=True)
     timing.write_rows(args.out, rows)
 

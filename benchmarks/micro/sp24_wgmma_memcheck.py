@@ -12,7 +12,7 @@ import torchquant  # noqa: F401
 ops = torch.ops.torchquant
 
 torch.manual_seed(0)
-for tile in ("16c1", "32c1", "64c1", "64c1n", "128c1", "256c1", "256c2"):
+for tile in ("16c1", "16c1x2", "32c1", "64c1", "64c1n", "128c1", "256c1", "256c2"):
     os.environ["TORCHQUANT_SP24_WGMMA_TILE"] = tile
     for N, K in ((197, 384), (64, 1152)):
         w8 = torch.randint(-127, 128, (N, K), device="cuda", dtype=torch.int8)

@@ -117,10 +117,11 @@ inline void cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, i
 }
 
 // Once per device and kernel: opt `kernel` in to `smem` bytes of dynamic shared memory and find
-// how many of its CTAs can be resident at once (one per SM; with clusters of cm, what the GPCs
-// can place). `device` must be the current device.
+// how many of its CTAs can be resident at once (per_sm per SM, capped by what the occupancy
+// calculator says fits; with clusters of cm, what the GPCs can place). `device` must be the
+// current device.
 inline int resident_ctas(const void* kernel, int threads, int smem, int cm, int device,
-                         const DeviceCaps& caps) {
+                         const DeviceCaps& caps, int per_sm = 1) {
   static std::mutex mu;
   static std::map<std::pair<const void*, int>, int> cache;
   std::lock_guard<std::mutex> lock(mu);
@@ -128,6 +129,11 @@ inline int resident_ctas(const void* kernel, int threads, int smem, int cm, int 
   if (it != cache.end()) return it->second;
   C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int ctas = caps.sm_count;
+  if (per_sm > 1) {
+    int fit = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, threads, smem));
+    ctas = caps.sm_count * std::max(1, std::min(per_sm, fit));
+  }
   if (cm > 1) {
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr;

@@ -51,10 +51,14 @@ using Cfg64c1 = SpConfig<64, 6, 1, 128>;
 using Cfg64n = SpConfig<64, 10, 1>;
 using Cfg32c1 = SpConfig<32, 7, 1, 128>;
 using Cfg16c1 = SpConfig<16, 8, 1, 128>;
+// The 16-token wide tile with two CTAs per SM (4 stages, ~100 KB each). A one-CTA-per-SM grid
+// of 224 units (28672 features) leaves 40 SMs idle in its second pass, whose 92 CTAs each
+// stream at ~33 GB/s; with two CTAs per SM every unit is resident at once.
+using Cfg16x2 = SpConfig<16, 4, 1, 128, 2>;
 
-enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1 };
+enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2 };
 constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1, SpTile::k64c1,
-                                SpTile::k64n,   SpTile::k32c1,  SpTile::k16c1};
+                                SpTile::k64n,   SpTile::k32c1,  SpTile::k16c1,  SpTile::k16x2};
 
 const char* tile_name(SpTile t) {
   switch (t) {
@@ -65,6 +69,7 @@ const char* tile_name(SpTile t) {
     case SpTile::k64n: return "64c1n";
     case SpTile::k32c1: return "32c1";
     case SpTile::k16c1: return "16c1";
+    case SpTile::k16x2: return "16c1x2";
   }
   return "?";
 }
@@ -72,7 +77,7 @@ const char* tile_name(SpTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
-// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1 forces one
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2 forces one
 // (tests, benchmarks).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
@@ -101,7 +106,14 @@ SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char
   // 32c1 74.1 / 64c1 75.0 / 128c1 182; M = 32 32c1 69.7 / 64c1 72.4; M = 64 64c1 76.4 / 128c1
   // 141; M = 96 64c1 157 / 128c1 121.5; 4096x4096 M = 96 64c1 14.8 / 128c1 22.8, 14336x4096
   // M = 96 40.8 / 34.2.
-  if (M <= 16) return SpTile::k16c1;
+  // Two CTAs per SM (16c1x2, 4 stages) when the 128-feature tiles are more than one per SM but
+  // at most two: then one CTA per SM runs them in two passes and the second leaves SMs idle.
+  // H200 (2026-12-03e call 1, us, 16c1 / 16c1x2): 28672x8192 (224 tiles) bf16 M = 8 71.9 /
+  // 68.2, M = 16 72.5 / 68.4, int8 M = 1 / 8 / 16 42.4 / 39.6, 43.0 / 40.0, 45.4 / 40.6;
+  // elsewhere level or slower: 57344x8192 (448) bf16 133.0 / 133.6, 128256x4096 (1002) M = 16
+  // 146.8 / 151.4, 14336x4096 (112) 20.9 / 20.9.
+  if (M <= 16)
+    return f_tiles > caps.sm_count && f_tiles <= 2 * caps.sm_count ? SpTile::k16x2 : SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
   if (M <= 64) return SpTile::k64c1;
   if (M <= 128) return 2 * f_tiles <= caps.sm_count ? SpTile::k64c1 : SpTile::k128c1;
@@ -152,7 +164,7 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
 
   const int max_ctas =
       tma::resident_ctas(reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>),
-                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps);
+                         Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps, Cfg::kPerSm);
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
   tma::launch_clusters(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, clusters * Cfg::kCM,
                        Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, stream, tmap_v, tmap_m, tmap_x,
@@ -170,6 +182,7 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k64n: launch<Cfg64n, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k32c1: launch<Cfg32c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16c1: launch<Cfg16c1, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k16x2: launch<Cfg16x2, El, OutT>(o, args, device, caps, stream, op); break;
   }
 }
 

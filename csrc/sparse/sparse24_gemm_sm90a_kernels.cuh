@@ -80,7 +80,9 @@ namespace sp24 {
 // activation tile.
 // AK_: stored weight bytes per row per stage, 64 (the prefill tiles) or 128 (the decode tiles:
 // "wide" stages, see below).
-template <int BT_, int STAGES_, int CM_, int AK_ = 64>
+// PER_SM_: CTAs resident per SM (1, or 2 for the decode tiles: then the launch bound halves
+// the register file per CTA and the consumers raise theirs to 96 instead of 232).
+template <int BT_, int STAGES_, int CM_, int AK_ = 64, int PER_SM_ = 1>
 struct SpConfig {
   static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
   static constexpr int kBT = BT_;
@@ -95,6 +97,13 @@ struct SpConfig {
   static constexpr int kStages = STAGES_;
   static constexpr int kCM = CM_;
   static constexpr int kThreads = 384;
+  static constexpr int kPerSm = PER_SM_;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = PER_SM_ == 1 ? 232 : 96;
+  // Registers per thread a CTA is given at launch (ptxas allocates the launch bound's maximum
+  // for a kernel with setmaxnreg: 168 / 80); setmaxnreg.inc only redistributes that pool, so
+  // the producer's 40 and the consumers' count must fit in it, or the inc never returns.
+  static constexpr int kLaunchRegs = 65536 / (PER_SM_ * 384) / 8 * 8;
   static constexpr int kConsumerWarps = 8;
   static constexpr int kABytes = kBF * kAK;          // 8 KB (16 KB wide)
   static constexpr int kMBytes = kBF * kMK;          // 2 KB (4 KB wide)
@@ -118,6 +127,10 @@ struct SpConfig {
   static constexpr int kParamsBytes = 2 * 2 * kBT * 4;
   static constexpr int kSmemBytes = 1024 + kParamsOffset + kParamsBytes;
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
+  static_assert(kPerSm == 1 || (kPerSm == 2 && kCutBox && kSmemBytes + 1024 <= 114 * 1024),
+                "two CTAs per SM: decode tiles within half of the SM's 228 KB");
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs,
+                "setmaxnreg redistributes the CTA's launch allocation");
   static_assert(kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256, "tile width");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
@@ -529,7 +542,7 @@ __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 
 
 // ------------------------------------------------------------------ kernel --
 template <class Cfg, class El, class OutT>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     sparse24_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_v,
                                const __grid_constant__ CUtensorMap tmap_m,
                                const __grid_constant__ CUtensorMap tmap_x, const SpArgs p) {
@@ -554,7 +567,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       prefetch_tmap(&tmap_v);
       prefetch_tmap(&tmap_m);
@@ -601,7 +614,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
   } else {
     // ---------------------------------------------------------------- consumers --
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int cw = wg - 1;                    // features [64 cw, 64 cw + 64) of the tile
     const int warp = (threadIdx.x / 32) % 4;  // 16-feature slice of the warpgroup's 64
     const int lane = threadIdx.x % 32;
