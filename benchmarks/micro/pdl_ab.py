@@ -4,7 +4,8 @@ through QuantLinear, at decode M: the layer's four projections back to back, onc
 (--modes: TORCHQUANT_PDL values, "0" off, "1", "smem"; "auto" leaves it unset; --var names
 another launch knob to vary instead, e.g. TORCHQUANT_SP24_SPLIT_FILL),
 in one process (cold L2 by rotating layer copies, CUDA-graph replay, median;
-benchmarks/timing.py). bf16 F.linear on the same shapes is the reference row. Each
+benchmarks/timing.py). F.linear on the same shapes, in the model's dtype (--dtype bf16 | fp16),
+is the reference row. Each
 projection's input is the previous projection's output (sliced / padded to its in_features,
 so every GEMV depends on the kernel right before it, as in a real layer chain).
 
@@ -56,19 +57,22 @@ def main() -> None:
     ap.add_argument("--modes", default="0,1")
     ap.add_argument("--var", default="TORCHQUANT_PDL", help="the environment variable --modes sets")
     ap.add_argument("--env", action="append", default=[], help="VAR=VALUE held fixed for every mode")
+    ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16",
+                    help="the model's dtype (activations, dense weights, outputs)")
     args = timing.micro_args(ap)
     if args is None:
         return
     timing.set_env(args.env)
+    dt = torch.float16 if args.dtype == "fp16" else torch.bfloat16
     shapes = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
-    dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16) for n, k in shapes]
+    dense = [(torch.randn(n, k, device="cuda") / k ** 0.5).to(dt) for n, k in shapes]
     rows = []
     dbytes = sum(w.numel() * 2 for w in dense)
     dcopies = timing.shared_copies(tuple(dense), dbytes)
     for fmt in args.formats.split(","):
         mods = []
         for w in dense:
-            lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device="cuda", dtype=torch.bfloat16)
+            lin = torch.nn.Linear(w.shape[1], w.shape[0], bias=False, device="cuda", dtype=dt)
             with torch.no_grad():
                 lin.weight.copy_(w)
             mods.append(QuantLinear.from_float(lin, format=fmt).cuda())
@@ -77,7 +81,7 @@ def main() -> None:
         copies = [mods] + [[copy.deepcopy(m) for m in mods] for _ in range(r - 1)]
         torch.cuda.synchronize()
         for M in (int(m) for m in args.ms.split(",")):
-            x = torch.randn(M, shapes[0][1], device="cuda", dtype=torch.bfloat16)
+            x = torch.randn(M, shapes[0][1], device="cuda", dtype=dt)
             line = []
             for mode in args.modes.split(","):
                 if mode != "auto":
@@ -89,9 +93,9 @@ def main() -> None:
                 rows.append(dict(format=fmt, M=M, env=" ".join(args.env), var=args.var, value=mode, us=round(res["median_us"], 2), mode=res["mode"]))
                 line.append(f"{mode}: {res['median_us']:.1f}")
             res = timing.time_gpu(lambda *ws: run_dense(ws, x), dcopies, dbytes)
-            rows.append(dict(format="bf16 F.linear", M=M, env="", var="", value="", us=round(res["median_us"], 2), mode=res["mode"]))
-            line.append(f"bf16: {res['median_us']:.1f}")
-            print(f"fused layer {fmt} M={M}: " + " | ".join(line), flush=True)
+            rows.append(dict(format=f"{args.dtype} F.linear", M=M, env="", var="", value="", us=round(res["median_us"], 2), mode=res["mode"]))
+            line.append(f"{args.dtype}: {res['median_us']:.1f}")
+            print(f"fused layer {fmt} {args.dtype} M={M}: " + " | ".join(line), flush=True)
         del copies, mods
         torch.cuda.empty_cache()
     timing.write_rows(args.out, rows)

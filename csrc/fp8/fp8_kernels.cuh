@@ -199,13 +199,41 @@ __device__ __forceinline__ void e4m3x4_to_float(uint32_t w, float (&f)[4]) {
   f[3] = o.y;
 }
 
+// Exact fp16x2 of codes (b0, b1) / (b2, b3) of w with the sm_89+ hardware conversion
+// (cvt.rn.f16x2.e4m3x2: low byte -> low half; every e4m3 value is an fp16 normal or zero).
+// Only the fp16 mma path on sm_89+ calls these (Act<__half>::kNaturalPairs).
+__device__ __forceinline__ uint32_t e4m3_lo_to_f16x2(uint32_t w) {
+  uint32_t h = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(w));
+#endif
+  return h;
+}
+__device__ __forceinline__ uint32_t e4m3_hi_to_f16x2(uint32_t w) {
+  uint32_t h = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, hi; }" : "=r"(h) : "r"(w));
+#endif
+  return h;
+}
+
 template <typename T>
 struct Act;  // per-activation-dtype helpers
 
 template <>
 struct Act<__half> {
+  // Natural pairs (the mma fragment bookkeeping below): on sm_89+ the weight's byte pairs
+  // (b0, b1) / (b2, b3) go through the hardware e4m3x2 -> f16x2 conversion (one instruction per
+  // pair, against ~5 integer / packed ops for the re-seat), and x needs no byte permute.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(TORCHQUANT_FP8_NO_CVT)
+  static constexpr bool kNaturalPairs = true;
+#else
+  static constexpr bool kNaturalPairs = false;
+#endif
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_f16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_f16x2(w); }
+  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3_lo_to_f16x2(w); }
+  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3_hi_to_f16x2(w); }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return f16x2_to_float2(u); }
   static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
   static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
@@ -218,6 +246,8 @@ struct Act<__half> {
 
 template <>
 struct Act<__nv_bfloat16> {
+  // No e4m3 -> bf16 conversion in hardware: the re-seat, with pairs two apart.
+  static constexpr bool kNaturalPairs = false;
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_bf16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_bf16x2(w); }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return bf16x2_to_float2(u); }
@@ -251,6 +281,10 @@ struct Act<__nv_bfloat16> {
 // k-contiguously (words 2s, 2s+1 of the lane's x registers hold kb..kb+3),
 // so its B registers take the same pairing with one prmt each:
 //   b[0] = (x[kb], x[kb+2]) = prmt 0x5410,  b[1] = (x[kb+1], x[kb+3]) = prmt 0x7632.
+// With natural pairs (Act<T>::kNaturalPairs: fp16 on sm_89+) the byte pair (kb, kb+1) goes to
+// {2t, 2t+1} and (kb+2, kb+3) to {2t+8, 2t+9}, each through one hardware conversion, and x's
+// words 2s, 2s+1 are b[0], b[1] as loaded. Either pairing is one bijection of the lane's four k
+// values applied to A and B alike, so the mma sums the same products.
 template <int WK>
 struct MmaWin {
   static_assert(WK == 16 || WK == 32 || WK == 64, "window");
@@ -347,7 +381,8 @@ __device__ __forceinline__ void mma_load_x(uint32_t (&dst)[8], const uint16_t* x
 
 // One chunk: per window, a fresh fp32 partial from kSteps mma steps, then
 // acc += partial * scale of that window's block (row g uses sa, row g+8 sb).
-// kPermuted: xv already holds the B fragments (permute_x_frags below).
+// kPermuted: xv already holds the B fragments (the MT = 2 ring loop permutes them).
+// Natural pairs (fp16 on sm_89+): xv's words are the B fragments either way.
 template <typename T, int WK, int MT, bool kPermuted = false>
 __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_t (&wb)[4],
                                           const float (&sa)[MmaWin<WK>::kWindows],
@@ -363,18 +398,27 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
     for (int q = 0; q < W::kSteps; ++q) {
       const int s = j * W::kSteps + q;
       uint32_t a[4];
-      a[0] = Act<T>::even2(wa[s]);  // row g,   k kb,   kb+2
-      a[1] = Act<T>::even2(wb[s]);  // row g+8, k kb,   kb+2
-      a[2] = Act<T>::odd2(wa[s]);   // row g,   k kb+1, kb+3
-      a[3] = Act<T>::odd2(wb[s]);   // row g+8, k kb+1, kb+3
+      if constexpr (Act<T>::kNaturalPairs) {
+        a[0] = Act<T>::lo2(wa[s]);  // row g,   k kb,   kb+1
+        a[1] = Act<T>::lo2(wb[s]);  // row g+8, k kb,   kb+1
+        a[2] = Act<T>::hi2(wa[s]);  // row g,   k kb+2, kb+3
+        a[3] = Act<T>::hi2(wb[s]);  // row g+8, k kb+2, kb+3
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        if constexpr (kPermuted) {
-          Act<T>::mma(part[mt], a, xv[mt][2 * s], xv[mt][2 * s + 1]);
-        } else {
-          const uint32_t b0 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x5410);
-          const uint32_t b1 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x7632);
-          Act<T>::mma(part[mt], a, b0, b1);
+        for (int mt = 0; mt < MT; ++mt) Act<T>::mma(part[mt], a, xv[mt][2 * s], xv[mt][2 * s + 1]);
+      } else {
+        a[0] = Act<T>::even2(wa[s]);  // row g,   k kb,   kb+2
+        a[1] = Act<T>::even2(wb[s]);  // row g+8, k kb,   kb+2
+        a[2] = Act<T>::odd2(wa[s]);   // row g,   k kb+1, kb+3
+        a[3] = Act<T>::odd2(wb[s]);   // row g+8, k kb+1, kb+3
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          if constexpr (kPermuted) {
+            Act<T>::mma(part[mt], a, xv[mt][2 * s], xv[mt][2 * s + 1]);
+          } else {
+            const uint32_t b0 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x5410);
+            const uint32_t b1 = __byte_perm(xv[mt][2 * s], xv[mt][2 * s + 1], 0x7632);
+            Act<T>::mma(part[mt], a, b0, b1);
+          }
         }
       }
     }
@@ -798,8 +842,13 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
           for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
             for (int s = 0; s < 4; ++s) {
-              bf[h][mt][2 * s] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x5410);
-              bf[h][mt][2 * s + 1] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x7632);
+              if constexpr (Act<T>::kNaturalPairs) {  // B fragments as loaded
+                bf[h][mt][2 * s] = xb[h][mt][2 * s];
+                bf[h][mt][2 * s + 1] = xb[h][mt][2 * s + 1];
+              } else {
+                bf[h][mt][2 * s] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x5410);
+                bf[h][mt][2 * s + 1] = __byte_perm(xb[h][mt][2 * s], xb[h][mt][2 * s + 1], 0x7632);
+              }
             }
         if (i + 1 < mine) load_x(xb, kx);
 #pragma unroll
