@@ -20,8 +20,9 @@ from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1", "16c1x2"]
-NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16, "16c1x2": 16}  # decode tiles: tokens per tile
+CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1", "16c1x2", "16c1k"]
+# decode tiles: tokens per tile
+NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16, "16c1x2": 16, "16c1k": 16}
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -34,6 +35,7 @@ def _default_config(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.delenv("TORCHQUANT_WGMMA_VEC", raising=False)
     monkeypatch.delenv("TORCHQUANT_SP24_WGMMA_BOX", raising=False)
+    monkeypatch.delenv("TORCHQUANT_SP24_KSPLIT", raising=False)
 
 
 def _gen(seed):
@@ -398,8 +400,92 @@ def test_auto_two_ctas_per_sm_rule(monkeypatch, extra_sms, want_per_sm):
     names = _kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "wgmma")))
     flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
     assert len(flat) == 1, names
-    assert f"SpConfig<16,{8 if want_per_sm == 1 else 4},1,128,{want_per_sm}>" in flat[0], flat[0]
+    assert f"SpConfig<16,{8 if want_per_sm == 1 else 4},1,128,{want_per_sm},false>" in flat[0], flat[0]
     monkeypatch.setenv(ENV, "16c1")
     poison_cuda()
     want = ops.sparse24_gemv(xh, vh, mh, None, "wgmma")
     _assert_bit_equal(out["auto"], want, f"tiles={tiles}")
+
+
+# ---------------------------------------------------------- cluster K split --
+@pytest.mark.parametrize("ks", ["2", "4", "8"])
+@pytest.mark.parametrize("M", [1, 7, 16, 33])
+def test_ksplit_int8_exact_half_in_bound(monkeypatch, ks, M):
+    """16c1k with K split over a cluster of ks CTAs, forced: 13 stages of K, so the ranks get
+    unequal shares (one or two at ks = 8); int8 bit-identical to the CPU op (every epilogue
+    variant, zero point on), fp16 / bf16 within the derived fp32-accumulation bound; odd N
+    (a partial last feature tile), M past one token tile."""
+    monkeypatch.setenv(ENV, "16c1k")
+    monkeypatch.setenv("TORCHQUANT_SP24_KSPLIT", ks)
+    N = 1000
+    aq, sa, za, wp, sw, values, meta = _int8_case(M, N, 256 * 13, seed=800 + M, zero=True)
+    for v in _variants(N):
+        want = ops.sparse24_int8_matmul(aq, sa, za, values, meta, sw, None, v["bias"], v["out_dtype"], "cpu")
+        poison_cuda()
+        got = ops.sparse24_int8_matmul(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None,
+                                       _d(v["bias"]), v["out_dtype"], "wgmma")
+        _assert_bit_equal(got, want, f"16c1k ks={ks} M={M} {v['out_dtype']}")
+    for dtype in HALF:
+        hv, hm, hw = _half_case(N, 128 * 13, dtype, seed=900 + M)
+        x = torch.randn(M, 128 * 13, generator=_gen(M + 901)).to(dtype)
+        poison_cuda()
+        y = ops.sparse24_gemv(_d(x), _d(hv), _d(hm), None, "wgmma")
+        _check_bound(y.cpu(), x, hw, None)
+
+
+def test_ksplit_deterministic_and_graph_safe(monkeypatch):
+    """The rank partials are added in rank order: two runs give the same bits, and a CUDA
+    graph replay gives the eager bits."""
+    monkeypatch.setenv(ENV, "16c1k")
+    N, K, M = 520, 128 * 16, 8
+    hv, hm, _ = _half_case(N, K, torch.bfloat16, seed=77)
+    x = torch.randn(M, K, generator=_gen(78)).to(torch.bfloat16)
+    args = (_d(x), _d(hv), _d(hm), None, "wgmma")
+    poison_cuda()
+    a = ops.sparse24_gemv(*args)
+    poison_cuda()
+    b = ops.sparse24_gemv(*args)
+    _assert_bit_equal(a, b, "16c1k run to run")
+    assert graph_replay_matches_eager(lambda: ops.sparse24_gemv(*args))
+
+
+def test_ksplit_knob_errors(monkeypatch):
+    monkeypatch.setenv(ENV, "16c1k")
+    hv, hm, _ = _half_case(256, 256, torch.bfloat16, seed=5)  # two stages of K
+    x = _d(torch.randn(4, 256).to(torch.bfloat16))
+    monkeypatch.setenv("TORCHQUANT_SP24_KSPLIT", "4")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_SP24_KSPLIT=4 needs at least 4 k-blocks"):
+        ops.sparse24_gemv(x, _d(hv), _d(hm), None, "wgmma")
+    monkeypatch.setenv("TORCHQUANT_SP24_KSPLIT", "3")
+    with pytest.raises(RuntimeError, match="is not one of 2, 4, 8"):
+        ops.sparse24_gemv(x, _d(hv), _d(hm), None, "wgmma")
+
+
+@pytest.mark.parametrize("int8", [False, True])
+@pytest.mark.parametrize("M,stages,want", [(8, 8, "16c1k"), (8, 7, None), (1, 8, None), (2, 8, "16c1k"),
+                                           (16, 16, "16c1k")])
+def test_auto_ksplit_rule(int8, M, stages, want):
+    """A grid of 8 feature tiles (<= half the SMs): from M = 2 "auto" takes the sparse wgmma
+    GEMM's K-split tile when K gives >= 8 stages (16-bit: 128 per stage, int8: 256); with 7
+    stages, and at M = 1, this small grid stays off the wgmma GEMM (mma.sp / the GEMVs). The
+    bits equal the forced path's."""
+    N = 128 * 8 - 5
+    K = stages * (256 if int8 else 128)
+    if int8:
+        aq, sa, za, wp, sw, values, meta = _int8_case(M, N, K, seed=K + M, zero=True)
+        args = [_d(t) for t in (aq, sa, za, values, meta, sw)]
+        call = lambda path: ops.sparse24_int8_matmul(*args, None, None, torch.float16, path)  # noqa: E731
+    else:
+        hv, hm, _ = _half_case(N, K, torch.bfloat16, seed=K + M)
+        x = _d(torch.randn(M, K, generator=_gen(K)).to(torch.bfloat16))
+        call = lambda path: ops.sparse24_gemv(x, _d(hv), _d(hm), None, path)  # noqa: E731
+    poison_cuda()
+    out = {}
+    names = _kernels_launched(lambda: out.setdefault("auto", call("auto")))
+    flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
+    if want is None:
+        assert not flat, names
+        return
+    assert len(flat) == 1 and "SpConfig<16,8,1,128,1,true>" in flat[0], names
+    poison_cuda()
+    _assert_bit_equal(out["auto"], call("wgmma"), f"auto M={M} stages={stages}")

@@ -62,8 +62,14 @@ c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
 //     40.1, M = 16 148 / 55.3 / 42.6; 8192x8192 M = 2 14.2 / 17.9 / 14.6, M = 4 15.7 / 18.5 /
 //     14.7; 4096x14336 M = 8 35.3 / 17.3 / 18.7; M = 24: 4096x14336 mma.sp 30.9, wgmma 19.5.
 // From M = 17 the wgmma tiles beat mma.sp on every shape measured, small N included.
-bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N) {
+// Since 2026-12-03e grids of at most half as many 128-feature tiles as SMs, with >= 8 stages
+// of K (16-bit kinds: K >= 1024, int8: K >= 2048), run the 16-token tile with its K range split
+// over a cluster (16c1k; the same condition as choose_sp_config in sparse24_gemm_sm90a.cu).
+bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
+  const int64_t tiles = (N + 127) / 128;
+  const int64_t stages = int8 ? (K + 255) / 256 : (K + 127) / 128;
+  if (M >= 2 && 2 * tiles <= sm_count && stages >= 8) return true;
   if (int8) return M >= 3 && N >= 6144;
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
@@ -81,11 +87,10 @@ c10::optional<c10::OperatorHandle> wgmma_op_for(const std::string& kernel, const
                 "in TORCH_CUDA_ARCH_LIST), and it is not loaded");
     return h;
   }
-  if (kernel != "auto" || !auto_takes_sparse_wgmma(int8, M, N) || K % 128 != 0) {
-    return c10::nullopt;
-  }
+  if (kernel != "auto" || K % 128 != 0) return c10::nullopt;
   const DeviceCaps& caps = device_caps(device);
   if (caps.major != 9 || caps.minor != 0) return c10::nullopt;
+  if (!auto_takes_sparse_wgmma(int8, M, N, K, caps.sm_count)) return c10::nullopt;
   return find_sm90a_op(name);
 }
 

@@ -55,10 +55,15 @@ using Cfg16c1 = SpConfig<16, 8, 1, 128>;
 // of 224 units (28672 features) leaves 40 SMs idle in its second pass, whose 92 CTAs each
 // stream at ~33 GB/s; with two CTAs per SM every unit is resident at once.
 using Cfg16x2 = SpConfig<16, 4, 1, 128, 2>;
+// The 16-token wide tile with its K range split over a cluster of 2..8 CTAs (one unit per
+// cluster; the kernel header): grids of at most half as many feature tiles as SMs (layers of
+// <= 8448 features on an H200) would otherwise stream on a fraction of the SMs.
+using Cfg16k = SpConfig<16, 8, 1, 128, 1, true>;
 
-enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2 };
-constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1, SpTile::k64c1,
-                                SpTile::k64n,   SpTile::k32c1,  SpTile::k16c1,  SpTile::k16x2};
+enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2, k16k };
+constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1,
+                                SpTile::k64c1,  SpTile::k64n,   SpTile::k32c1,
+                                SpTile::k16c1,  SpTile::k16x2,  SpTile::k16k};
 
 const char* tile_name(SpTile t) {
   switch (t) {
@@ -70,6 +75,7 @@ const char* tile_name(SpTile t) {
     case SpTile::k32c1: return "32c1";
     case SpTile::k16c1: return "16c1";
     case SpTile::k16x2: return "16c1x2";
+    case SpTile::k16k: return "16c1k";
   }
   return "?";
 }
@@ -77,14 +83,16 @@ const char* tile_name(SpTile t) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
-// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2 forces one
-// (tests, benchmarks).
+// N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2|16c1k forces
+// one (tests, benchmarks). num_kb: the 16-token tile's stages over K (ceil(K / 128) for the
+// 16-bit kinds, ceil(K / 256) for int8).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
 // Clusters of 4 (each CTA loading a quarter of the x tile) were no faster (int8 28672x8192
 // 561, 4096x4096 60.5) and gave wrong 16-bit results in one forced test; not kept.
-SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
+SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, const DeviceCaps& caps,
+                        const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
       std::string names;
@@ -112,6 +120,9 @@ SpTile choose_sp_config(int64_t M, int64_t N, const DeviceCaps& caps, const char
   // 68.2, M = 16 72.5 / 68.4, int8 M = 1 / 8 / 16 42.4 / 39.6, 43.0 / 40.0, 45.4 / 40.6;
   // elsewhere level or slower: 57344x8192 (448) bf16 133.0 / 133.6, 128256x4096 (1002) M = 16
   // 146.8 / 151.4, 14336x4096 (112) 20.9 / 20.9.
+  // At most half as many feature tiles as SMs, and at least 4 stages for each of two ranks:
+  // the cluster K split (16c1k; the host picks its size in launch()).
+  if (M <= 16 && 2 * f_tiles <= caps.sm_count && num_kb >= 8) return SpTile::k16k;
   if (M <= 16)
     return f_tiles > caps.sm_count && f_tiles <= 2 * caps.sm_count ? SpTile::k16x2 : SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
@@ -165,6 +176,32 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
   const int max_ctas =
       tma::resident_ctas(reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>),
                          Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps, Cfg::kPerSm);
+  if constexpr (Cfg::kKSplit) {
+    // One unit per cluster of ks CTAs: the largest of 2, 4, 8 whose clusters fit on the SMs
+    // at once with >= 4 stages per rank (TORCHQUANT_SP24_KSPLIT=2|4|8 forces it).
+    args.ks = 2;
+    while (args.ks < 8 && 2 * args.ks * args.num_units <= caps.sm_count &&
+           args.num_kb >= 2 * args.ks * 4) {
+      args.ks *= 2;
+    }
+    if (const char* env = std::getenv("TORCHQUANT_SP24_KSPLIT")) {
+      if (env[0] != '\0') {
+        const int v = std::atoi(env);
+        TORCH_CHECK(v == 2 || v == 4 || v == 8, op, ": TORCHQUANT_SP24_KSPLIT='", env,
+                    "' is not one of 2, 4, 8");
+        TORCH_CHECK(v <= args.num_kb, op, ": TORCHQUANT_SP24_KSPLIT=", v, " needs at least ", v,
+                    " k-blocks, K gives ", args.num_kb);
+        args.ks = v;
+      }
+    }
+    // (Forced onto a short K the tile degenerates to one rank per cluster.)
+    args.ks = std::min(args.ks, args.num_kb);
+    tma::launch_clusters(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, args.num_units * args.ks,
+                         Cfg::kThreads, Cfg::kSmemBytes, args.ks, stream, tmap_v, tmap_m, tmap_x,
+                         args);
+    return;
+  }
+  args.ks = 1;
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
   tma::launch_clusters(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, clusters * Cfg::kCM,
                        Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, stream, tmap_v, tmap_m, tmap_x,
@@ -183,6 +220,7 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k32c1: launch<Cfg32c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16c1: launch<Cfg16c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16x2: launch<Cfg16x2, El, OutT>(o, args, device, caps, stream, op); break;
+    case SpTile::k16k: launch<Cfg16k, El, OutT>(o, args, device, caps, stream, op); break;
   }
 }
 
@@ -242,7 +280,7 @@ at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_s
   args.vec_store = tma::wgmma_vec_store(s.out_dtype, s.N, true);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 1};
-  const SpTile tile = choose_sp_config(s.M, s.N, caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 256), caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   dispatch_float_cuda(s.out_dtype, op, [&](auto tag) {
     launch_tile<ElS8, decltype(tag)>(tile, o, args, device, caps, stream, op);
@@ -283,7 +321,7 @@ at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_
   args.vec_store = tma::wgmma_vec_store(x.scalar_type(), s.N, false);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 2};
-  const SpTile tile = choose_sp_config(s.M, s.N, caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 128), caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) {
     launch_tile<ElF16, __half>(tile, o, args, device, caps, stream, op);

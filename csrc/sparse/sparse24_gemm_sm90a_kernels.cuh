@@ -82,7 +82,12 @@ namespace sp24 {
 // "wide" stages, see below).
 // PER_SM_: CTAs resident per SM (1, or 2 for the decode tiles: then the launch bound halves
 // the register file per CTA and the consumers raise theirs to 96 instead of 232).
-template <int BT_, int STAGES_, int CM_, int AK_ = 64, int PER_SM_ = 1>
+// KSPLIT_: a cluster of SpArgs::ks CTAs (2..8, chosen at launch) shares each tile unit, rank r
+// streaming k-blocks [r num_kb / ks, (r + 1) num_kb / ks); rank 0 adds the other ranks' fp32 /
+// int32 partial sums, read from their shared memory, in rank order, and alone runs the
+// epilogue. One unit per cluster (the host launches num_units clusters): for grids of fewer
+// feature tiles than half the SMs, which one CTA per tile would leave mostly idle.
+template <int BT_, int STAGES_, int CM_, int AK_ = 64, int PER_SM_ = 1, bool KSPLIT_ = false>
 struct SpConfig {
   static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
   static constexpr int kBT = BT_;
@@ -98,6 +103,7 @@ struct SpConfig {
   static constexpr int kCM = CM_;
   static constexpr int kThreads = 384;
   static constexpr int kPerSm = PER_SM_;
+  static constexpr bool kKSplit = KSPLIT_;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = PER_SM_ == 1 ? 232 : 96;
   // Registers per thread a CTA is given at launch (ptxas allocates the launch bound's maximum
@@ -132,6 +138,10 @@ struct SpConfig {
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs,
                 "setmaxnreg redistributes the CTA's launch allocation");
   static_assert(kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256, "tile width");
+  // The partial sums of a K-split rank (kAcc 32-bit words per consumer thread) go where the
+  // drained A stages were.
+  static_assert(!kKSplit || (kCM == 1 && kPerSm == 1 && kWide && 256 * kAcc * 4 <= kStages * kABytes),
+                "cluster K split: one-CTA decode tiles, partials within the A stages");
   static_assert(kCM == 1 || kCM == 2, "cluster size");
   static_assert(kBBoxRows <= 256 && kBBoxRows % 8 == 0, "TMA box rows");
   static_assert(kMetaOffset % 1024 == 0 && kBOffset % 1024 == 0 && kBBytes % 1024 == 0,
@@ -167,6 +177,7 @@ struct SpArgs {
   int vec_store;  // 16-bit output, N % 8 == 0: 16-byte stores (sp_epilogue_vec)
   int stage_tx;   // bytes landing per stage (Cfg::kCutBox configurations; the others use
                   // Cfg::kStageBytes): A + meta + the activation boxes' rows (tma::token_box_rows)
+  int ks;         // Cfg::kKSplit: CTAs per cluster sharing a unit's K range (2..8); else unused
 };
 
 // ------------------------------------------------------------------ sparse wgmma --
@@ -540,6 +551,16 @@ __device__ __forceinline__ void sp_epilogue(const typename El::Acc (&acc)[kBT / 
   }
 }
 
+// A 32-bit accumulator as the int bits st_shared_v2 / ld_dsmem_v2 move, and back.
+__device__ __forceinline__ int acc_bits(int v) { return v; }
+__device__ __forceinline__ int acc_bits(float v) { return __float_as_int(v); }
+template <class T>
+__device__ __forceinline__ T acc_from_bits(int v);
+template <>
+__device__ __forceinline__ int acc_from_bits<int>(int v) { return v; }
+template <>
+__device__ __forceinline__ float acc_from_bits<float>(int v) { return __int_as_float(v); }
+
 // ------------------------------------------------------------------ kernel --
 template <class Cfg, class El, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
@@ -559,9 +580,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   const uint32_t bar_empty = bar_full + kStages * 8;     // kStages x 8 B
 
   const int wg = threadIdx.x / 128;
+  constexpr bool kClustered = kCM > 1 || Cfg::kKSplit;
   const uint32_t rank = kCM > 1 ? cluster_ctarank() : 0u;
-  const int cluster = kCM > 1 ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
-  const int nclusters = kCM > 1 ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+  const int cluster = kClustered ? static_cast<int>(cluster_id_x()) : static_cast<int>(blockIdx.x);
+  const int nclusters = kClustered ? static_cast<int>(num_clusters_x()) : static_cast<int>(gridDim.x);
+  // This CTA's k-blocks: all of them, or its rank's share of a K-split cluster's.
+  const int krank = Cfg::kKSplit ? static_cast<int>(cluster_ctarank()) : 0;
+  const int kb_begin = Cfg::kKSplit ? krank * p.num_kb / p.ks : 0;
+  const int kb_end = Cfg::kKSplit ? (krank + 1) * p.num_kb / p.ks : p.num_kb;
 
   init_ring_barriers<kStages, Cfg::kConsumerWarps * kCM, kCM>(bar_full, bar_empty);
 
@@ -584,7 +610,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         const int f_row = ft < p.num_f_tiles ? ft * Cfg::kBF : 0;
         int t_row = tt * Cfg::kBT + static_cast<int>(rank) * Cfg::kBBoxRows;
         if (t_row >= p.M) t_row = 0;
-        for (int kb = 0; kb < p.num_kb; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
           mbar_arrive_expect_tx(full, Cfg::kCutBox ? static_cast<uint32_t>(p.stage_tx)
@@ -610,6 +636,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
           tma_load_shared<kCM>(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
           ring_advance<kStages>(stage, phase);
         }
+        if constexpr (Cfg::kKSplit) break;  // one unit per cluster
       }
     }
   } else {
@@ -707,17 +734,60 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         prev = stage;
         ring_advance<kStages>(stage, phase);
       };
+      // i counts this CTA's stages (the first overwrites the accumulators); the producer
+      // loads k-blocks kb_begin + i.
+      const int n_kb = kb_end - kb_begin;
       int i = 0;
-      for (; i + 1 < p.num_kb; i += 2) {
+      for (; i + 1 < n_kb; i += 2) {
         step(i, e_even, e_odd);
         step(i + 1, e_odd, e_even);
       }
-      if (i < p.num_kb) step(i, e_even, e_odd);
+      if (i < n_kb) step(i, e_even, e_odd);
       wgmma_wait<0>();
       fence_acc(acc);
       fence_regs(e_even);
       fence_regs(e_odd);
-      release(prev);
+      if (!Cfg::kKSplit || n_kb > 0) release(prev);
+      // K split: rank 0's sums plus the other ranks' (the epilogue reads these then; the
+      // accumulators themselves are only read after the wait, as in the other tiles, which
+      // keeps ptxas from serializing the wgmma).
+      typename El::Acc red[Cfg::kAcc];
+      if constexpr (Cfg::kKSplit) {
+        // Ranks > 0 publish their partial sums where their A stages were (drained: every load
+        // has landed and, after the barrier, both warpgroups' wgmma have read it); rank 0 adds
+        // them in rank order (the same bits on every run), one rank's at a time, and alone
+        // goes on to the epilogue. The producer warpgroup takes part in both cluster barriers
+        // (see below).
+        constexpr int kPairs = Cfg::kAcc / 2;
+        const uint32_t mine = sA + 8u * static_cast<uint32_t>(ct);
+        if (krank != 0) {
+          consumer_bar_sync();
+#pragma unroll
+          for (int q = 0; q < kPairs; ++q) {
+            st_shared_v2(mine + 2048u * q, acc_bits(acc[2 * q]), acc_bits(acc[2 * q + 1]));
+          }
+        }
+        cluster_sync();  // 1: the partials are visible across the cluster
+        if (krank == 0) {
+#pragma unroll
+          for (int q = 0; q < Cfg::kAcc; ++q) red[q] = acc[q];
+#pragma unroll 1
+          for (int d = 1; d < p.ks; ++d) {
+            int px[kPairs], py[kPairs];
+#pragma unroll
+            for (int q = 0; q < kPairs; ++q) {
+              ld_dsmem_v2(mine + 2048u * q, static_cast<uint32_t>(d), px[q], py[q]);
+            }
+#pragma unroll
+            for (int q = 0; q < kPairs; ++q) {
+              red[2 * q] += acc_from_bits<typename El::Acc>(px[q]);
+              red[2 * q + 1] += acc_from_bits<typename El::Acc>(py[q]);
+            }
+          }
+        }
+        cluster_sync();  // 2: rank 0 has read every partial; the other ranks may exit
+        if (krank != 0) break;  // one unit per cluster
+      }
       // Publish this tile's token operands (double-buffered by unit parity, as the dense
       // kernel's column operands: the buffer written here was last read two units ago).
       TokParams<Cfg::kBT>& tp = tok_bufs[iter & 1];
@@ -726,16 +796,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         tp.a_zero[ct] = tok_z;
       }
       consumer_bar_sync();
+      const typename El::Acc(&sums)[Cfg::kAcc] = Cfg::kKSplit ? red : acc;
       if ((p.N & 1) == 0) {
-        sp_epilogue<El, OutT, Cfg::kBT, true>(acc, &tp, fp, p, f0, t_base, lane);
+        sp_epilogue<El, OutT, Cfg::kBT, true>(sums, &tp, fp, p, f0, t_base, lane);
       } else {
-        sp_epilogue<El, OutT, Cfg::kBT, false>(acc, &tp, fp, p, f0, t_base, lane);
+        sp_epilogue<El, OutT, Cfg::kBT, false>(sums, &tp, fp, p, f0, t_base, lane);
       }
       __syncwarp();
+      // One unit per cluster: no second pass, so nothing after the reduction's adds feeds
+      // another wgmma (a loop back edge there made ptxas serialize every wgmma of the tile).
+      if constexpr (Cfg::kKSplit) break;
     }
   }
 
   if constexpr (kCM > 1) cluster_sync();
+  if constexpr (Cfg::kKSplit) {
+    // The producer warpgroup's side of the consumers' two cluster barriers (one unit per
+    // cluster, so each consumer thread reaches them exactly once).
+    if (wg == 0) {
+      cluster_sync();
+      cluster_sync();
+    }
+  }
 #else
   __trap();  // built for another target: the host refuses to launch on anything but sm_90
 #endif
