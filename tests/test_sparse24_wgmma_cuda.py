@@ -318,7 +318,7 @@ def test_opcheck_internal_ops():
 # auto_takes_sparse_wgmma (csrc/sparse/sparse24.cu): (M, N, the path "auto" must take) for the
 # int8 and the 16-bit op. K = 256 throughout (a multiple of 128).
 _AUTO_INT8 = [(1, 6144, "gemv"), (2, 8192, "gemv"), (3, 6144, "wgmma"), (3, 6016, "gemv"),
-              (8, 6144, "wgmma"), (8, 4096, "mma"), (16, 4096, "mma"), (17, 200, "wgmma"),
+              (8, 6144, "wgmma"), (7, 4096, "mma"), (8, 4096, "wgmma"), (16, 200, "wgmma"), (17, 200, "wgmma"),
               (63, 200, "wgmma"), (64, 200, "wgmma")]
 _AUTO_HALF = [(1, 8192, "fma"), (2, 8192, "wgmma"), (2, 6144, "fma"), (4, 6144, "wgmma"),
               (4, 4096, "mma"), (16, 4096, "mma"), (16, 8192, "wgmma"), (17, 200, "wgmma"),
@@ -446,7 +446,7 @@ def test_ksplit_deterministic_and_graph_safe(monkeypatch):
     poison_cuda()
     b = ops.sparse24_gemv(*args)
     _assert_bit_equal(a, b, "16c1k run to run")
-    assert graph_replay_matches_eager(lambda: ops.sparse24_gemv(*args))
+    graph_replay_matches_eager(lambda: ops.sparse24_gemv(*args))  # asserts inside
 
 
 def test_ksplit_knob_errors(monkeypatch):
@@ -461,14 +461,17 @@ def test_ksplit_knob_errors(monkeypatch):
         ops.sparse24_gemv(x, _d(hv), _d(hm), None, "wgmma")
 
 
-@pytest.mark.parametrize("int8", [False, True])
-@pytest.mark.parametrize("M,stages,want", [(8, 8, "16c1k"), (8, 7, None), (1, 8, None), (2, 8, "16c1k"),
-                                           (16, 16, "16c1k")])
-def test_auto_ksplit_rule(int8, M, stages, want):
-    """A grid of 8 feature tiles (<= half the SMs): from M = 2 "auto" takes the sparse wgmma
-    GEMM's K-split tile when K gives >= 8 stages (16-bit: 128 per stage, int8: 256); with 7
-    stages, and at M = 1, this small grid stays off the wgmma GEMM (mma.sp / the GEMVs). The
-    bits equal the forced path's."""
+_AUTO_KSPLIT = [(False, 8, 8, "16c1k"), (False, 8, 7, None), (False, 1, 8, None), (False, 2, 8, "16c1k"),
+                (False, 16, 16, "16c1k"), (True, 8, 8, "16c1"), (True, 8, 7, "16c1"), (True, 2, 8, None),
+                (True, 7, 8, None), (True, 16, 16, "16c1")]
+
+
+@pytest.mark.parametrize("int8,M,stages,want", _AUTO_KSPLIT)
+def test_auto_small_grid_rule(int8, M, stages, want):
+    """A grid of 8 feature tiles (<= a quarter of the SMs): "auto" takes, 16-bit, from M = 2
+    the sparse wgmma GEMM's K-split tile when K gives >= 8 stages (128 logical K each), and
+    otherwise stays off the wgmma GEMM (mma.sp / the fma GEMV); int8 from M = 8 the unsplit
+    16-token tile, below that the dp4a GEMV / mma.sp. The bits equal the forced path's."""
     N = 128 * 8 - 5
     K = stages * (256 if int8 else 128)
     if int8:
@@ -486,6 +489,7 @@ def test_auto_ksplit_rule(int8, M, stages, want):
     if want is None:
         assert not flat, names
         return
-    assert len(flat) == 1 and "SpConfig<16,8,1,128,1,true>" in flat[0], names
+    split = "true" if want == "16c1k" else "false"
+    assert len(flat) == 1 and f"SpConfig<16,8,1,128,1,{split}>" in flat[0], names
     poison_cuda()
     _assert_bit_equal(out["auto"], call("wgmma"), f"auto M={M} stages={stages}")

@@ -62,15 +62,19 @@ c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
 //     40.1, M = 16 148 / 55.3 / 42.6; 8192x8192 M = 2 14.2 / 17.9 / 14.6, M = 4 15.7 / 18.5 /
 //     14.7; 4096x14336 M = 8 35.3 / 17.3 / 18.7; M = 24: 4096x14336 mma.sp 30.9, wgmma 19.5.
 // From M = 17 the wgmma tiles beat mma.sp on every shape measured, small N included.
-// Since 2026-12-03e grids of at most half as many 128-feature tiles as SMs, with >= 8 stages
-// of K (16-bit kinds: K >= 1024, int8: K >= 2048), run the 16-token tile with its K range split
-// over a cluster (16c1k; the same condition as choose_sp_config in sparse24_gemm_sm90a.cu).
+// Since 2026-12-03e (results/h200/2026-12-03e_2cta_f16cvt, call 5; us at M = 8, wgmma / mma.sp):
+// 16-bit layers of at most a quarter as many 128-feature tiles as SMs with >= 8 stages of K
+// (K >= 1024) run the 16-token tile with its K range split over a cluster (16c1k, the
+// condition of choose_sp_config in sparse24_gemm_sm90a.cu): 4096x4096 9.4 / 10.6, 4096x14336
+// 21.7 / 25.5, 1024x4096 6.5-6.7 / 6.8. int8 from M = 8 on any layer: its unsplit 16-token
+// tile beat mma.sp on six of seven small and mid layers (4096x4096 7.5 / 8.9, 8192x8192
+// 14.4 / 18.7, 1024x4096 6.8 / 7.4, 10240x8192 17.4 / 27.9) and tied on 4096x14336 (17.3 /
+// 17.3; 18.7 / 17.3 on 2026-12-03d's machine).
 bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
+  if (int8) return M >= 8 || (M >= 3 && N >= 6144);
   const int64_t tiles = (N + 127) / 128;
-  const int64_t stages = int8 ? (K + 255) / 256 : (K + 127) / 128;
-  if (M >= 2 && 2 * tiles <= sm_count && stages >= 8) return true;
-  if (int8) return M >= 3 && N >= 6144;
+  if (M >= 2 && 4 * tiles <= sm_count && (K + 127) / 128 >= 8) return true;
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
 

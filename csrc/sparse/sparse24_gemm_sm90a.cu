@@ -16,6 +16,9 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -82,6 +85,29 @@ const char* tile_name(SpTile t) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// How many clusters of cm CTAs of `kernel` the device can hold at once (the occupancy
+// calculator; cached per kernel, cluster size and device). 0 when it cannot say.
+int active_clusters(const void* kernel, int threads, int smem, int cm, int device,
+                    const DeviceCaps& caps) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, int, int>, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(kernel, cm, device);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaLaunchConfig_t cfg;
+  cudaLaunchAttribute attr;
+  tma::cluster_config(cfg, attr, cm * caps.sm_count, threads, smem, cm, nullptr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();
+    clusters = 0;
+  }
+  cache[key] = clusters;
+  return clusters;
+}
+
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
 // N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2|16c1k forces
 // one (tests, benchmarks). num_kb: the 16-token tile's stages over K (ceil(K / 128) for the
@@ -91,7 +117,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
 // Clusters of 4 (each CTA loading a quarter of the x tile) were no faster (int8 28672x8192
 // 561, 4096x4096 60.5) and gave wrong 16-bit results in one forced test; not kept.
-SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, const DeviceCaps& caps,
+SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, bool int8, const DeviceCaps& caps,
                         const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
@@ -120,9 +146,15 @@ SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, const DeviceCaps& 
   // 68.2, M = 16 72.5 / 68.4, int8 M = 1 / 8 / 16 42.4 / 39.6, 43.0 / 40.0, 45.4 / 40.6;
   // elsewhere level or slower: 57344x8192 (448) bf16 133.0 / 133.6, 128256x4096 (1002) M = 16
   // 146.8 / 151.4, 14336x4096 (112) 20.9 / 20.9.
-  // At most half as many feature tiles as SMs, and at least 4 stages for each of two ranks:
-  // the cluster K split (16c1k; the host picks its size in launch()).
-  if (M <= 16 && 2 * f_tiles <= caps.sm_count && num_kb >= 8) return SpTile::k16k;
+  // 16-bit kinds, at most a quarter as many feature tiles as SMs (so a split in two stays on
+  // half of them, see launch()) and at least 4 stages for each of two ranks: the cluster K
+  // split (16c1k). H200 (2026-12-03e call 5, bf16, M = 8, us, 16c1 / 16c1k with 2 / 4 / 8
+  // ranks / mma.sp): 4096x4096 (32 tiles) 11.5 / 9.4 / 13.7 / 17.9 / 10.6; 4096x14336 (32)
+  // 31.9 / 21.7 / 28.3 / 31.1 / 25.5; 1024x4096 (8) 10.9 / 8.0 / 6.5 / 6.7 / 6.8; with more
+  // tiles the split gained nothing (6144x4096, 48 tiles, 2 ranks: 12.4 / 12.2; 8192x8192, 64:
+  // 23.9 / 23.8). int8 stays on 16c1, which already beat mma.sp there (4096x4096 M = 8 7.5 /
+  // 8.9) while its 4-rank split lost (11.0); its 2-rank split is not measured.
+  if (!int8 && M <= 16 && 4 * f_tiles <= caps.sm_count && num_kb >= 8) return SpTile::k16k;
   if (M <= 16)
     return f_tiles > caps.sm_count && f_tiles <= 2 * caps.sm_count ? SpTile::k16x2 : SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
@@ -177,11 +209,16 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
       tma::resident_ctas(reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>),
                          Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM, device, caps, Cfg::kPerSm);
   if constexpr (Cfg::kKSplit) {
-    // One unit per cluster of ks CTAs: the largest of 2, 4, 8 whose clusters fit on the SMs
-    // at once with >= 4 stages per rank (TORCHQUANT_SP24_KSPLIT=2|4|8 forces it).
+    // One unit per cluster of ks CTAs: the largest of 2, 4, 8 that keeps the grid within half
+    // the SMs (measured: past that the split lost, e.g. 32 tiles x 4 ranks; choose_sp_config),
+    // gives each rank >= 4 stages, and whose clusters the occupancy calculator can place all
+    // at once (TORCHQUANT_SP24_KSPLIT=2|4|8 forces it).
+    const void* kfn = reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>);
     args.ks = 2;
-    while (args.ks < 8 && 2 * args.ks * args.num_units <= caps.sm_count &&
-           args.num_kb >= 2 * args.ks * 4) {
+    while (args.ks < 8 && 2 * args.ks * args.num_units <= caps.sm_count / 2 &&
+           args.num_kb >= 2 * args.ks * 4 &&
+           args.num_units <= active_clusters(kfn, Cfg::kThreads, Cfg::kSmemBytes, 2 * args.ks,
+                                             device, caps)) {
       args.ks *= 2;
     }
     if (const char* env = std::getenv("TORCHQUANT_SP24_KSPLIT")) {
@@ -280,7 +317,7 @@ at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_s
   args.vec_store = tma::wgmma_vec_store(s.out_dtype, s.N, true);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 1};
-  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 256), caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 256), true, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   dispatch_float_cuda(s.out_dtype, op, [&](auto tag) {
     launch_tile<ElS8, decltype(tag)>(tile, o, args, device, caps, stream, op);
@@ -321,7 +358,7 @@ at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_
   args.vec_store = tma::wgmma_vec_store(x.scalar_type(), s.N, false);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 2};
-  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 128), caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 128), false, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) {
     launch_tile<ElF16, __half>(tile, o, args, device, caps, stream, op);
