@@ -59,8 +59,9 @@ using Cfg16c1 = SpConfig<16, 8, 1, 128>;
 // stream at ~33 GB/s; with two CTAs per SM every unit is resident at once.
 using Cfg16x2 = SpConfig<16, 4, 1, 128, 2>;
 // The 16-token wide tile with its K range split over a cluster of 2..8 CTAs (one unit per
-// cluster; the kernel header): grids of at most half as many feature tiles as SMs (layers of
-// <= 8448 features on an H200) would otherwise stream on a fraction of the SMs.
+// cluster; the kernel header): small grids (16-bit kinds, at most a quarter as many feature
+// tiles as SMs: layers of <= 4224 features on an H200) would otherwise stream on a fraction
+// of the SMs.
 using Cfg16k = SpConfig<16, 8, 1, 128, 1, true>;
 
 enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2, k16k };
@@ -232,7 +233,7 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
       }
     }
     // (Forced onto a short K the tile degenerates to one rank per cluster.)
-    args.ks = std::min(args.ks, args.num_kb);
+    args.ks = std::max(1, std::min(args.ks, args.num_kb));
     tma::launch_clusters(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>, args.num_units * args.ks,
                          Cfg::kThreads, Cfg::kSmemBytes, args.ks, stream, tmap_v, tmap_m, tmap_x,
                          args);

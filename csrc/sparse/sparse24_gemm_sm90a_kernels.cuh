@@ -37,7 +37,11 @@
 //        has one token tile: SpArgs::stage_tx), kBT x 128 B apart; wgmma j reads 64 bytes per
 //        row of box j / 2 at + 64 (j % 2).
 // The 64-byte rows of the prefill stages stream at ~75 % of the read ceiling in decode, the
-// 128-byte rows at ~87 % (docs/sparse24_wgmma.md, last section).
+// 128-byte rows at ~87 % (docs/sparse24_wgmma.md).
+// Two more decode variants of the 16-token tile: two CTAs per SM (PER_SM_ = 2: 4 stages, 80
+// registers at launch, consumers at 96), and the K range of a unit split over a cluster
+// (KSPLIT_: one unit per cluster, rank 0 adds the other ranks' partial sums from their shared
+// memory; see SpConfig and the end of the consumer loop).
 //
 // Metadata registers (one 32-bit register per thread and wgmma; the thread-to-metadata maps
 // are those CUTLASS's sm_90 sparse GMMA traits state, ELayout_64x64 and ELayout_64x32):
@@ -85,8 +89,8 @@ namespace sp24 {
 // KSPLIT_: a cluster of SpArgs::ks CTAs (2..8, chosen at launch) shares each tile unit, rank r
 // streaming k-blocks [r num_kb / ks, (r + 1) num_kb / ks); rank 0 adds the other ranks' fp32 /
 // int32 partial sums, read from their shared memory, in rank order, and alone runs the
-// epilogue. One unit per cluster (the host launches num_units clusters): for grids of fewer
-// feature tiles than half the SMs, which one CTA per tile would leave mostly idle.
+// epilogue. One unit per cluster (the host launches num_units clusters): for small grids
+// (choose_sp_config), which one CTA per tile would leave mostly idle.
 template <int BT_, int STAGES_, int CM_, int AK_ = 64, int PER_SM_ = 1, bool KSPLIT_ = false>
 struct SpConfig {
   static constexpr int kBF = 128;   // features per tile: 2 consumer warpgroups x 64
