@@ -199,20 +199,18 @@ __device__ __forceinline__ void e4m3x4_to_float(uint32_t w, float (&f)[4]) {
   f[3] = o.y;
 }
 
-// Exact fp16x2 of codes (b0, b1) / (b2, b3) of w with the sm_89+ hardware conversion
-// (cvt.rn.f16x2.e4m3x2: low byte -> low half; every e4m3 value is an fp16 normal or zero).
-// Only the fp16 mma path on sm_89+ calls these (Act<__half>::kNaturalPairs).
-__device__ __forceinline__ uint32_t e4m3_lo_to_f16x2(uint32_t w) {
+// Exact fp16x2 of codes (b0, b1) (kHi false) or (b2, b3) (kHi true) of w with the sm_89+
+// hardware conversion (cvt.rn.f16x2.e4m3x2: low byte -> low half; every e4m3 value is an fp16
+// normal or zero). Only the fp16 mma path on sm_89+ calls it (Act<__half>::kNaturalPairs).
+template <bool kHi>
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t w) {
   uint32_t h = 0u;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(w));
-#endif
-  return h;
-}
-__device__ __forceinline__ uint32_t e4m3_hi_to_f16x2(uint32_t w) {
-  uint32_t h = 0u;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, hi; }" : "=r"(h) : "r"(w));
+  if constexpr (kHi) {
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, hi; }" : "=r"(h) : "r"(w));
+  } else {
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(w));
+  }
 #endif
   return h;
 }
@@ -232,8 +230,8 @@ struct Act<__half> {
 #endif
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_f16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_f16x2(w); }
-  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3_lo_to_f16x2(w); }
-  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3_hi_to_f16x2(w); }
+  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3x2_to_f16x2<false>(w); }
+  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3x2_to_f16x2<true>(w); }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return f16x2_to_float2(u); }
   static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
   static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
