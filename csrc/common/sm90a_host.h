@@ -116,6 +116,22 @@ inline void cluster_config(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, i
   }
 }
 
+// How many clusters of cm CTAs of `kernel` the occupancy calculator says the device holds at
+// once, or 0 when it cannot say (its error is cleared). `kernel` must already be opted in to
+// `smem` bytes of dynamic shared memory.
+inline int max_active_clusters(const void* kernel, int threads, int smem, int cm,
+                               const DeviceCaps& caps) {
+  cudaLaunchConfig_t cfg;
+  cudaLaunchAttribute attr;
+  cluster_config(cfg, attr, cm * caps.sm_count, threads, smem, cm, nullptr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
 // Once per device and kernel: opt `kernel` in to `smem` bytes of dynamic shared memory and find
 // how many of its CTAs can be resident at once (per_sm per SM, capped by what the occupancy
 // calculator says fits; with clusters of cm, what the GPCs can place). `device` must be the
@@ -135,16 +151,8 @@ inline int resident_ctas(const void* kernel, int threads, int smem, int cm, int 
     ctas = caps.sm_count * std::max(1, std::min(per_sm, fit));
   }
   if (cm > 1) {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr;
-    cluster_config(cfg, attr, cm * caps.sm_count, threads, smem, cm, nullptr);
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0) {
-      ctas = clusters * cm;
-    } else {
-      (void)cudaGetLastError();  // clear it; assume every SM pairs up
-      ctas = (caps.sm_count / cm) * cm;
-    }
+    const int clusters = max_active_clusters(kernel, threads, smem, cm, caps);
+    ctas = clusters > 0 ? clusters * cm : (caps.sm_count / cm) * cm;  // unknown: every SM pairs up
   }
   const int value = std::max(ctas, cm);
   cache[{kernel, device}] = value;

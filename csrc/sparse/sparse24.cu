@@ -73,8 +73,7 @@ c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
 bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
   if (int8) return M >= 8 || (M >= 3 && N >= 6144);
-  const int64_t tiles = (N + 127) / 128;
-  if (M >= 2 && 4 * tiles <= sm_count && (K + 127) / 128 >= 8) return true;
+  if (M >= 2 && sparse24_ksplit_grid(N, K, sm_count)) return true;
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
 

@@ -86,8 +86,9 @@ const char* tile_name(SpTile t) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// How many clusters of cm CTAs of `kernel` the device can hold at once (the occupancy
-// calculator; cached per kernel, cluster size and device). 0 when it cannot say.
+// tma::max_active_clusters, cached per kernel, cluster size and device (the K-split launch asks
+// for up to three sizes per call). The kernel is opted in to its shared memory by
+// tma::resident_ctas, which launch() calls first.
 int active_clusters(const void* kernel, int threads, int smem, int cm, int device,
                     const DeviceCaps& caps) {
   static std::mutex mu;
@@ -96,29 +97,18 @@ int active_clusters(const void* kernel, int threads, int smem, int cm, int devic
   const auto key = std::make_tuple(kernel, cm, device);
   const auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  cudaLaunchConfig_t cfg;
-  cudaLaunchAttribute attr;
-  tma::cluster_config(cfg, attr, cm * caps.sm_count, threads, smem, cm, nullptr);
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-    (void)cudaGetLastError();
-    clusters = 0;
-  }
-  cache[key] = clusters;
-  return clusters;
+  return cache[key] = tma::max_active_clusters(kernel, threads, smem, cm, caps);
 }
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
 // N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2|16c1k forces
-// one (tests, benchmarks). num_kb: the 16-token tile's stages over K (ceil(K / 128) for the
-// 16-bit kinds, ceil(K / 256) for int8).
+// one (tests, benchmarks).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
 // Clusters of 4 (each CTA loading a quarter of the x tile) were no faster (int8 28672x8192
 // 561, 4096x4096 60.5) and gave wrong 16-bit results in one forced test; not kept.
-SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, bool int8, const DeviceCaps& caps,
+SpTile choose_sp_config(int64_t M, int64_t N, int64_t K, bool int8, const DeviceCaps& caps,
                         const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
     if (env[0] != '\0') {
@@ -155,7 +145,7 @@ SpTile choose_sp_config(int64_t M, int64_t N, int64_t num_kb, bool int8, const D
   // tiles the split gained nothing (6144x4096, 48 tiles, 2 ranks: 12.4 / 12.2; 8192x8192, 64:
   // 23.9 / 23.8). int8 stays on 16c1, which already beat mma.sp there (4096x4096 M = 8 7.5 /
   // 8.9) while its 4-rank split lost (11.0); its 2-rank split is not measured.
-  if (!int8 && M <= 16 && 4 * f_tiles <= caps.sm_count && num_kb >= 8) return SpTile::k16k;
+  if (!int8 && M <= 16 && sparse24_ksplit_grid(N, K, caps.sm_count)) return SpTile::k16k;
   if (M <= 16)
     return f_tiles > caps.sm_count && f_tiles <= 2 * caps.sm_count ? SpTile::k16x2 : SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
@@ -318,7 +308,7 @@ at::Tensor sparse24_int8_gemm_sm90a(const at::Tensor& a_q, const at::Tensor& a_s
   args.vec_store = tma::wgmma_vec_store(s.out_dtype, s.N, true);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 1};
-  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 256), true, caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, s.K, true, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   dispatch_float_cuda(s.out_dtype, op, [&](auto tag) {
     launch_tile<ElS8, decltype(tag)>(tile, o, args, device, caps, stream, op);
@@ -359,7 +349,7 @@ at::Tensor sparse24_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& values_
   args.vec_store = tma::wgmma_vec_store(x.scalar_type(), s.N, false);
 
   const SpOperands o{values.data_ptr(), meta.data_ptr(), x.data_ptr(), 2};
-  const SpTile tile = choose_sp_config(s.M, s.N, ceil_div(s.K, 128), false, caps, op);
+  const SpTile tile = choose_sp_config(s.M, s.N, s.K, false, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   if (x.scalar_type() == at::kHalf) {
     launch_tile<ElF16, __half>(tile, o, args, device, caps, stream, op);

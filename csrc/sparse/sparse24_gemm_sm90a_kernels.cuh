@@ -234,67 +234,32 @@ TQ_SP_WGMMA(wgmma_sp_m64n16k32_bf16, "m64n16k32.f32.bf16.bf16", float, "f", 8, T
 #undef TQ_SP_WGMMA
 
 // Element kinds: the accumulator type, the logical K per stored weight byte, and the sparse
-// wgmma for a tile of kBT tokens.
-struct ElS8 {
-  using Acc = int;
-  static constexpr bool kInt = true;
-  static constexpr int kLogicalPerByte = 2;  // logical K per stored weight byte
-  template <int kBT>
-  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
-                                             uint32_t e, int acc) {
-    if constexpr (kBT == 256) {
-      wgmma_sp_m64n256k64_s8(d, a, b, e, acc);
-    } else if constexpr (kBT == 128) {
-      wgmma_sp_m64n128k64_s8(d, a, b, e, acc);
-    } else if constexpr (kBT == 64) {
-      wgmma_sp_m64n64k64_s8(d, a, b, e, acc);
-    } else if constexpr (kBT == 32) {
-      wgmma_sp_m64n32k64_s8(d, a, b, e, acc);
-    } else {
-      wgmma_sp_m64n16k64_s8(d, a, b, e, acc);
-    }
-  }
-};
-struct ElF16 {
-  using Acc = float;
-  static constexpr bool kInt = false;
-  static constexpr int kLogicalPerByte = 1;
-  template <int kBT>
-  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
-                                             uint32_t e, int acc) {
-    if constexpr (kBT == 256) {
-      wgmma_sp_m64n256k32_f16(d, a, b, e, acc);
-    } else if constexpr (kBT == 128) {
-      wgmma_sp_m64n128k32_f16(d, a, b, e, acc);
-    } else if constexpr (kBT == 64) {
-      wgmma_sp_m64n64k32_f16(d, a, b, e, acc);
-    } else if constexpr (kBT == 32) {
-      wgmma_sp_m64n32k32_f16(d, a, b, e, acc);
-    } else {
-      wgmma_sp_m64n16k32_f16(d, a, b, e, acc);
-    }
-  }
-};
-struct ElBF16 {
-  using Acc = float;
-  static constexpr bool kInt = false;
-  static constexpr int kLogicalPerByte = 1;
-  template <int kBT>
-  static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b,
-                                             uint32_t e, int acc) {
-    if constexpr (kBT == 256) {
-      wgmma_sp_m64n256k32_bf16(d, a, b, e, acc);
-    } else if constexpr (kBT == 128) {
-      wgmma_sp_m64n128k32_bf16(d, a, b, e, acc);
-    } else if constexpr (kBT == 64) {
-      wgmma_sp_m64n64k32_bf16(d, a, b, e, acc);
-    } else if constexpr (kBT == 32) {
-      wgmma_sp_m64n32k32_bf16(d, a, b, e, acc);
-    } else {
-      wgmma_sp_m64n16k32_bf16(d, a, b, e, acc);
-    }
-  }
-};
+// wgmma for a tile of kBT tokens (the wrapper of that width: NAME's m64n<kBT>k<K> variant).
+#define TQ_SP_ELEMENT(NAME, ACC, INT, PER_BYTE, KSHAPE, KIND)                             \
+  struct NAME {                                                                          \
+    using Acc = ACC;                                                                     \
+    static constexpr bool kInt = INT;                                                    \
+    static constexpr int kLogicalPerByte = PER_BYTE; /* logical K per stored weight byte */ \
+    template <int kBT>                                                                   \
+    static __device__ __forceinline__ void mma(Acc (&d)[kBT / 2], uint64_t a, uint64_t b, \
+                                               uint32_t e, int acc) {                    \
+      if constexpr (kBT == 256) {                                                        \
+        wgmma_sp_m64n256##KSHAPE##_##KIND(d, a, b, e, acc);                              \
+      } else if constexpr (kBT == 128) {                                                 \
+        wgmma_sp_m64n128##KSHAPE##_##KIND(d, a, b, e, acc);                              \
+      } else if constexpr (kBT == 64) {                                                  \
+        wgmma_sp_m64n64##KSHAPE##_##KIND(d, a, b, e, acc);                               \
+      } else if constexpr (kBT == 32) {                                                  \
+        wgmma_sp_m64n32##KSHAPE##_##KIND(d, a, b, e, acc);                               \
+      } else {                                                                           \
+        wgmma_sp_m64n16##KSHAPE##_##KIND(d, a, b, e, acc);                               \
+      }                                                                                  \
+    }                                                                                    \
+  };
+TQ_SP_ELEMENT(ElS8, int, true, 2, k64, s8)
+TQ_SP_ELEMENT(ElF16, float, false, 1, k32, f16)
+TQ_SP_ELEMENT(ElBF16, float, false, 1, k32, bf16)
+#undef TQ_SP_ELEMENT
 
 // Pins float accumulators (the int version is fence_acc in the dense header).
 template <int kN>
