@@ -71,6 +71,7 @@
 // K % 128 == 0 (16-byte TMA row strides of the meta), 16-byte aligned bases, M, N < 2^31 - 256.
 #pragma once
 
+#include "common/warp_ring.cuh"  // ring::lds128
 #include "common/wgmma_operands.h"
 #include "int8/int8_gemm_sm90a_kernels.cuh"
 
@@ -323,13 +324,7 @@ __device__ __forceinline__ void stage_meta(uint32_t meta_stage, int row_in_tile,
   e1 = fix_zero_nibbles(e1);
 }
 
-__device__ __forceinline__ uint4 lds128(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr));
-  return v;
-}
+using ring::lds128;
 
 // The four metadata registers of one wide stage (128 stored bytes per row: four wgmma) for
 // this thread. The stage buffer holds exactly this element kind's meta bytes per row (int8
