@@ -65,4 +65,12 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   m.def(
       "_nvfp4_gemm_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
       "Tensor? bias=None) -> Tensor");
+
+  // fp8_block_gemv's path "wgmma" (fp8_block_gemv.cu calls it through the dispatcher): the
+  // same kernel with fp8_block_gemv's contract (exact products, fp32 sums per scale block
+  // times the block's scale, + bias, one rounding), its validation and name, plus: compute
+  // capability 9.0 and block_size % 64 == 0. For decode (16-token tiles).
+  m.def(
+      "_fp8_block_gemv_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
+      "Tensor? bias=None) -> Tensor");
 }

@@ -1,8 +1,10 @@
 """CUDA tests for fp8_block_gemv, quantize_fp8_block and dequantize_fp8_block.
 
-Every forced kernel path ("fma", "mma", "tile") is run over fp16/bf16, bias/no bias,
-M = 1..16, 17 and 33, odd N, K tails and every block-size class (multiples of
-64, of 32 but not 64, of 16 only). Outputs are gated by the derived bound
+Every forced kernel path ("fma", "mma", "tile", and "wgmma" on sm_90 with
+torchquant._C_sm90a) is run over fp16/bf16, bias/no bias, M = 1..16, 17 and 33,
+odd N, K tails and every block-size class (multiples of 64, of 32 but not 64, of
+16 only; "wgmma" takes block sizes that are multiples of 64 and K % 128 == 0, and
+must refuse the rest with a clear error). Outputs are gated by the derived bound
 torchquant.reference.fp32_accum_bound against the float64 reference over the
 dequantized weight (products of e4m3 and fp16/bf16 are exact in fp32, so only
 the kernel's fp32 accumulation and the final rounding are allowed), never by a
@@ -17,7 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import HAS_CUDA, cuda_capability, poison_cuda
+from conftest import HAS_CUDA, cuda_capability, poison_cuda, requires_sm90a
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -28,8 +30,12 @@ if HAS_CUDA:
 OPS = torch.ops.torchquant if HAS_CUDA else None
 DTYPES = [torch.float16, torch.bfloat16]
 HAS_MMA = cuda_capability() >= (8, 0)
+WGMMA = (requires_sm90a("_fp8_block_gemv_sm90a") if HAS_CUDA
+         else pytest.mark.skipif(True, reason="needs a CUDA GPU"))
+HAS_WGMMA = not WGMMA.args[0]
 PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")),
-         pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+"))]
+         pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+")),
+         pytest.param("wgmma", marks=WGMMA)]
 M_SWEEP = list(range(1, 17)) + [17, 33]
 
 
@@ -81,6 +87,16 @@ def run_gemv(x, w_q, w_scale, bs, bias, kernel):
     return y
 
 
+def wgmma_refuses(kernel, x, w_q, w_scale, bs):
+    """Path 'wgmma' takes block_size % 64 == 0 and K % 128 == 0. Outside that it must raise a
+    clear error; returns True after checking it does (the caller then has nothing to run)."""
+    if kernel != "wgmma" or (bs % 64 == 0 and x.shape[1] % 128 == 0):
+        return False
+    with pytest.raises(RuntimeError, match="path 'wgmma' needs"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=kernel)
+    return True
+
+
 def check_against_reference(y, x, w_q, w_scale, bs, bias, what=""):
     """|y - ref| <= fp32_accum_bound elementwise; returns the max error."""
     assert y.dtype == x.dtype and y.shape == (x.shape[0], w_q.shape[0]), what
@@ -106,9 +122,10 @@ def check_against_reference(y, x, w_q, w_scale, bs, bias, what=""):
 @pytest.mark.parametrize("with_bias", [False, True])
 def test_gemv_m_sweep(kernel, dtype, with_bias):
     # Odd N (a partial 16-column tile), K = 4096 + 16 (a partial 64-wide chunk
-    # and a ragged last scale block), default block size.
+    # and a ragged last scale block), default block size; path 'wgmma' (K % 128 == 0) at
+    # K = 4096 + 128 with block size 256 (a ragged last scale block of 128).
     gen = torch.Generator().manual_seed(11)
-    n, k, bs = 257, 4096 + 16, 128
+    n, k, bs = (257, 4096 + 128, 256) if kernel == "wgmma" else (257, 4096 + 16, 128)
     w_q, w_scale = make_weight(n, k, bs, gen)
     bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda() if with_bias else None
     for m in M_SWEEP:
@@ -197,7 +214,7 @@ def test_tile_m_tiles_and_k_splits(monkeypatch, dtype, bs, splits):
 
 
 # ---------------------------------------- GEMV: shapes x block sizes x tails --
-SHAPES = [(1, 16), (15, 48), (17, 144), (16, 64), (33, 4096), (257, 4096 + 16), (40, 208)]
+SHAPES = [(1, 16), (15, 48), (17, 144), (16, 64), (33, 4096), (257, 4096 + 16), (40, 208), (19, 640)]
 BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]
 
 
@@ -208,6 +225,8 @@ BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]
 def test_gemv_shapes(kernel, dtype, bs, n, k):
     gen = torch.Generator().manual_seed(n * 7919 + k * 31 + bs)
     w_q, w_scale = make_weight(n, k, bs, gen)
+    if wgmma_refuses(kernel, torch.zeros(1, k, dtype=dtype, device="cuda"), w_q, w_scale, bs):
+        return
     for m in (1, 3, 8, 9, 16, 17):
         for with_bias in (False, True):
             bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda() if with_bias else None
@@ -226,12 +245,13 @@ def test_gemv_one_hot_probe(kernel, dtype):
     """One nonzero weight at a time: y[:, n] must be x[:, k] * w * scale and
     every other output 0, so any swap in the (column, k, row) mapping of the
     fragments fails on the exact position instead of averaging out."""
-    n_cols, k, bs, m = 32, 192, 64, 9
+    n_cols, k, bs, m = 32, 256, 64, 9
     gen = torch.Generator().manual_seed(5)
     x = torch.randn(m, k, generator=gen).to(dtype).cuda()
     scale = torch.exp2(torch.randint(-3, 4, (n_cols, k // bs), generator=gen).float()).cuda()
     for n, kk in [(0, 0), (1, 1), (2, 2), (3, 3), (7, 17), (8, 4), (9, 63), (15, 64),
-                  (16, 100), (23, 127), (24, 128), (31, 191), (12, 150), (5, 75)]:
+                  (16, 100), (23, 127), (24, 128), (31, 191), (12, 150), (5, 75), (30, 200),
+                  (17, 255)]:
         w = torch.zeros(n_cols, k)
         w[n, kk] = 1.5
         w = w.to(torch.float8_e4m3fn).cuda()
@@ -251,7 +271,7 @@ def test_gemv_large_and_mma_vs_fma(dtype):
     for m in (1, 4, 16):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         errs = {}
-        for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []):
+        for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else []):
             y = run_gemv(x, w_q, w_scale, bs, None, kernel)
             errs[kernel] = check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} M={m}")
         y_auto = run_gemv(x, w_q, w_scale, bs, None, "auto")
@@ -261,6 +281,8 @@ def test_gemv_large_and_mma_vs_fma(dtype):
             # must not be meaningfully worse than the scalar one.
             assert errs["mma"] <= 2 * errs["fma"], (dtype, m, errs)
             assert errs["tile"] <= 2 * errs["fma"], (dtype, m, errs)
+        if "wgmma" in errs:
+            assert errs["wgmma"] <= 2 * errs["fma"], (dtype, m, errs)
 
 
 # ------------------------------------------------- GEMV: misc properties --
@@ -308,7 +330,7 @@ def test_gemv_deterministic():
     m, n, k, bs = 8, 512, 8192, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     x = torch.randn(m, k, generator=gen).bfloat16().cuda()
-    for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []):
+    for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else []):
         a = run_gemv(x, w_q, w_scale, bs, None, kernel)
         b = run_gemv(x, w_q, w_scale, bs, None, kernel)
         assert torch.equal(a, b), kernel
@@ -326,8 +348,8 @@ def test_gemv_bad_inputs():
         OPS.fp8_block_gemv(x, w_q, w_scale.cpu(), block_size=bs)
     with pytest.raises(RuntimeError, match="bias is on"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=torch.zeros(n, dtype=torch.half))
-    with pytest.raises(RuntimeError, match="path 'wgmma' is not a CUDA path"):
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path="wgmma")
+    with pytest.raises(RuntimeError, match="path 'wmma' is not a CUDA path"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path="wmma")
     with pytest.raises(RuntimeError, match="bias dtype"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs,
                            bias=torch.zeros(n, dtype=torch.bfloat16, device="cuda"))
@@ -338,6 +360,75 @@ def test_gemv_bad_inputs():
                            w_scale, block_size=bs)
     with pytest.raises(RuntimeError, match="w_scale must be"):
         OPS.fp8_block_gemv(x, w_q, w_scale[:, :1].contiguous(), block_size=bs)
+
+
+@pytest.mark.skipif(HAS_WGMMA, reason="the device runs path 'wgmma'")
+def test_gemv_forced_wgmma_unavailable_raises():
+    """Without sm_90 (or without torchquant._C_sm90a) a forced 'wgmma' is a clear error."""
+    gen = torch.Generator().manual_seed(2)
+    w_q, w_scale = make_weight(16, 128, 64, gen)
+    x = torch.randn(1, 128, generator=gen).half().cuda()
+    with pytest.raises(RuntimeError, match="path 'wgmma'"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="wgmma")
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype,bf16cvt", [(torch.float16, ""), (torch.bfloat16, ""),
+                                           (torch.bfloat16, "f32")])
+@pytest.mark.parametrize("tile", ["16x1", "16x2"])
+@pytest.mark.parametrize("splits", ["", "1", "3"])
+def test_gemv_wgmma_tiles_and_splits(monkeypatch, dtype, bf16cvt, tile, splits):
+    """Path 'wgmma' with each tile forced (one or two CTAs per SM; the bf16 conversion through
+    fp32, TORCHQUANT_FP8_WGMMA_BF16=f32, always runs two) and split-K automatic,
+    off and 3 (splits that cut scale blocks of 192 / 256 in the middle): odd N (a partial
+    128-feature tile and a partial 16-feature warp slice), a ragged last scale block (K =
+    4224 at block size 256), block sizes 64..256, M across token tiles; N = 4104 at M = 33 with 3 splits is
+    297 work units, more than the 132 or 264 resident CTAs of an H100/H200, so CTAs also run
+    several units in a row."""
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_TILE", tile)
+    monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_BF16", bf16cvt)
+    gen = torch.Generator().manual_seed(17)
+    for n, k, bs in [(1000, 4096 + 128, 256), (129, 1536 + 128, 64), (300, 2304, 192),
+                     (77, 1024 + 128, 128), (4096 + 8, 1024, 128)]:
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+        for m in (1, 5, 16, 17, 33):
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            for b in (None, bias):
+                y = run_gemv(x, w_q, w_scale, bs, b, "wgmma")
+                check_against_reference(y, x, w_q, w_scale, bs, b,
+                                        f"wgmma {tile} splits={splits} N={n} K={k} bs={bs} M={m}")
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_auto_wgmma_decode(dtype):
+    """The automatic choice at M = 9..16 on a layer wide enough for the wgmma path (66
+    feature tiles: at least half the SMs of an H100 / H200), against the forced ring kernel:
+    both within the bound."""
+    gen = torch.Generator().manual_seed(23)
+    n, k, bs = 8448 + 5, 1024, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    for m in (9, 12, 16):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        for kernel in ("auto", "mma"):
+            y = run_gemv(x, w_q, w_scale, bs, None, kernel)
+            check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} {dtype} M={m}")
+
+
+@WGMMA
+def test_gemv_wgmma_bad_knobs(monkeypatch):
+    gen = torch.Generator().manual_seed(2)
+    w_q, w_scale = make_weight(16, 128, 64, gen)
+    x = torch.randn(1, 128, generator=gen).bfloat16().cuda()
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_TILE", "32x1")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_FP8_WGMMA_TILE='32x1'"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="wgmma")
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_TILE", "")
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_BF16", "f64")
+    with pytest.raises(RuntimeError, match="TORCHQUANT_FP8_WGMMA_BF16='f64'"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="wgmma")
 
 
 @pytest.mark.skipif(HAS_MMA, reason="the device supports mma")

@@ -214,6 +214,136 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   return y;
 }
 
+// _fp8_block_gemv_sm90a: fp8_block_gemv's path "wgmma" (the public op reaches it through the
+// dispatcher, fp8_block_gemv.cu), dq_gemv_sm90a_kernel: fp8_block_gemv's contract (exact
+// products, fp32 sums per scale block times the block's scale, + bias, one rounding) on
+// 128-feature x 16-token tiles with 128-wide K stages; any M runs (ceil(M / 16) token tiles),
+// the dispatch sends decode here. Preconditions beyond the op's: compute capability 9.0,
+// block_size % 64 == 0, K % 128 == 0.
+//
+// Tiles (TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2 forces one; tests, A/B):
+//   16x2  two CTAs per SM, 5 stages each (consumers at 96 registers), the choice: it was
+//         faster on every shape of the H200 A/B (results/h200/2026-12-03f_fp8_wgmma_gemv, call 2,
+//         us, 16x1 / 16x2, fp16, M = 1 and 16: 28672x8192 73.8 / 65.2, 74.6 / 65.0;
+//         128256x4096 142.5 / 134.7, 145.5 / 140.5; 57344x8192 141.9 / 127.5; 14336x4096
+//         22.4 / 20.3, 22.7 / 20.8; bf16 28672x8192 92.4 / 78.2), including grids of fewer
+//         units than SMs;
+//   16x1  one CTA per SM, 10 stages.
+// Split-K (choose_splits) where the units fill at most half the SMs.
+using GemvCfg1 = DqGemvConfig<10, 1>;
+using GemvCfg2 = DqGemvConfig<5, 2>;
+
+bool choose_gemv_two_per_sm(const char* op) {
+  if (const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_TILE")) {
+    if (env[0] != '\0') {
+      if (std::strcmp(env, "16x1") == 0) return false;
+      if (std::strcmp(env, "16x2") == 0) return true;
+      TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env, "' is not one of 16x1, 16x2");
+    }
+  }
+  return true;
+}
+
+// bf16's conversion (A/B knob TORCHQUANT_FP8_WGMMA_BF16=f32: e4m3x2_bf16_via_f32, tile 16x2
+// only; default the re-seat).
+bool bf16_via_f32(const char* op) {
+  const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_BF16");
+  if (env == nullptr || env[0] == '\0' || std::strcmp(env, "reseat") == 0) return false;
+  TORCH_CHECK(std::strcmp(env, "f32") == 0, op, ": TORCHQUANT_FP8_WGMMA_BF16='", env,
+              "' is not one of reseat, f32");
+  return true;
+}
+
+template <class Cfg, class T, bool kViaF32 = false>
+void launch_gemv(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
+                 cudaStream_t stream, const at::Tensor& like, const char* op) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  const int64_t K = args.K;
+  const CUtensorMap tmap_w = tma::make_tmap_2d(w, args.N, K, Cfg::kKS, Cfg::kBF,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
+  const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, 128, Cfg::kBT,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
+  args.num_f_units = args.num_f_tiles;
+  args.num_units = args.num_f_units * args.num_t_tiles;
+  args.num_kb = static_cast<int>(K / Cfg::kKS);
+  args.group_units = 16;
+  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
+  // 128-K stages.
+  const int S0 = choose_splits(args.num_units, 2 * args.num_kb, caps, op);
+  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
+  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+  at::Tensor ws;
+  if (args.splits > 1) {
+    ws = at::empty({args.splits, args.M, args.N}, like.options().dtype(at::kFloat));
+    args.ws = ws.data_ptr<float>();
+    args.num_units *= args.splits;
+  }
+  const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
+  const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
+                                          Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
+  tma::launch_clusters(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
+                       1, stream, tmap_w, tmap_x, args);
+  if (args.splits > 1) {
+    const int64_t MN = static_cast<int64_t>(args.M) * args.N;
+    const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
+    dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(args.ws, args.bias, nullptr,
+                                                          static_cast<T*>(args.out), MN, args.N,
+                                                          args.splits, args.has_bias);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
+                                const at::Tensor& w_scale, int64_t block_size,
+                                const c10::optional<at::Tensor>& bias) {
+  constexpr const char* op = "fp8_block_gemv";
+  const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, op);
+  TORCH_CHECK(block_size % 64 == 0, op, ": path 'wgmma' needs block_size % 64 == 0 (a scale "
+              "block is whole 64-wide wgmma groups), got ", block_size,
+              "; path 'mma' takes every block size");
+  TORCH_CHECK(s.K % 128 == 0, op, ": path 'wgmma' needs K % 128 == 0 (its stages are 128 wide), "
+              "got K = ", s.K, "; path 'mma' takes K % 16 == 0");
+  TORCH_CHECK(x_in.is_cuda(), op, ": x must be a CUDA tensor, got ", x_in.device());
+  TORCH_CHECK(s.K < (int64_t(1) << 26), op, ": K = ", s.K, " must be below 2^26");
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = tma::require_sm90a(s.M, s.N, x_in.get_device(), op, "path 'wgmma' ");
+  const int device = x_in.get_device();
+
+  const at::Tensor x = tma::tma_ready(x_in);
+  const at::Tensor w = tma::tma_ready(w_in);
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  DqArgs args = base_args(s, y, bias_f, bias.has_value(), w_scale.data_ptr<float>());
+  args.w_scale = w_scale.data_ptr<float>();
+  args.nb = static_cast<int>(ceil_div(s.K, block_size));
+  args.spb = static_cast<int>(block_size / 16);
+
+  const bool two = choose_gemv_two_per_sm(op);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  auto go = [&](auto elem) {
+    using T = decltype(elem);
+    if (two) {
+      launch_gemv<GemvCfg2, T>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+    } else {
+      launch_gemv<GemvCfg1, T>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+    }
+  };
+  if (x.scalar_type() == at::kHalf) {
+    go(__half{});
+  } else if (bf16_via_f32(op)) {
+    launch_gemv<GemvCfg2, __nv_bfloat16, true>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                               stream, x, op);
+  } else {
+    go(__nv_bfloat16{});
+  }
+  return y;
+}
+
 // _nvfp4_gemm_sm90a: nvfp4_gemv's contract (y = global * sum x * (e2m1 * bs) + bias, exact
 // products, fp32 accumulation; the GEMV's validation under the name nvfp4_gemm) on the same
 // wgmma kernel, for K % 64 == 0.
@@ -254,4 +384,5 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("_fp8_block_gemm_sm90a", &torchquant::sm90a::dqg::fp8_block_gemm_sm90a);
   m.impl("_nvfp4_gemm_sm90a", &torchquant::sm90a::dqg::nvfp4_gemm_sm90a);
+  m.impl("_fp8_block_gemv_sm90a", &torchquant::sm90a::dqg::fp8_block_gemv_sm90a);
 }

@@ -163,19 +163,32 @@ __device__ __forceinline__ void dq_unit_work(int u, const DqArgs& p, int& fu, in
   TQ_WG_ACC32("f") \
   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
 
+#define TQ_WGMMA_RS_M64N16K16(TY) \
+  asm volatile( \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n16k16.f32." TY "." TY " {" \
+  TQ_WG_D8 "}, " \
+  "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n" \
+  : \
+  TQ_WG_ACC8_("f", 0) \
+  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+
 template <class T, int kBT>
 __device__ __forceinline__ void rs_wgmma(float (&d)[kBT / 2], const uint32_t (&a)[4],
                                          uint64_t desc_b, int accumulate) {
-  static_assert(kBT == 256 || kBT == 128 || kBT == 64, "wgmma n");
+  static_assert(kBT == 256 || kBT == 128 || kBT == 64 || kBT == 16, "wgmma n");
   constexpr bool kF16 = std::is_same<T, __half>::value;
   if constexpr (kBT == 256) {
     if constexpr (kF16) TQ_WGMMA_RS_M64N256K16("f16"); else TQ_WGMMA_RS_M64N256K16("bf16");
   } else if constexpr (kBT == 128) {
     if constexpr (kF16) TQ_WGMMA_RS_M64N128K16("f16"); else TQ_WGMMA_RS_M64N128K16("bf16");
-  } else {
+  } else if constexpr (kBT == 64) {
     if constexpr (kF16) TQ_WGMMA_RS_M64N64K16("f16"); else TQ_WGMMA_RS_M64N64K16("bf16");
+  } else {
+    if constexpr (kF16) TQ_WGMMA_RS_M64N16K16("f16"); else TQ_WGMMA_RS_M64N16K16("bf16");
   }
 }
+#undef TQ_WGMMA_RS_M64N16K16
 #undef TQ_WGMMA_RS_M64N256K16
 #undef TQ_WGMMA_RS_M64N128K16
 #undef TQ_WGMMA_RS_M64N64K16
@@ -253,25 +266,53 @@ __device__ __forceinline__ uint32_t e2m1x2_decode(uint32_t b) {
   }
 }
 
+// Two e4m3 codes (bits 0..7: element 0, 8..15: element 1; the bits above are ignored) as the
+// packed T pair, exactly: fp16 through cvt.rn.f16x2.e4m3x2 (every e4m3 value is an fp16 normal
+// or zero); bf16 by re-seating sign and magnitude bits (the value times 2^-120, still exact) and
+// one packed multiply by 2^120 (fp8_block_gemv's bf16 decode; its NaN codes decode to +-480
+// there as here, fp16 gives NaN).
+template <class T>
+__device__ __forceinline__ uint32_t e4m3x2_exact(uint32_t s) {
+  if constexpr (std::is_same<T, __half>::value) {
+    uint32_t h;
+    const unsigned short s16 = static_cast<unsigned short>(s & 0xFFFFu);
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(s16));
+    return h;
+  } else {
+    const uint32_t v = prmt_b32(s, 0u, 0x1404u);  // the two codes in the high bytes
+    const uint32_t bits = ((v >> 4) & 0x07F007F0u) | (v & 0x80008000u);  // value * 2^-120
+    __nv_bfloat162 r = *reinterpret_cast<const __nv_bfloat162*>(&bits);
+    r = __hmul2(r, __bfloat162bfloat162(__ushort_as_bfloat16(0x7B80)));  // * 2^120
+    return *reinterpret_cast<const uint32_t*>(&r);
+  }
+}
+
+// e4m3x2_exact for bf16 by another route, for A/B (TORCHQUANT_FP8_WGMMA_BF16=f32): the exact
+// fp16 pair (cvt.rn.f16x2.e4m3x2), both halves widened to fp32 and packed to bf16 with one
+// cvt.rn.bf16x2.f32 (exact: an e4m3 value has 4 significant bits and an exponent in bf16's
+// normal range). One conversion and two widening adds on the FMA pipe, against the re-seat's
+// three integer ops and a packed multiply.
+__device__ __forceinline__ uint32_t e4m3x2_bf16_via_f32(uint32_t s) {
+  const uint32_t h = e4m3x2_exact<__half>(s);
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
+  const __nv_bfloat162 r = __floats2bfloat162_rn(f.x, f.y);
+  return *reinterpret_cast<const uint32_t*>(&r);
+}
+
 // Two e4m3 block scales (bits 0..7: row r0, 8..15: row r1) -> the packed T factors
 // {bs0, bs1} * 2^7 (fp16) or * 2^119 (bf16): with the decode's 2^-14 / 2^-126 the weight
 // becomes e2m1 * bs * 2^-7 exactly (at most 6 significant bits, 2^-17 .. 21: normal in bf16, a
 // multiple of fp16's subnormal step), and the epilogue multiplies by 2^7 * global.
 template <class T>
 __device__ __forceinline__ uint32_t e4m3x2_factor(uint32_t s) {
+  const uint32_t h = e4m3x2_exact<T>(s);
   if constexpr (std::is_same<T, __half>::value) {
-    uint32_t h;
-    const unsigned short s16 = static_cast<unsigned short>(s & 0xFFFFu);
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(s16));  // exact
     const __half2 r = __hmul2(*reinterpret_cast<const __half2*>(&h), __half2half2(__ushort_as_half(0x5800)));
     return *reinterpret_cast<const uint32_t*>(&r);  // * 2^7, exact (<= 57344)
   } else {
-    const uint32_t v = prmt_b32(s, 0u, 0x1404u);  // the two codes in the high bytes
-    const uint32_t bits = ((v >> 4) & 0x07F007F0u) | (v & 0x80008000u);  // bs * 2^-120
-    __nv_bfloat162 r = *reinterpret_cast<const __nv_bfloat162*>(&bits);
-    r = __hmul2(r, __bfloat162bfloat162(__ushort_as_bfloat16(0x7B80)));  // * 2^120
-    r = __hmul2(r, __bfloat162bfloat162(__ushort_as_bfloat16(0x7B00)));  // * 2^119
-    return *reinterpret_cast<const uint32_t*>(&r);
+    const __nv_bfloat162 r = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&h),
+                                     __bfloat162bfloat162(__ushort_as_bfloat16(0x7B00)));
+    return *reinterpret_cast<const uint32_t*>(&r);  // * 2^119
   }
 }
 
@@ -558,6 +599,235 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   if constexpr (kCM > 1) cluster_sync();
+#else
+  __trap();  // built for another target: the host refuses to launch on anything but sm_90
+#endif
+}
+
+// ------------------------------------------------------------------ GEMV kernel --
+// fp8_block_gemv's wgmma path (decode): dq_gemv_sm90a_kernel. Same roles as above (TMA
+// producer warpgroup, two consumer warpgroups of 64 features, the weight the A operand from
+// registers, 16 tokens the B operand), with fp8_block_gemv's contract instead of the
+// dequantize path's: the codes enter wgmma as exact fp16 / bf16 values (e4m3x2_exact: no
+// scale, no rounding, so every product is exact) and accumulate into a partial sum per scale
+// block, which is flushed into the running sum as acc = fma(partial, scale, acc) with the
+// row's block scale once the block's last wgmma has retired (wgmma_wait<0> once per block,
+// wait<1> otherwise).
+//
+// Wide stages: 128 of K per stage, the codes as 128 rows x 128 B in a 128-byte swizzled TMA box
+// (byte c of row r at r * 128 + 16 ((c / 16) ^ (r % 8)) + c % 16), the activations as two
+// 16-row x 128-byte swizzled boxes (64 of K each). A weight row read in 64-byte pieces streams
+// at ~75 % of the read ceiling, in 128-byte pieces at ~88 % (docs/fp8_gemv.md, the ring
+// kernel; docs/sparse24_wgmma.md, the 2:4 decode tiles). A stage is consumed in two halves of
+// 64 K (four k16 steps, one wgmma group each) with two fragment register sets: half h of a
+// stage converts into set h while the other half's group runs, so one group stays in flight.
+// A stage is released once both its halves have retired. Scale blocks are whole halves
+// (block_size % 64 == 0); K % 128 == 0 (no stage reaches past K), checked on the host.
+template <int STAGES_, int PER_SM_>
+struct DqGemvConfig {
+  static constexpr int kBF = 128;   // features per tile
+  static constexpr int kBT = 16;    // tokens per tile (the wgmma N)
+  static constexpr int kKS = 128;   // K per stage (= weight bytes per row per stage)
+  static constexpr int kBBox = kBT * 128;  // one activation box: 16 rows x 64 of K (128 B)
+  static constexpr int kStages = STAGES_;
+  static constexpr int kPerSm = PER_SM_;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerWarps = 8;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = PER_SM_ == 1 ? 232 : 96;
+  // Registers per thread a CTA is given at launch (the launch bound's maximum: 168 / 80);
+  // setmaxnreg only redistributes that pool.
+  static constexpr int kLaunchRegs = 65536 / (PER_SM_ * kThreads) / 8 * 8;
+  static constexpr int kABytes = kBF * kKS;   // 16 KB
+  static constexpr int kBBytes = 2 * kBBox;   // 4 KB
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kAcc = kBT / 2;
+  static constexpr int kBOffset = kStages * kABytes;
+  static constexpr int kBarrierOffset = kBOffset + kStages * kBBytes;
+  static constexpr int kBarrierBytes = (2 * kStages * 8 + 127) / 128 * 128;
+  static constexpr int kSmemBytes = 1024 + kBarrierOffset + kBarrierBytes;
+  static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
+  static_assert(kPerSm == 1 || (kPerSm == 2 && kSmemBytes + 1024 <= 114 * 1024),
+                "two CTAs per SM: within half of the SM's 228 KB");
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs,
+                "setmaxnreg redistributes the CTA's launch allocation");
+  static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers 1024-byte aligned");
+};
+
+// kViaF32 (bf16 only): e4m3x2_bf16_via_f32 instead of the re-seat.
+template <class Cfg, class T, bool kViaF32 = false>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
+    dq_gemv_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                         const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
+  static_assert(!kViaF32 || std::is_same<T, __nv_bfloat16>::value, "a bf16 variant");
+#if defined(TQ_SM90A_ENABLED)
+  constexpr int kStages = Cfg::kStages;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA = smem;                              // kStages x [128 x 128 B]
+  const uint32_t sB = smem + Cfg::kBOffset;              // kStages x 2 x [16 x 128 B]
+  const uint32_t bar_full = smem + Cfg::kBarrierOffset;  // kStages x 8 B
+  const uint32_t bar_empty = bar_full + kStages * 8;
+  const int wg = threadIdx.x / 128;
+
+  init_ring_barriers<kStages, Cfg::kConsumerWarps, 1>(bar_full, bar_empty);
+
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer --
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      prefetch_tmap(&tmap_w);
+      prefetch_tmap(&tmap_x);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
+        int fu, tt, kb0, kb1, split;
+        dq_unit_work(u, p, fu, tt, kb0, kb1, split);
+        const int f_row = fu * Cfg::kBF;   // < N: every feature tile holds a real row
+        const int t_row = tt * Cfg::kBT;   // < M: rows past M are TMA zero fill
+        for (int kb = kb0; kb < kb1; ++kb) {
+          mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+          const uint32_t full = bar_full + 8 * stage;
+          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kKS, f_row, full);
+          const uint32_t b_dst = sB + stage * Cfg::kBBytes;
+          tma_load_2d(b_dst, &tmap_x, kb * 2 * Cfg::kKS, t_row, full);
+          tma_load_2d(b_dst + Cfg::kBBox, &tmap_x, kb * 2 * Cfg::kKS + 128, t_row, full);
+          ring_advance<kStages>(stage, phase);
+        }
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- consumers --
+    setmaxnreg_inc<Cfg::kConsumerRegs>();
+    const int cw = wg - 1;
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int g = lane >> 2, t = lane & 3;
+    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8 (same swizzle phase g)
+    const uint32_t signal = lane == 0;
+    // This thread's two 16-bit pieces of k16 step j (0..7) in row r0: bytes 2t, 2t + 1 and
+    // 2t + 8, 2t + 9 of the step's 16, at r0 * 128 + 16 (j ^ g) + 2t (+ 8); row r1 at + 1024.
+    // A warp's 16 words per load lie in 16 distinct banks (the 8 rows differ in j ^ g).
+    const uint32_t off_r0 = static_cast<uint32_t>(row_in_tile * 128 + 2 * t);
+    const uint32_t swz = static_cast<uint32_t>(g);
+    const int sb = p.spb >> 2;  // 64-K halves per scale block
+    auto release = [&](int s) { release_stage<1>(bar_empty + 8 * s, signal); };
+
+    // The partial sums: written only by wgmma (each block's first group overwrites them) and
+    // read by the flushes after wait<0>; set once, outside the unit loop, so no other write
+    // reaches them while a group may be in flight (ptxas would otherwise wait for every group
+    // at the end of each stage).
+    float part[Cfg::kAcc];
+#pragma unroll
+    for (int c = 0; c < Cfg::kAcc; ++c) part[c] = 0.f;
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
+      int fu, tt, kb0, kb1, split;
+      dq_unit_work(u, p, fu, tt, kb0, kb1, split);
+      const int t_base = tt * Cfg::kBT;
+      const int f0 = fu * Cfg::kBF + row_in_tile;
+
+      sp24::FeatParams fp = {};
+      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
+      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
+      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      const float* const srow0 = p.w_scale + fc0 * p.nb;
+      const float* const srow1 = p.w_scale + fc1 * p.nb;
+      // The scale block being summed (rem: halves of it already issued) and its two scales.
+      int rem = (2 * kb0) % sb;
+      int blk = (2 * kb0) / sb;
+      float cs0 = __ldg(srow0 + blk), cs1 = __ldg(srow1 + blk);
+      float acc[Cfg::kAcc];
+#pragma unroll
+      for (int c = 0; c < Cfg::kAcc; ++c) acc[c] = 0.f;
+      const int nh = 2 * (kb1 - kb0);
+
+      // Half h (64 of K) of the current stage, q-th of the unit: convert, issue its group, wait
+      // for it, and flush the partial sum when the half ends a scale block. Waiting for every
+      // group costs the consumers ~100-200 cycles per half against the ~1000 cycles of DRAM
+      // time a half's 8 KB is worth with two CTAs per SM; it keeps the flush (a non-wgmma
+      // read of the accumulators) out of any group's flight, which ptxas otherwise enforces
+      // by serializing every wgmma (C7514) or waiting at the end of each stage (C7517).
+      uint32_t a[4][4];
+      auto cvt = [](uint32_t two) {
+        if constexpr (kViaF32) {
+          return e4m3x2_bf16_via_f32(two);
+        } else {
+          return e4m3x2_exact<T>(two);
+        }
+      };
+      auto half = [&](int q, int h) {
+        const uint32_t a_st = sA + stage * Cfg::kABytes + off_r0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t base = a_st + 16u * (static_cast<uint32_t>(4 * h + j) ^ swz);
+          a[j][0] = cvt(lds_u16(base));
+          a[j][1] = cvt(lds_u16(base + 8 * 128));
+          a[j][2] = cvt(lds_u16(base + 8));
+          a[j][3] = cvt(lds_u16(base + 8 * 128 + 8));
+        }
+        __syncwarp();
+        const uint32_t b0 = sB + stage * Cfg::kBBytes + h * Cfg::kBBox;
+        const bool blk_first = q == 0 || rem == 0;
+        const bool blk_last = ++rem == sb || q + 1 == nh;
+        sp24::fence_acc(part);
+        fence_frag(a);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          rs_wgmma<T, Cfg::kBT>(part, a[j], make_smem_desc(b0 + 32 * j), (j != 0 || !blk_first) ? 1 : 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        sp24::fence_acc(part);
+        fence_frag(a);
+        if (blk_last) {
+          // The block's partial sum is complete: acc += partial * scale (row r0: accumulators
+          // 4c, 4c + 1; row r1: 4c + 2, 4c + 3), then the next block's scales.
+#pragma unroll
+          for (int c = 0; c < Cfg::kAcc; c += 4) {
+            acc[c + 0] = fmaf(part[c + 0], cs0, acc[c + 0]);
+            acc[c + 1] = fmaf(part[c + 1], cs0, acc[c + 1]);
+            acc[c + 2] = fmaf(part[c + 2], cs1, acc[c + 2]);
+            acc[c + 3] = fmaf(part[c + 3], cs1, acc[c + 3]);
+          }
+          rem = 0;
+          ++blk;
+          const int bn = min(blk, p.nb - 1);
+          cs0 = __ldg(srow0 + bn);
+          cs1 = __ldg(srow1 + bn);
+        }
+      };
+
+      for (int s = 0; s < kb1 - kb0; ++s) {
+        mbar_wait(bar_full + 8 * stage, phase);
+        half(2 * s, 0);
+        half(2 * s + 1, 1);
+        release(stage);
+        ring_advance<kStages>(stage, phase);
+      }
+      // The unit's last half ended a block: its sums are in acc.
+      using El = typename EpiEl<T>::El;
+      if (p.splits > 1) {
+        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0, 0};
+        if ((p.N & 1) == 0) {
+          sp24::sp_epilogue<El, float, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+        } else {
+          sp24::sp_epilogue<El, float, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+        }
+      } else {
+        const OutView v{p.M, p.N, p.out, p.has_bias, p.vec_store};
+        if ((p.N & 1) == 0) {
+          sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+        } else {
+          sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+        }
+      }
+      __syncwarp();
+    }
+  }
 #else
   __trap();  // built for another target: the host refuses to launch on anything but sm_90
 #endif

@@ -15,6 +15,7 @@
 // 2^31, the grid below 2^31 blocks.
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>  // the current stream, without cuBLAS/cuSPARSE headers
 #include <torch/library.h>
@@ -36,7 +37,7 @@ namespace {
 
 constexpr const char* kGemvOp = "fp8_block_gemv";
 
-enum class Fp8GemvKernel { kFma, kMma, kTile };
+enum class Fp8GemvKernel { kFma, kMma, kTile, kWgmma };
 
 // M above this runs the tiled GEMM (measured, see choose_fp8_gemv_kernel).
 constexpr int64_t kTileMinM = 48;
@@ -68,6 +69,20 @@ constexpr int64_t kTileMinM = 48;
 //                                                  fma 550 us vs mma 132 us at
 //                                                  28672x8192); mma keeps the
 //                                                  instructions per weight byte flat
+//   sm_90 with  9 <= M <= 16, bs % 64 == 0, wgmma   dq_gemv_sm90a_kernel (_C_sm90a):
+//   _C_sm90a    K % 128 == 0, N / 128 >= SMs / 2    TMA-fed 128-wide stages, the weight
+//               or N * K >= 64M                     decoded once for 16 tokens. H200
+//                                                  (results/h200/2026-12-03f_fp8_wgmma_gemv
+//                                                  call 2, fp16, M = 16, us, wgmma /
+//                                                  mma): 28672x8192 65.6 / 87.4,
+//                                                  128256x4096 144.5 / 184.2,
+//                                                  14336x4096 22.5 / 24.3, 10240x8192
+//                                                  35.4 / 42.5, 8192x28672 71.0 / 86.6;
+//                                                  smaller layers split K over a second
+//                                                  launch and lose (4096x4096 10.9 /
+//                                                  9.6, 4096x14336 25.6 / 21.8). At
+//                                                  M <= 8 the ring kernel is as fast or
+//                                                  faster (28672x8192 M = 1 62.8 / 66.3)
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -75,8 +90,12 @@ constexpr int64_t kTileMinM = 48;
 // back to fma on sm_80+.
 // -------------------------------------------------------------------------
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
-                                     int64_t block_size) {
+                                     int64_t block_size, bool have_wgmma) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  if (have_wgmma && caps.cc() == 90 && M >= 9 && M <= 16 && block_size % 64 == 0 &&
+      K % 128 == 0 && ((N + 127) / 128 * 2 >= caps.sm_count || N * K >= (int64_t{1} << 26))) {
+    return Fp8GemvKernel::kWgmma;
+  }
   // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight
   // element once per 64 rows of x instead of once per 16. Measured on the
   // H200 (results/h200/2026-12-01_1043/tile_vs_gemv.csv, cold L2, us, tile /
@@ -354,7 +373,7 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                                c10::string_view kernel_sv) {
   const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
   const std::string kernel(kernel_sv);
-  check_kernel_name(kernel, {"fma", "mma", "tile"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   constexpr int64_t kMax = std::numeric_limits<int>::max();
@@ -367,7 +386,11 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const DeviceCaps& caps = device_caps(x_in.get_device());
 
-  Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size);
+  // The Hopper kernel (warpgroup MMA fed by TMA) lives in torchquant._C_sm90a, built when 9.0
+  // is in the arch list; it checks the capability, block_size % 64 and K % 128 itself.
+  const auto wgmma_op = c10::Dispatcher::singleton().findSchema({"torchquant::_fp8_block_gemv_sm90a", ""});
+  const bool have_wgmma = wgmma_op.has_value() && wgmma_op->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
+  Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -382,6 +405,19 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 "capability 8.0+); this device is sm_",
                 caps.cc(), ". Use kernel='fma' or 'auto'");
     path = Fp8GemvKernel::kTile;
+  }
+  if (kernel == "wgmma") {
+    TORCH_CHECK(have_wgmma, kGemvOp,
+                ": path 'wgmma' needs torchquant._C_sm90a (a build with 9.0 in "
+                "TORCH_CUDA_ARCH_LIST) and a compute capability 9.0 GPU; this device is sm_",
+                caps.cc());
+    path = Fp8GemvKernel::kWgmma;
+  }
+  if (path == Fp8GemvKernel::kWgmma) {
+    return wgmma_op
+        ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
+                           const c10::optional<at::Tensor>&)>()
+        .call(x_in, w_in, w_scale, block_size, bias);
   }
 
   // 16-byte vector loads need 16-byte aligned bases (K % 16 == 0 then aligns
