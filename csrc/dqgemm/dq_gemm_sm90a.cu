@@ -244,13 +244,15 @@ bool choose_gemv_two_per_sm(const char* op) {
   return true;
 }
 
-// bf16's conversion (A/B knob TORCHQUANT_FP8_WGMMA_BF16=f32: e4m3x2_bf16_via_f32, tile 16x2
-// only; default the re-seat).
-bool bf16_via_f32(const char* op) {
+// bf16's conversion: through fp32 (e4m3x2_bf16_via_f32), or the re-seat (e4m3x2_exact) when
+// TORCHQUANT_FP8_WGMMA_BF16=reseat (A/B, tests; tile 16x2 only). H200 A/B (call 3, us, re-seat /
+// f32, M = 1 and 16): 28672x8192 78.5 / 67.6, 78.7 / 68.0; 128256x4096 155.8 / 140.0, 164.4 /
+// 142.1; 14336x4096 27.0 / 23.3; 10240x8192 45.5 / 40.3; 8192x28672 78.3 / 72.1.
+bool bf16_reseat(const char* op) {
   const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_BF16");
-  if (env == nullptr || env[0] == '\0' || std::strcmp(env, "reseat") == 0) return false;
-  TORCH_CHECK(std::strcmp(env, "f32") == 0, op, ": TORCHQUANT_FP8_WGMMA_BF16='", env,
-              "' is not one of reseat, f32");
+  if (env == nullptr || env[0] == '\0' || std::strcmp(env, "f32") == 0) return false;
+  TORCH_CHECK(std::strcmp(env, "reseat") == 0, op, ": TORCHQUANT_FP8_WGMMA_BF16='", env,
+              "' is not one of f32, reseat");
   return true;
 }
 
@@ -325,21 +327,23 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 
   const bool two = choose_gemv_two_per_sm(op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  auto go = [&](auto elem) {
+  // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
+  auto go = [&](auto elem, auto via_f32) {
     using T = decltype(elem);
+    constexpr bool kViaF32 = decltype(via_f32)::value;
     if (two) {
-      launch_gemv<GemvCfg2, T>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+      launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
     } else {
-      launch_gemv<GemvCfg1, T>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+      launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
     }
   };
   if (x.scalar_type() == at::kHalf) {
-    go(__half{});
-  } else if (bf16_via_f32(op)) {
-    launch_gemv<GemvCfg2, __nv_bfloat16, true>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                               stream, x, op);
+    go(__half{}, std::false_type{});
+  } else if (bf16_reseat(op)) {
+    launch_gemv<GemvCfg2, __nv_bfloat16, false>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                                stream, x, op);
   } else {
-    go(__nv_bfloat16{});
+    go(__nv_bfloat16{}, std::true_type{});
   }
   return y;
 }

@@ -71,7 +71,8 @@ constexpr int64_t kTileMinM = 48;
 //                                                  instructions per weight byte flat
 //   sm_90 with  9 <= M <= 16, bs % 64 == 0, wgmma   dq_gemv_sm90a_kernel (_C_sm90a):
 //   _C_sm90a    K % 128 == 0, N / 128 >= SMs / 2    TMA-fed 128-wide stages, the weight
-//               or N * K >= 64M                     decoded once for 16 tokens. H200
+//               or N * K >= 64M; or 5 <= M <= 8     decoded once for 16 tokens. H200
+//               and N * K >= 256M
 //                                                  (results/h200/2026-12-03f_fp8_wgmma_gemv
 //                                                  call 2, fp16, M = 16, us, wgmma /
 //                                                  mma): 28672x8192 65.6 / 87.4,
@@ -83,6 +84,10 @@ constexpr int64_t kTileMinM = 48;
 //                                                  9.6, 4096x14336 25.6 / 21.8). At
 //                                                  M <= 8 the ring kernel is as fast or
 //                                                  faster (28672x8192 M = 1 62.8 / 66.3)
+//                                                  except on the largest layers from
+//                                                  M ~ 5 (call 3, fp16, M = 8: 57344x8192
+//                                                  132.9 / 144.1, 128256x4096 138.6 /
+//                                                  150.6; M = 4 level: 137.1 / 137.9)
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -92,9 +97,9 @@ constexpr int64_t kTileMinM = 48;
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size, bool have_wgmma) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (have_wgmma && caps.cc() == 90 && M >= 9 && M <= 16 && block_size % 64 == 0 &&
-      K % 128 == 0 && ((N + 127) / 128 * 2 >= caps.sm_count || N * K >= (int64_t{1} << 26))) {
-    return Fp8GemvKernel::kWgmma;
+  if (have_wgmma && caps.cc() == 90 && M <= 16 && block_size % 64 == 0 && K % 128 == 0) {
+    const bool wide = (N + 127) / 128 * 2 >= caps.sm_count || N * K >= (int64_t{1} << 26);
+    if ((M >= 9 && wide) || (M >= 5 && N * K >= (int64_t{1} << 28))) return Fp8GemvKernel::kWgmma;
   }
   // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight
   // element once per 64 rows of x instead of once per 16. Measured on the
