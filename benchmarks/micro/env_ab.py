@@ -28,6 +28,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_FP8_XRING=1|2|3|4    fp8 ring kernel with x copied through the ring (1: the
                                   rule, 2-4: that depth; -1 / unset: x in registers;
                                   docs/fp8_gemv.md)
+  TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2  fp8 path "wgmma": one or two CTAs per SM (unset: 16x2)
+  TORCHQUANT_FP8_WGMMA_BF16=f32|reseat  fp8 path "wgmma", bf16's conversion (unset: f32)
+  TORCHQUANT_DQ_WGMMA_SPLITS=S    fp8 path "wgmma" and the dequantizing GEMMs: K split (1 = never)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
