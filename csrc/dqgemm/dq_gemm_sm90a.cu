@@ -167,11 +167,12 @@ void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args
   }
 }
 
-// This path's preconditions after the op's validator.
-const DeviceCaps& check_path(const at::Tensor& x, const GemvShape& s, const char* op) {
+// This path's preconditions after the op's validator (`what`: require_sm90a's message prefix).
+const DeviceCaps& check_path(const at::Tensor& x, const GemvShape& s, const char* op,
+                             const char* what = "") {
   TORCH_CHECK(x.is_cuda(), op, ": x must be a CUDA tensor, got ", x.device());
   TORCH_CHECK(s.K < (int64_t(1) << 26), op, ": K = ", s.K, " must be below 2^26");
-  return tma::require_sm90a(s.M, s.N, x.get_device(), op);
+  return tma::require_sm90a(s.M, s.N, x.get_device(), op, what);
 }
 
 // The fields both ops fill the same way: shape, output, bias (fp32, or `any_float` with step
@@ -191,6 +192,28 @@ DqArgs base_args(const GemvShape& s, const at::Tensor& y, const at::Tensor& bias
   return args;
 }
 
+// What both fp8_block ops launch with: x and the codes with TMA-ready bases, y, and the
+// arguments (shape, output, bias widened to fp32, scales).
+struct Fp8Launch {
+  at::Tensor x, w, bias_f, y;
+  DqArgs args;
+};
+
+Fp8Launch fp8_launch_args(const at::Tensor& x_in, const at::Tensor& w_in,
+                          const at::Tensor& w_scale, int64_t block_size,
+                          const c10::optional<at::Tensor>& bias, const GemvShape& s) {
+  Fp8Launch l;
+  l.x = tma::tma_ready(x_in);
+  l.w = tma::tma_ready(w_in);
+  if (bias.has_value()) l.bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+  l.y = at::empty({s.M, s.N}, l.x.options());
+  l.args = base_args(s, l.y, l.bias_f, bias.has_value(), w_scale.data_ptr<float>());
+  l.args.w_scale = w_scale.data_ptr<float>();
+  l.args.nb = static_cast<int>(ceil_div(s.K, block_size));
+  l.args.spb = static_cast<int>(block_size / 16);
+  return l;
+}
+
 at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
                                 const c10::optional<at::Tensor>& bias) {
@@ -198,20 +221,10 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const DeviceCaps& caps = check_path(x_in, s, kOp);
   const int device = x_in.get_device();
-
-  const at::Tensor x = tma::tma_ready(x_in);
-  const at::Tensor w = tma::tma_ready(w_in);
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-
-  at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = base_args(s, y, bias_f, bias.has_value(), w_scale.data_ptr<float>());
-  args.w_scale = w_scale.data_ptr<float>();
-  args.nb = static_cast<int>(ceil_div(s.K, block_size));
-  args.spb = static_cast<int>(block_size / 16);
-
-  launch_for<false>(x, choose_dq_config(s.M, s.N, caps, kOp), w.data_ptr(), args, device, caps, kOp);
-  return y;
+  const Fp8Launch l = fp8_launch_args(x_in, w_in, w_scale, block_size, bias, s);
+  launch_for<false>(l.x, choose_dq_config(s.M, s.N, caps, kOp), l.w.data_ptr(), l.args, device,
+                    caps, kOp);
+  return l.y;
 }
 
 // _fp8_block_gemv_sm90a: fp8_block_gemv's path "wgmma" (the public op reaches it through the
@@ -308,22 +321,13 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
               "; path 'mma' takes every block size");
   TORCH_CHECK(s.K % 128 == 0, op, ": path 'wgmma' needs K % 128 == 0 (its stages are 128 wide), "
               "got K = ", s.K, "; path 'mma' takes K % 16 == 0");
-  TORCH_CHECK(x_in.is_cuda(), op, ": x must be a CUDA tensor, got ", x_in.device());
-  TORCH_CHECK(s.K < (int64_t(1) << 26), op, ": K = ", s.K, " must be below 2^26");
   const c10::cuda::CUDAGuard device_guard(x_in.device());
-  const DeviceCaps& caps = tma::require_sm90a(s.M, s.N, x_in.get_device(), op, "path 'wgmma' ");
+  const DeviceCaps& caps = check_path(x_in, s, op, "path 'wgmma' ");
   const int device = x_in.get_device();
-
-  const at::Tensor x = tma::tma_ready(x_in);
-  const at::Tensor w = tma::tma_ready(w_in);
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-
-  at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = base_args(s, y, bias_f, bias.has_value(), w_scale.data_ptr<float>());
-  args.w_scale = w_scale.data_ptr<float>();
-  args.nb = static_cast<int>(ceil_div(s.K, block_size));
-  args.spb = static_cast<int>(block_size / 16);
+  const Fp8Launch l = fp8_launch_args(x_in, w_in, w_scale, block_size, bias, s);
+  const at::Tensor& x = l.x;
+  const at::Tensor& w = l.w;
+  const DqArgs& args = l.args;
 
   const bool two = choose_gemv_two_per_sm(op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
@@ -345,7 +349,7 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   } else {
     go(__nv_bfloat16{}, std::true_type{});
   }
-  return y;
+  return l.y;
 }
 
 // _nvfp4_gemm_sm90a: nvfp4_gemv's contract (y = global * sum x * (e2m1 * bs) + bias, exact

@@ -205,6 +205,29 @@ struct EpiEl<__half> {
   using El = sp24::ElF16;
 };
 
+// A consumer thread's part of a finished unit: with split-K its fp32 sums into the split's
+// slice of the workspace (no bias, no rounding), otherwise y (+ bias, one rounding to T).
+template <class T, int kBT>
+__device__ __forceinline__ void dq_store(const float (&acc)[kBT / 2], const sp24::FeatParams& fp,
+                                         const DqArgs& p, int split, int f0, int t_base, int lane) {
+  using El = typename EpiEl<T>::El;
+  if (p.splits > 1) {
+    const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0, 0};
+    if ((p.N & 1) == 0) {
+      sp24::sp_epilogue<El, float, kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+    } else {
+      sp24::sp_epilogue<El, float, kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+    }
+  } else {
+    const OutView v{p.M, p.N, p.out, p.has_bias, p.vec_store};
+    if ((p.N & 1) == 0) {
+      sp24::sp_epilogue<El, T, kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
+    } else {
+      sp24::sp_epilogue<El, T, kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
+    }
+  }
+}
+
 // Pins the A fragment registers (wgmma reads them asynchronously until wgmma.wait_group).
 __device__ __forceinline__ void fence_frag(uint32_t (&a)[4][4]) {
 #pragma unroll
@@ -571,7 +594,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       wgmma_wait<0>();
       sp24::fence_acc(acc);
       release(prev);
-      using El = typename EpiEl<T>::El;
       if constexpr (kFp4) {
         if (p.splits == 1) {
           // The weights carried 2^-7: y = acc * (2^7 * global), one rounding (the GEMV's).
@@ -580,21 +602,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int k = 0; k < Cfg::kAcc; ++k) acc[k] = __fmul_rn(acc[k], g7);
         }
       }
-      if (p.splits > 1) {
-        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0, 0};
-        if ((p.N & 1) == 0) {
-          sp24::sp_epilogue<El, float, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
-        } else {
-          sp24::sp_epilogue<El, float, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
-        }
-      } else {
-        const OutView v{p.M, p.N, p.out, p.has_bias, p.vec_store};
-        if ((p.N & 1) == 0) {
-          sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
-        } else {
-          sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
-        }
-      }
+      dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, lane);
       __syncwarp();
     }
   }
@@ -810,22 +818,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         ring_advance<kStages>(stage, phase);
       }
       // The unit's last half ended a block: its sums are in acc.
-      using El = typename EpiEl<T>::El;
-      if (p.splits > 1) {
-        const OutView v{p.M, p.N, p.ws + static_cast<int64_t>(split) * p.M * p.N, 0, 0};
-        if ((p.N & 1) == 0) {
-          sp24::sp_epilogue<El, float, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
-        } else {
-          sp24::sp_epilogue<El, float, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
-        }
-      } else {
-        const OutView v{p.M, p.N, p.out, p.has_bias, p.vec_store};
-        if ((p.N & 1) == 0) {
-          sp24::sp_epilogue<El, T, Cfg::kBT, true>(acc, nullptr, fp, v, f0, t_base, lane);
-        } else {
-          sp24::sp_epilogue<El, T, Cfg::kBT, false>(acc, nullptr, fp, v, f0, t_base, lane);
-        }
-      }
+      dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, lane);
       __syncwarp();
     }
   }
