@@ -71,8 +71,8 @@ constexpr int64_t kTileMinM = 48;
 //                                                  instructions per weight byte flat
 //   sm_90 with  9 <= M <= 16, bs % 64 == 0, wgmma   dq_gemv_sm90a_kernel (_C_sm90a):
 //   _C_sm90a    K % 128 == 0, N / 128 >= SMs / 2    TMA-fed 128-wide stages, the weight
-//               or N * K >= 64M; or 5 <= M <= 8     decoded once for 16 tokens. H200
-//               and N * K >= 256M
+//               (or >= SMs / 4 with N * K >= 64M);  decoded once for 16 tokens. H200
+//               or 5 <= M <= 8 and N * K >= 256M
 //                                                  (results/h200/2026-12-03f_fp8_wgmma_gemv
 //                                                  call 2, fp16, M = 16, us, wgmma /
 //                                                  mma): 28672x8192 65.6 / 87.4,
@@ -98,7 +98,8 @@ Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t 
                                      int64_t block_size, bool have_wgmma) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   if (have_wgmma && caps.cc() == 90 && M <= 16 && block_size % 64 == 0 && K % 128 == 0) {
-    const bool wide = (N + 127) / 128 * 2 >= caps.sm_count || N * K >= (int64_t{1} << 26);
+    const int64_t tiles = (N + 127) / 128;  // 128-feature tiles
+    const bool wide = tiles * 2 >= caps.sm_count || (tiles * 4 >= caps.sm_count && N * K >= (int64_t{1} << 26));
     if ((M >= 9 && wide) || (M >= 5 && N * K >= (int64_t{1} << 28))) return Fp8GemvKernel::kWgmma;
   }
   // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight
