@@ -620,18 +620,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 // dequantize path's: the codes enter wgmma as exact fp16 / bf16 values (e4m3x2_exact: no
 // scale, no rounding, so every product is exact) and accumulate into a partial sum per scale
 // block, which is flushed into the running sum as acc = fma(partial, scale, acc) with the
-// row's block scale once the block's last wgmma has retired (wgmma_wait<0> once per block,
-// wait<1> otherwise).
+// row's block scale once the block's last wgmma has retired.
 //
 // Wide stages: 128 of K per stage, the codes as 128 rows x 128 B in a 128-byte swizzled TMA box
 // (byte c of row r at r * 128 + 16 ((c / 16) ^ (r % 8)) + c % 16), the activations as two
 // 16-row x 128-byte swizzled boxes (64 of K each). A weight row read in 64-byte pieces streams
 // at ~75 % of the read ceiling, in 128-byte pieces at ~88 % (docs/fp8_gemv.md, the ring
 // kernel; docs/sparse24_wgmma.md, the 2:4 decode tiles). A stage is consumed in two halves of
-// 64 K (four k16 steps, one wgmma group each) with two fragment register sets: half h of a
-// stage converts into set h while the other half's group runs, so one group stays in flight.
-// A stage is released once both its halves have retired. Scale blocks are whole halves
-// (block_size % 64 == 0); K % 128 == 0 (no stage reaches past K), checked on the host.
+// 64 K (four k16 steps, one wgmma group each), each converted into one fragment register set,
+// issued and waited for (why: at `half` below); the stage is released after its second half.
+// Scale blocks are whole halves (block_size % 64 == 0); K % 128 == 0 (no stage reaches past
+// K), checked on the host.
 template <int STAGES_, int PER_SM_>
 struct DqGemvConfig {
   static constexpr int kBF = 128;   // features per tile
