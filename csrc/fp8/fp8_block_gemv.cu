@@ -15,7 +15,6 @@
 // 2^31, the grid below 2^31 blocks.
 
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>  // the current stream, without cuBLAS/cuSPARSE headers
 #include <torch/library.h>
@@ -30,6 +29,7 @@
 #include "common/device.h"
 #include "common/dq_tile_launch.h"
 #include "common/pdl.h"
+#include "common/sm90a_op.h"
 #include "fp8/fp8_kernels.cuh"
 
 namespace torchquant {
@@ -394,8 +394,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
 
   // The Hopper kernel (warpgroup MMA fed by TMA) lives in torchquant._C_sm90a, built when 9.0
   // is in the arch list; it checks the capability, block_size % 64 and K % 128 itself.
-  const auto wgmma_op = c10::Dispatcher::singleton().findSchema({"torchquant::_fp8_block_gemv_sm90a", ""});
-  const bool have_wgmma = wgmma_op.has_value() && wgmma_op->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
+  const auto wgmma_op = find_sm90a_op("torchquant::_fp8_block_gemv_sm90a");
+  const bool have_wgmma = wgmma_op.has_value();
   Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {

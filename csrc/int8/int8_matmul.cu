@@ -27,7 +27,6 @@
 //   split-K (only when there are fewer output tiles than SMs): two memsets
 //     (an int32 [M, N] workspace and one counter per tile).
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -41,6 +40,7 @@
 #include "common/checks.h"
 #include "common/device.h"
 #include "common/pdl.h"
+#include "common/sm90a_op.h"
 #include "int8/int8_kernels.cuh"
 #include "int8/quantize_int8_kernels.cuh"
 
@@ -305,8 +305,8 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
   const bool aligned = K % 16 == 0 && aligned16(a_q.data_ptr()) && aligned16(w_q.data_ptr());
   // The Hopper kernel lives in torchquant._C_sm90a; it is there when that
   // module was built and imported (torchquant/__init__.py imports it).
-  const auto wgmma_op = c10::Dispatcher::singleton().findSchema({"torchquant::_int8_gemm_sm90a", ""});
-  const bool have_wgmma = wgmma_op.has_value() && wgmma_op->hasKernelForDispatchKey(c10::DispatchKey::CUDA);
+  const auto wgmma_op = find_sm90a_op("torchquant::_int8_gemm_sm90a");
+  const bool have_wgmma = wgmma_op.has_value();
   const Int8Plan plan =
       choose_int8_kernel(caps, M, N, K, aligned, have_wgmma, kname == "auto" ? "" : kname);
   if (plan.kernel == Int8Kernel::kWgmma) {

@@ -16,7 +16,6 @@
 // weight-preparation ops (prune24's NaN/Inf check syncs as well); the GEMV
 // has no host synchronization and is CUDA-graph safe.
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -31,6 +30,7 @@
 #include "common/checks.h"
 #include "common/device.h"
 #include "common/pdl.h"
+#include "common/sm90a_op.h"
 #include "sparse/sparse24_checks.h"
 #include "sparse/sparse24_kernels.cuh"
 
@@ -39,15 +39,8 @@ namespace {
 
 using sparse24::kNoError;
 
-// The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a (built when 9.0 is in the arch
-// list, imported by torchquant/__init__.py); path="wgmma" (and "auto" where auto_takes_sparse_wgmma says so)
-// reaches them through the dispatcher. find_sm90a_op: the op `name` when that module is
-// loaded with a CUDA kernel for it.
-c10::optional<c10::OperatorHandle> find_sm90a_op(const char* name) {
-  auto h = c10::Dispatcher::singleton().findSchema({name, ""});
-  if (h.has_value() && h->hasKernelForDispatchKey(c10::DispatchKey::CUDA)) return h;
-  return c10::nullopt;
-}
+// The Hopper sparse-wgmma GEMMs live in torchquant._C_sm90a; path="wgmma" (and "auto" where
+// auto_takes_sparse_wgmma says so) reaches them through the dispatcher (find_sm90a_op).
 
 // Where "auto" takes the sparse-wgmma GEMM (when it runs: compute capability 9.0, the sm_90a
 // module, K % 128 == 0). Since 2026-12-03d its decode tiles (128 features x 16 / 32 / 64 tokens)
