@@ -641,11 +641,8 @@ struct DqGemvConfig {
   static constexpr int kPerSm = PER_SM_;
   static constexpr int kThreads = 384;
   static constexpr int kConsumerWarps = 8;
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = PER_SM_ == 1 ? 232 : 96;
-  // Registers per thread a CTA is given at launch (the launch bound's maximum: 168 / 80);
-  // setmaxnreg only redistributes that pool.
-  static constexpr int kLaunchRegs = 65536 / (PER_SM_ * kThreads) / 8 * 8;
+  static constexpr int kProducerRegs = sp24::WgRegSplit<PER_SM_>::kProducer;
+  static constexpr int kConsumerRegs = sp24::WgRegSplit<PER_SM_>::kConsumer;
   static constexpr int kABytes = kBF * kKS;   // 16 KB
   static constexpr int kBBytes = 2 * kBBox;   // 4 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
@@ -657,8 +654,6 @@ struct DqGemvConfig {
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kPerSm == 1 || (kPerSm == 2 && kSmemBytes + 1024 <= 114 * 1024),
                 "two CTAs per SM: within half of the SM's 228 KB");
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs,
-                "setmaxnreg redistributes the CTA's launch allocation");
   static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers 1024-byte aligned");
 };
 

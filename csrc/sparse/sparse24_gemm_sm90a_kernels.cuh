@@ -80,6 +80,21 @@ namespace sm90a {
 namespace sp24 {
 
 // ------------------------------------------------------------------ configuration --
+// The register split of a 384-thread CTA of one producer and two consumer warpgroups, kPerSm
+// CTAs per SM (1, or 2 for the decode tiles): the producer drops to 40 registers, the consumers
+// rise to 232 / 96. A CTA is given the launch bound's maximum per thread at launch (ptxas
+// allocates it for a kernel with setmaxnreg: 168 / 80); setmaxnreg.inc only redistributes that
+// pool, so the producer's and the consumers' counts must fit in it, or the inc never returns.
+// Shared by this kernel's SpConfig and the dequantizing GEMV's DqGemvConfig.
+template <int kPerSm>
+struct WgRegSplit {
+  static constexpr int kProducer = 40;
+  static constexpr int kConsumer = kPerSm == 1 ? 232 : 96;
+  static constexpr int kLaunch = 65536 / (kPerSm * 384) / 8 * 8;
+  static_assert(128 * kProducer + 256 * kConsumer <= 384 * kLaunch,
+                "setmaxnreg redistributes the CTA's launch allocation");
+};
+
 // BT_: tokens per tile (the wgmma N: 256, 128, or 64 / 32 / 16 for decode and small batches);
 // STAGES_: ring depth; CM_: CTAs per cluster along the features, which share (multicast) the
 // activation tile.
@@ -109,12 +124,8 @@ struct SpConfig {
   static constexpr int kThreads = 384;
   static constexpr int kPerSm = PER_SM_;
   static constexpr bool kKSplit = KSPLIT_;
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = PER_SM_ == 1 ? 232 : 96;
-  // Registers per thread a CTA is given at launch (ptxas allocates the launch bound's maximum
-  // for a kernel with setmaxnreg: 168 / 80); setmaxnreg.inc only redistributes that pool, so
-  // the producer's 40 and the consumers' count must fit in it, or the inc never returns.
-  static constexpr int kLaunchRegs = 65536 / (PER_SM_ * 384) / 8 * 8;
+  static constexpr int kProducerRegs = WgRegSplit<PER_SM_>::kProducer;
+  static constexpr int kConsumerRegs = WgRegSplit<PER_SM_>::kConsumer;
   static constexpr int kConsumerWarps = 8;
   static constexpr int kABytes = kBF * kAK;          // 8 KB (16 KB wide)
   static constexpr int kMBytes = kBF * kMK;          // 2 KB (4 KB wide)
@@ -140,8 +151,6 @@ struct SpConfig {
   static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
   static_assert(kPerSm == 1 || (kPerSm == 2 && kCutBox && kSmemBytes + 1024 <= 114 * 1024),
                 "two CTAs per SM: decode tiles within half of the SM's 228 KB");
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs,
-                "setmaxnreg redistributes the CTA's launch allocation");
   static_assert(kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256, "tile width");
   // The partial sums of a K-split rank (kAcc 32-bit words per consumer thread) go where the
   // drained A stages were.
