@@ -26,6 +26,10 @@
 // 4 codes plus 2 IMAD shifts and 2 packed multiplies on the FMA pipe. The NaN
 // codes 0x7f / 0xff are never produced by quantize_fp8_block; this decode
 // reads them as +-480 (dequantize_fp8_block, which is not hot, keeps NaN).
+// The mma kernels on sm_89+ use the hardware conversion instead (natural byte
+// pairs, Act<T>::kNaturalPairs): fp16 one cvt.rn.f16x2.e4m3x2 per pair, bf16
+// that pair widened to fp32 and packed with cvt.rn.bf16x2.f32 (exact, and
+// faster than the re-seat: results/h200/2026-12-03g_ring_bf16, call 1).
 //
 // Kernels and memory pattern:
 //  * fp8_gemv_mma_kernel (sm_80+): one warp = 16 output columns (the mma "M"
@@ -201,7 +205,8 @@ __device__ __forceinline__ void e4m3x4_to_float(uint32_t w, float (&f)[4]) {
 
 // Exact fp16x2 of codes (b0, b1) (kHi false) or (b2, b3) (kHi true) of w with the sm_89+
 // hardware conversion (cvt.rn.f16x2.e4m3x2: low byte -> low half; every e4m3 value is an fp16
-// normal or zero). Only the fp16 mma path on sm_89+ calls it (Act<__half>::kNaturalPairs).
+// normal or zero). The mma paths on sm_89+ call it (Act<T>::kNaturalPairs; bf16 through
+// e4m3x2_to_bf16x2).
 template <bool kHi>
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t w) {
   uint32_t h = 0u;
@@ -213,6 +218,20 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t w) {
   }
 #endif
   return h;
+}
+
+// Exact bf16x2 of codes (b0, b1) (kHi false) or (b2, b3) (kHi true) of w on sm_89+: the exact
+// fp16 pair from the hardware conversion, widened to fp32 and packed to bf16 (exact: an e4m3
+// value has 4 significant bits and an exponent inside bf16's normal range). Four instructions
+// per pair, two of them on the FMA pipe, where the re-seat (e4m3_even/odd_to_bf16x2) spends
+// integer ops and needs x's bytes permuted (Act<__nv_bfloat16>::kNaturalPairs).
+template <bool kHi>
+__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t w) {
+  const float2 f = f16x2_to_float2(e4m3x2_to_f16x2<kHi>(w));
+  const __nv_bfloat162 r = __floats2bfloat162_rn(f.x, f.y);
+  uint32_t u;
+  memcpy(&u, &r, sizeof(u));
+  return u;
 }
 
 template <typename T>
@@ -244,10 +263,17 @@ struct Act<__half> {
 
 template <>
 struct Act<__nv_bfloat16> {
-  // No e4m3 -> bf16 conversion in hardware: the re-seat, with pairs two apart.
+  // No e4m3 -> bf16 conversion in hardware. On sm_89+ natural pairs through fp16 and fp32
+  // (e4m3x2_to_bf16x2); before, the re-seat, with pairs two apart.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(TORCHQUANT_FP8_NO_CVT)
+  static constexpr bool kNaturalPairs = true;
+#else
   static constexpr bool kNaturalPairs = false;
+#endif
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_bf16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_bf16x2(w); }
+  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3x2_to_bf16x2<false>(w); }
+  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3x2_to_bf16x2<true>(w); }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return bf16x2_to_float2(u); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float v) {
@@ -279,8 +305,8 @@ struct Act<__nv_bfloat16> {
 // k-contiguously (words 2s, 2s+1 of the lane's x registers hold kb..kb+3),
 // so its B registers take the same pairing with one prmt each:
 //   b[0] = (x[kb], x[kb+2]) = prmt 0x5410,  b[1] = (x[kb+1], x[kb+3]) = prmt 0x7632.
-// With natural pairs (Act<T>::kNaturalPairs: fp16 on sm_89+) the byte pair (kb, kb+1) goes to
-// {2t, 2t+1} and (kb+2, kb+3) to {2t+8, 2t+9}, each through one hardware conversion, and x's
+// With natural pairs (Act<T>::kNaturalPairs: sm_89+) the byte pair (kb, kb+1) goes to
+// {2t, 2t+1} and (kb+2, kb+3) to {2t+8, 2t+9}, each through the hardware conversion, and x's
 // words 2s, 2s+1 are b[0], b[1] as loaded. Either pairing is one bijection of the lane's four k
 // values applied to A and B alike, so the mma sums the same products.
 template <int WK>
