@@ -66,7 +66,7 @@ using sparse24::kNoError;
 bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
   if (int8) return M >= 8 || (M >= 3 && N >= 6144);
-  if (M >= 2 && sparse24_ksplit_grid(N, K, sm_count)) return true;
+  if (M >= 2 && sparse24_ksplit_grid(N, K, sm_count, false)) return true;
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
 

@@ -17,13 +17,14 @@ namespace torchquant {
 // ------------------------------------------------------ data errors ------
 // The texts csrc/cpu/sparse24_cpu.cpp raises, verbatim: a CUDA caller sees
 // the same message for the same bad group.
-// The 2:4 sparse-wgmma GEMM splits K over a cluster (tile 16c1k) for a 16-bit weight at decode
-// sizes when its 128-feature tiles number at most a quarter of the SMs and K gives >= 8 stages
-// of 128 logical K. One rule for both modules: the "auto" path choice (sparse24.cu,
-// auto_takes_sparse_wgmma) and the tile choice (sparse24_gemm_sm90a.cu, choose_sp_config),
-// where the measurements are.
-inline bool sparse24_ksplit_grid(int64_t N, int64_t K, int sm_count) {
-  return 4 * ((N + 127) / 128) <= sm_count && (K + 127) / 128 >= 8;
+// The 2:4 sparse-wgmma GEMM splits K over a cluster (tile 16c1k) at decode sizes when its
+// 128-feature tiles number at most a quarter of the SMs and K gives >= 8 stages (128 logical K
+// per stage for the 16-bit kinds, 256 for int8). One rule for both modules: the "auto" path
+// choice (sparse24.cu, auto_takes_sparse_wgmma) and the tile choice (sparse24_gemm_sm90a.cu,
+// choose_sp_config), where the measurements are.
+inline bool sparse24_ksplit_grid(int64_t N, int64_t K, int sm_count, bool int8) {
+  const int64_t stage = int8 ? 256 : 128;
+  return 4 * ((N + 127) / 128) <= sm_count && (K + stage - 1) / stage >= 8;
 }
 
 [[noreturn]] inline void sparse24_raise_too_many_nonzeros(int64_t row, int64_t group, int count) {

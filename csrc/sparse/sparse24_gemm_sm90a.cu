@@ -143,9 +143,11 @@ SpTile choose_sp_config(int64_t M, int64_t N, int64_t K, bool int8, const Device
   // ranks / mma.sp): 4096x4096 (32 tiles) 11.5 / 9.4 / 13.7 / 17.9 / 10.6; 4096x14336 (32)
   // 31.9 / 21.7 / 28.3 / 31.1 / 25.5; 1024x4096 (8) 10.9 / 8.0 / 6.5 / 6.7 / 6.8; with more
   // tiles the split gained nothing (6144x4096, 48 tiles, 2 ranks: 12.4 / 12.2; 8192x8192, 64:
-  // 23.9 / 23.8). int8 stays on 16c1, which already beat mma.sp there (4096x4096 M = 8 7.5 /
-  // 8.9) while its 4-rank split lost (11.0); its 2-rank split is not measured.
-  if (!int8 && M <= 16 && sparse24_ksplit_grid(N, K, caps.sm_count)) return SpTile::k16k;
+  // 23.9 / 23.8). int8 too since 2026-12-03g (call 1, M = 8 / 16, us, 16c1 / 16c1k with 2
+  // ranks): 4096x14336 17.4 / 14.5, 17.7 / 14.5; 4096x4096 7.7 / 7.5, 7.9 / 7.6; 1024x4096
+  // 6.8 / 6.1, 6.9 / 6.2; and not past the quarter (6144x4096, 48 tiles: 8.1 / 9.0). Its
+  // 4-rank split lost on 4096x4096 (11.0, 2026-12-03e), where launch() keeps 2 ranks.
+  if (M <= 16 && sparse24_ksplit_grid(N, K, caps.sm_count, int8)) return SpTile::k16k;
   if (M <= 16)
     return f_tiles > caps.sm_count && f_tiles <= 2 * caps.sm_count ? SpTile::k16x2 : SpTile::k16c1;
   if (M <= 32) return SpTile::k32c1;
