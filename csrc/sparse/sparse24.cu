@@ -63,9 +63,14 @@ using sparse24::kNoError;
 // tile beat mma.sp on six of seven small and mid layers (4096x4096 7.5 / 8.9, 8192x8192
 // 14.4 / 18.7, 1024x4096 6.8 / 7.4, 10240x8192 17.4 / 27.9) and tied on 4096x14336 (17.3 /
 // 17.3; 18.7 / 17.3 on 2026-12-03d's machine).
+// Since 2026-12-03g int8 takes the K-split tile on those small grids (call 1), and from M = 4
+// (call 2, us, auto before / wgmma; at M = 2 the dp4a GEMV stays ahead): 4096x14336 M = 4
+// 19.8 / 14.0, M = 2 14.3 / 14.0; 4096x4096 M = 4 7.7 / 7.4, M = 2 6.1 / 7.3; 1024x4096 M = 4
+// 5.9 / 5.6, M = 2 4.8 / 5.6.
 bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
-  if (int8) return M >= 8 || (M >= 3 && N >= 6144);
+  if (int8)
+    return M >= 8 || (M >= 3 && N >= 6144) || (M >= 4 && sparse24_ksplit_grid(N, K, sm_count, true));
   if (M >= 2 && sparse24_ksplit_grid(N, K, sm_count, false)) return true;
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
