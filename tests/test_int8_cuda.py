@@ -211,6 +211,49 @@ def test_dispatch_buckets_exact(case, out_dtype):
         assert_bitexact(run_cuda(a_q, sa, za, w_q, sw, None, bias, out_dtype, kern), want, f"{name} {kern}")
 
 
+def _gemv_launches(fn):
+    """Names of the int8 gemv kernels fn() launches (torch.profiler), spaces removed."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name.replace(" ", "") for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return [n for n in names if "int8_gemv_kernel" in n]
+
+
+# (M, N, K, auto takes the deep loads): K tails that end inside the 48-chunk stride of the
+# deep loop and inside a 64-byte chunk (K % 64 == 16 / 48), odd N, grids split over K
+# (N < 16 * SMs: 3 x 9, 9 x 2, 4 x 28 blocks, all within one wave), and a grid one block
+# past a wave of 2 blocks per SM (N = 32 * SMs + 8, no split), where auto keeps 4 chunks.
+_DEEP_SHAPES = [(1, 37, 4096 + 16, True), (5, 130, 880, True), (8, 49, 14336, True),
+                (3, None, 1024 + 48, False)]
+
+
+@needs_sm80
+@pytest.mark.parametrize("deep", ["1", "-1", ""])
+@pytest.mark.parametrize("shape", _DEEP_SHAPES, ids=lambda s: f"M{s[0]}_K{s[2]}")
+def test_gemv_deep_loads(monkeypatch, deep, shape):
+    """The 8-token gemv with 6 chunks of loads in flight per lane (kDeep; auto on grids of at
+    most 2 blocks per SM, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and with 4 (-1): bit-exact
+    against the CPU op, and the variant asked for is the one launched."""
+    M, N, K, auto_deep = shape
+    N = 32 * _sms() + 8 if N is None else N
+    if deep:
+        monkeypatch.setenv("TORCHQUANT_INT8_GEMV_DEEP", deep)
+    else:
+        monkeypatch.delenv("TORCHQUANT_INT8_GEMV_DEEP", raising=False)
+    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 7 + N + K, True, True, "per_row",
+                                                    torch.bfloat16)
+    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16)
+    out = {}
+    names = _gemv_launches(lambda: out.setdefault("y", run_cuda(a_q, sa, za, w_q, sw, None, bias,
+                                                                torch.bfloat16, "gemv")))
+    assert_bitexact(out["y"], want, f"deep={deep!r} M={M} N={N} K={K}")
+    expect_deep = deep == "1" or (deep == "" and auto_deep)
+    deep_ran = any(n.endswith(",true>(torchquant::int8::GemvParams)") for n in names)
+    assert len(names) == 1 and deep_ran == expect_deep, (deep, M, N, K, names)
+
+
 @needs_sm80
 def test_forced_gemv_large_m():
     """gemv is meant for M <= 32 but must be right for any M (32-row passes)."""

@@ -255,8 +255,20 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
   // reserved for this stream until the kernel has run.
 }
 
+// The 8-token gemv with 6 chunks of loads in flight per lane instead of 4 (GemvShape kDeep)
+// when its grid is one wave of at most 2 blocks per SM: few warps, each needing more bytes
+// in flight (H200, 2026-12-03g call 3: 4096x14336 M = 1 16.4 vs 19.4 us), where on large grids
+// the deeper loads lose (128256x4096 128.7 vs 124.5) or tie (28672x8192). Aligned operands
+// only. TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
+bool gemv_deep(int64_t blocks, int sm_count) {
+  const int forced = env_int("TORCHQUANT_INT8_GEMV_DEEP");
+  if (forced == 1 || forced == -1) return forced == 1;
+  return blocks <= 2 * int64_t{sm_count};
+}
+
 template <int kMT8, typename OutT>
-void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const at::Tensor& like) {
+void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t stream,
+              const at::Tensor& like) {
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   const int64_t gx = cdiv(p.N, 16), gy = cdiv(p.M, kTokens);
   TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
@@ -275,6 +287,13 @@ void run_gemv(GemvParams p, bool aligned, int splits, cudaStream_t stream, const
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
+  if constexpr (kMT8 == 1) {
+    if (aligned && gemv_deep(gx * gy * p.splits, sm_count)) {
+      launch_kernel(int8_gemv_kernel<1, true, OutT, true>, grid, dim3(kGemvThreads), 0, stream,
+                    pdl.on, p);
+      return;
+    }
+  }
   if (aligned) {
     launch_kernel(int8_gemv_kernel<kMT8, true, OutT>, grid, dim3(kGemvThreads), 0, stream, pdl.on, p);
   } else {
@@ -355,13 +374,13 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
       using OutT = decltype(tag);
       switch (plan.gemv_mt8) {
         case 1:
-          run_gemv<1, OutT>(p, aligned, plan.splits, stream, a_q);
+          run_gemv<1, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
           break;
         case 2:
-          run_gemv<2, OutT>(p, aligned, plan.splits, stream, a_q);
+          run_gemv<2, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
           break;
         default:
-          run_gemv<4, OutT>(p, aligned, plan.splits, stream, a_q);
+          run_gemv<4, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
           break;
       }
     });
