@@ -3,8 +3,10 @@
 Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
 16 (the small Llama-3-8B projection, where nvfp4's time grows with M).
 --only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8,sparse24,sparse24_int8 --paths mma narrow
-the set (sparse24: the bf16 2:4 GEMV, paths fma and mma; sparse24_int8: sparse24_int8_matmul,
-paths gemv (the dp4a GEMV) and mma, so NCU_KERNEL=sparse24_int8);
+the set (sparse24: the bf16 2:4 GEMV, paths fma, mma and wgmma; sparse24_int8:
+sparse24_int8_matmul, paths gemv (the dp4a GEMV), mma and wgmma, so NCU_KERNEL=sparse24_int8);
+--paths wgmma also launches fp8_block_gemv's Hopper GEMV (kernel dq_gemv_sm90a_kernel);
+--dtype fp16 gives x (and the outputs) fp16 instead of bf16;
 --paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
 so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
 
@@ -20,6 +22,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--only", action="append", default=[], help="N,K,M1/M2/...")
 ap.add_argument("--ops", default="fp8,nvfp4,int8")
 ap.add_argument("--paths", default="fma,mma")
+ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16", help="x's dtype")
 args = ap.parse_args()
 shapes = [(28672, 8192, (1, 16)), (4096, 4096, (1, 8, 16))]
 if args.only:
@@ -32,6 +35,7 @@ paths_wanted = args.paths.split(",")
 
 torch.manual_seed(0)
 dev = "cuda"
+act = torch.float16 if args.dtype == "fp16" else torch.bfloat16
 for N, K, ms in shapes:
     w = torch.randn(N, K, device=dev) * 0.02
     # quantize only for the ops asked for (a build with ONLY_SOURCES lacks the others)
@@ -42,22 +46,22 @@ for N, K, ms in shapes:
     if want & {"int8", "sparse24_int8"}:
         iq, isc, _ = ops.quantize_int8(w, True, True)
     if "sparse24" in want:
-        sv, sm = ops.compress24(ops.prune24(w.to(torch.bfloat16))[0])
+        sv, sm = ops.compress24(ops.prune24(w.to(act))[0])
     if "sparse24_int8" in want:
         iv, im = ops.compress24(ops.prune24(iq)[0])
     for M in ms:
-        x = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
-        paths = [p for p in ("fma", "mma", "tile") if p in paths_wanted and (N > 4096 or p != "fma")]
+        x = torch.randn(M, K, device=dev, dtype=act)
+        paths = [p for p in ("fma", "mma", "tile", "wgmma") if p in paths_wanted and (N > 4096 or p != "fma")]
         for path in paths:
             if "fp8" in want:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
-            if "nvfp4" in want:
+            if "nvfp4" in want and path != "wgmma":
                 ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
-            if "sparse24" in want and path in ("fma", "mma"):
+            if "sparse24" in want and path in ("fma", "mma", "wgmma"):
                 ops.sparse24_gemv(x, sv, sm, None, path)
         if "sparse24_int8" in want:
             aq, asc, _ = ops.quantize_int8(x.float(), True, True)
-            for path in [p for p in ("gemv", "mma") if p in paths_wanted]:
+            for path in [p for p in ("gemv", "mma", "wgmma") if p in paths_wanted]:
                 ops.sparse24_int8_matmul(aq, asc, None, iv, im, isc, None, None, torch.bfloat16, path)
         if N > 4096 and "int8" in want:
             aq, asc, _ = ops.quantize_int8(x.float(), True, True)
