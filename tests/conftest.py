@@ -88,3 +88,12 @@ def graph_replay_matches_eager(run, replays=1, poison=False):
         graph.replay()
         torch.cuda.synchronize()
         assert all(torch.equal(a, b) for a, b in zip(eager, captured))
+
+
+def kernels_launched(fn):
+    """Names of the CUDA kernels fn() launches (torch.profiler), in launch order."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]

@@ -17,7 +17,7 @@ import torchquant  # noqa: F401  (registers the ops)
 from torchquant import reference as ref
 from torchquant import report
 
-from conftest import HAS_CUDA, poison_cuda  # noqa: F401
+from conftest import HAS_CUDA, kernels_launched, poison_cuda  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -212,13 +212,8 @@ def test_dispatch_buckets_exact(case, out_dtype):
 
 
 def _gemv_launches(fn):
-    """Names of the int8 gemv kernels fn() launches (torch.profiler), spaces removed."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    names = [e.name.replace(" ", "") for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return [n for n in names if "int8_gemv_kernel" in n]
+    """Names of the int8 gemv kernels fn() launches, spaces removed."""
+    return [n.replace(" ", "") for n in kernels_launched(fn) if "int8_gemv_kernel" in n]
 
 
 # (M, N, K, auto takes the deep loads): K tails that end inside the 48-chunk stride of the

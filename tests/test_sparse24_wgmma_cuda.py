@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import graph_replay_matches_eager, poison_cuda, requires_sm90a
+from conftest import graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -328,15 +328,6 @@ _KERNEL = {"wgmma": "sparse24_gemm_sm90a_kernel", "gemv": "sparse24_int8_gemv_ke
            "mma": "_mma_kernel", "fma": "sparse24_gemv_fma_kernel"}
 
 
-def _kernels_launched(fn):
-    """Names of the CUDA kernels fn() launches (torch.profiler)."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
 def _assert_ran(names, path, what):
     want = _KERNEL[path]
     assert any(want in n for n in names), f"{what}: expected a '{want}' launch, got {names}"
@@ -354,7 +345,7 @@ def test_auto_int8_rule(M, N, want_path):
     args = [_d(t) for t in (aq, sa, za, values, meta, sw)]
     poison_cuda()
     out = {}
-    names = _kernels_launched(lambda: out.setdefault(
+    names = kernels_launched(lambda: out.setdefault(
         "auto", ops.sparse24_int8_matmul(*args, None, None, torch.float16, "auto")))
     _assert_ran(names, want_path, f"int8 auto M={M} N={N}")
     poison_cuda()
@@ -372,7 +363,7 @@ def test_auto_half_rule(M, N, want_path):
     vh, mh = vh.cuda(), mh.cuda()
     poison_cuda()
     out = {}
-    names = _kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "auto")))
+    names = kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "auto")))
     _assert_ran(names, want_path, f"bf16 auto M={M} N={N}")
     poison_cuda()
     want = ops.sparse24_gemv(xh, vh, mh, None, want_path)
@@ -397,7 +388,7 @@ def test_auto_two_ctas_per_sm_rule(monkeypatch, extra_sms, want_per_sm):
     vh, mh = vh.cuda(), mh.cuda()
     poison_cuda()
     out = {}
-    names = _kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "wgmma")))
+    names = kernels_launched(lambda: out.setdefault("auto", ops.sparse24_gemv(xh, vh, mh, None, "wgmma")))
     flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
     assert len(flat) == 1, names
     assert f"SpConfig<16,{8 if want_per_sm == 1 else 4},1,128,{want_per_sm},false>" in flat[0], flat[0]
@@ -486,7 +477,7 @@ def test_auto_small_grid_rule(int8, M, stages, want):
         call = lambda path: ops.sparse24_gemv(x, _d(hv), _d(hm), None, path)  # noqa: E731
     poison_cuda()
     out = {}
-    names = _kernels_launched(lambda: out.setdefault("auto", call("auto")))
+    names = kernels_launched(lambda: out.setdefault("auto", call("auto")))
     flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
     if want is None:
         assert not flat, names
