@@ -29,4 +29,16 @@ echo "tiles rc=$?"; grep "M=" "$R/i8sp_tiles.log"
 PYTHONPATH=. timeout 30 $PY benchmarks/micro/env_ab.py --op sparse24_int8 --path wgmma --var TORCHQUANT_SP24_WGMMA_BOX \
   --values auto,0 --shapes 28672x8192 --ms 8,16 --out "$R/i8sp_box.csv" > "$R/i8sp_box.log" 2>&1
 echo "box rc=$?"; grep "M=" "$R/i8sp_box.log"
+# (3) knobs that need no code, on the two closest decode targets: the fp8 ring kernel at
+#     28672x8192 M <= 8 with K split over 2 warps per block and with x through the ring, and
+#     the int8 gemv's deep loads on the large grid (call 4: 58.2-58.3 forced vs 58.6-58.8 us).
+PYTHONPATH=. timeout 40 $PY benchmarks/micro/env_ab.py --op fp8 --act-dtype fp16 --var TORCHQUANT_FP8_KSPLIT \
+  --path auto --values auto,2,auto,2 --shapes 28672x8192,128256x4096 --ms 1,4,8 --out "$R/fp8_ks.csv" > "$R/fp8_ks.log" 2>&1
+echo "fp8 ks rc=$?"; grep "M=" "$R/fp8_ks.log"
+PYTHONPATH=. timeout 40 $PY benchmarks/micro/env_ab.py --op fp8 --act-dtype fp16 --var TORCHQUANT_FP8_XRING \
+  --path auto --values auto,1,auto,1 --shapes 28672x8192,4096x4096 --ms 1,8 --out "$R/fp8_xr.csv" > "$R/fp8_xr.log" 2>&1
+echo "fp8 xr rc=$?"; grep "M=" "$R/fp8_xr.log"
+PYTHONPATH=. timeout 40 $PY benchmarks/micro/env_ab.py --op int8 --var TORCHQUANT_INT8_GEMV_DEEP \
+  --path auto --values auto,1,auto,1 --shapes 28672x8192,57344x8192 --ms 1,4,8 --out "$R/i8_deep.csv" > "$R/i8_deep.log" 2>&1
+echo "int8 deep rc=$?"; grep "M=" "$R/i8_deep.log"
 (cd "$OUT" && tar czf r.tgz r && rm -rf r)
