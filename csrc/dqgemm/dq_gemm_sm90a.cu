@@ -96,6 +96,33 @@ int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps, const c
   return S;
 }
 
+// Split-K, shared by the GEMM and the GEMV launches. With args.splits > 1: the fp32
+// [splits, M, N] workspace (every element of every split is written: no zeroing), and a work
+// unit per (split, tile unit). The caller keeps the tensor alive until both launches are queued.
+at::Tensor split_workspace(DqArgs& args, const at::Tensor& like) {
+  at::Tensor ws;
+  if (args.splits > 1) {
+    ws = at::empty({args.splits, args.M, args.N}, like.options().dtype(at::kFloat));
+    args.ws = ws.data_ptr<float>();
+    args.num_units *= args.splits;
+  }
+  return ws;
+}
+
+// The second launch of a split run: dq_splitk_reduce_kernel adds the splits into y (`global`:
+// nvfp4's global scale, else nullptr). Nothing when there is one split.
+template <class T>
+void reduce_splits(const DqArgs& args, const float* global, const DeviceCaps& caps,
+                   cudaStream_t stream) {
+  if (args.splits <= 1) return;
+  const int64_t MN = static_cast<int64_t>(args.M) * args.N;
+  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
+  dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(args.ws, args.bias, global,
+                                                        static_cast<T*>(args.out), MN, args.N,
+                                                        args.splits, args.has_bias);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <class Cfg, class T, bool kFp4>
 void launch(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
             cudaStream_t stream, const at::Tensor& like, const char* op) {
@@ -121,14 +148,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   // splits start at multiples of 4 stages.
   if (kFp4 && args.sc_wide4) args.kb_per_split = static_cast<int>(ceil_div(args.kb_per_split, 4) * 4);
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
-  at::Tensor ws;
-  void* const y = args.out;
-  if (args.splits > 1) {
-    // Every element of every split is written (each split's tiles cover [M, N]): no zeroing.
-    ws = at::empty({args.splits, args.M, args.N}, like.options().dtype(at::kFloat));
-    args.ws = ws.data_ptr<float>();
-    args.num_units *= args.splits;
-  }
+  const at::Tensor ws = split_workspace(args, like);
 
   const auto kernel = dq_gemm_sm90a_kernel<Cfg, T, kFp4>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
@@ -136,14 +156,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
   tma::launch_clusters(kernel, clusters * Cfg::kCM, Cfg::kThreads, Cfg::kSmemBytes, Cfg::kCM,
                        stream, tmap_w, tmap_x, args);
-  if (args.splits > 1) {
-    const int64_t MN = static_cast<int64_t>(args.M) * args.N;
-    const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
-    dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(
-        args.ws, args.bias, kFp4 ? args.global : nullptr, static_cast<T*>(y), MN, args.N,
-        args.splits, args.has_bias);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  reduce_splits<T>(args, kFp4 ? args.global : nullptr, caps, stream);
 }
 
 // Launches tile t of the format's kernel for x's dtype (fp16 or bf16).
@@ -290,25 +303,13 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
   const int S0 = choose_splits(args.num_units, 2 * args.num_kb, caps, op);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
-  at::Tensor ws;
-  if (args.splits > 1) {
-    ws = at::empty({args.splits, args.M, args.N}, like.options().dtype(at::kFloat));
-    args.ws = ws.data_ptr<float>();
-    args.num_units *= args.splits;
-  }
+  const at::Tensor ws = split_workspace(args, like);
   const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
   tma::launch_clusters(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
                        1, stream, tmap_w, tmap_x, args);
-  if (args.splits > 1) {
-    const int64_t MN = static_cast<int64_t>(args.M) * args.N;
-    const int blocks = static_cast<int>(std::min<int64_t>(ceil_div(MN, 256), 8 * caps.sm_count));
-    dq_splitk_reduce_kernel<T><<<blocks, 256, 0, stream>>>(args.ws, args.bias, nullptr,
-                                                          static_cast<T*>(args.out), MN, args.N,
-                                                          args.splits, args.has_bias);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  reduce_splits<T>(args, nullptr, caps, stream);
 }
 
 at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
