@@ -39,6 +39,7 @@
 
 #include <type_traits>
 
+#include "common/e4m3_hw.cuh"
 #include "common/wgmma_operands.h"
 #include "sparse/sparse24_gemm_sm90a_kernels.cuh"
 
@@ -246,8 +247,7 @@ __device__ __forceinline__ uint32_t lds_u16(uint32_t addr) {
 // float(code) * s in fp32, then round to nearest even (dequantize_fp8_block's operations).
 template <class T>
 __device__ __forceinline__ uint32_t fp8x2_scaled(uint32_t two, float s) {
-  uint32_t h;
-  asm("{ .reg .b16 lo; cvt.u16.u32 lo, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(two));
+  const uint32_t h = e4m3x2_to_f16x2_hw(static_cast<uint16_t>(two));
   const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
   const float x = __fmul_rn(f.x, s), y = __fmul_rn(f.y, s);
   if constexpr (std::is_same<T, __half>::value) {
@@ -297,10 +297,7 @@ __device__ __forceinline__ uint32_t e2m1x2_decode(uint32_t b) {
 template <class T>
 __device__ __forceinline__ uint32_t e4m3x2_exact(uint32_t s) {
   if constexpr (std::is_same<T, __half>::value) {
-    uint32_t h;
-    const unsigned short s16 = static_cast<unsigned short>(s & 0xFFFFu);
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(s16));
-    return h;
+    return e4m3x2_to_f16x2_hw(static_cast<uint16_t>(s));
   } else {
     const uint32_t v = prmt_b32(s, 0u, 0x1404u);  // the two codes in the high bytes
     const uint32_t bits = ((v >> 4) & 0x07F007F0u) | (v & 0x80008000u);  // value * 2^-120
@@ -317,10 +314,7 @@ __device__ __forceinline__ uint32_t e4m3x2_exact(uint32_t s) {
 // three integer ops and a packed multiply; 10-14 % faster in dq_gemv_sm90a_kernel. NaN codes
 // give NaN here.
 __device__ __forceinline__ uint32_t e4m3x2_bf16_via_f32(uint32_t s) {
-  const uint32_t h = e4m3x2_exact<__half>(s);
-  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h));
-  const __nv_bfloat162 r = __floats2bfloat162_rn(f.x, f.y);
-  return *reinterpret_cast<const uint32_t*>(&r);
+  return f16x2_to_bf16x2_exact(e4m3x2_to_f16x2_hw(static_cast<uint16_t>(s)));
 }
 
 // Two e4m3 block scales (bits 0..7: row r0, 8..15: row r1) -> the packed T factors

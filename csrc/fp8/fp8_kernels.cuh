@@ -69,6 +69,7 @@
 #include <stdint.h>
 
 #include "common/dq_tile.cuh"
+#include "common/e4m3_hw.cuh"
 #include "common/ldg.h"
 #include "common/mma.cuh"
 #include "common/pdl_device.cuh"
@@ -203,37 +204,6 @@ __device__ __forceinline__ void e4m3x4_to_float(uint32_t w, float (&f)[4]) {
   f[3] = o.y;
 }
 
-// Exact fp16x2 of codes (b0, b1) (kHi false) or (b2, b3) (kHi true) of w with the sm_89+
-// hardware conversion (cvt.rn.f16x2.e4m3x2: low byte -> low half; every e4m3 value is an fp16
-// normal or zero). The mma paths on sm_89+ call it (Act<T>::kNaturalPairs; bf16 through
-// e4m3x2_to_bf16x2).
-template <bool kHi>
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t w) {
-  uint32_t h = 0u;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  if constexpr (kHi) {
-    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, hi; }" : "=r"(h) : "r"(w));
-  } else {
-    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(w));
-  }
-#endif
-  return h;
-}
-
-// Exact bf16x2 of codes (b0, b1) (kHi false) or (b2, b3) (kHi true) of w on sm_89+: the exact
-// fp16 pair from the hardware conversion, widened to fp32 and packed to bf16 (exact: an e4m3
-// value has 4 significant bits and an exponent inside bf16's normal range). Four instructions
-// per pair, two of them on the FMA pipe, where the re-seat (e4m3_even/odd_to_bf16x2) spends
-// integer ops and needs x's bytes permuted (Act<__nv_bfloat16>::kNaturalPairs).
-template <bool kHi>
-__device__ __forceinline__ uint32_t e4m3x2_to_bf16x2(uint32_t w) {
-  const float2 f = f16x2_to_float2(e4m3x2_to_f16x2<kHi>(w));
-  const __nv_bfloat162 r = __floats2bfloat162_rn(f.x, f.y);
-  uint32_t u;
-  memcpy(&u, &r, sizeof(u));
-  return u;
-}
-
 template <typename T>
 struct Act;  // per-activation-dtype helpers
 
@@ -249,8 +219,12 @@ struct Act<__half> {
 #endif
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_f16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_f16x2(w); }
-  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3x2_to_f16x2<false>(w); }
-  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3x2_to_f16x2<true>(w); }
+  static __device__ __forceinline__ uint32_t lo2(uint32_t w) {
+    return e4m3x2_half_to_f16x2_hw<false>(w);
+  }
+  static __device__ __forceinline__ uint32_t hi2(uint32_t w) {
+    return e4m3x2_half_to_f16x2_hw<true>(w);
+  }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return f16x2_to_float2(u); }
   static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
   static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
@@ -264,7 +238,7 @@ struct Act<__half> {
 template <>
 struct Act<__nv_bfloat16> {
   // No e4m3 -> bf16 conversion in hardware. On sm_89+ natural pairs through fp16 and fp32
-  // (e4m3x2_to_bf16x2); before, the re-seat, with pairs two apart.
+  // (common/e4m3_hw.cuh); before, the re-seat, with pairs two apart.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 && !defined(TORCHQUANT_FP8_NO_CVT)
   static constexpr bool kNaturalPairs = true;
 #else
@@ -272,8 +246,12 @@ struct Act<__nv_bfloat16> {
 #endif
   static __device__ __forceinline__ uint32_t even2(uint32_t w) { return e4m3_even_to_bf16x2(w); }
   static __device__ __forceinline__ uint32_t odd2(uint32_t w) { return e4m3_odd_to_bf16x2(w); }
-  static __device__ __forceinline__ uint32_t lo2(uint32_t w) { return e4m3x2_to_bf16x2<false>(w); }
-  static __device__ __forceinline__ uint32_t hi2(uint32_t w) { return e4m3x2_to_bf16x2<true>(w); }
+  static __device__ __forceinline__ uint32_t lo2(uint32_t w) {
+    return f16x2_to_bf16x2_exact(e4m3x2_half_to_f16x2_hw<false>(w));
+  }
+  static __device__ __forceinline__ uint32_t hi2(uint32_t w) {
+    return f16x2_to_bf16x2_exact(e4m3x2_half_to_f16x2_hw<true>(w));
+  }
   static __device__ __forceinline__ float2 to_float2(uint32_t u) { return bf16x2_to_float2(u); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float v) {
@@ -1202,9 +1180,7 @@ __global__ void __launch_bounds__(kDequantThreads)
 // scalar decodes.
 __device__ __forceinline__ float2 e4m3x2_to_float2(uint32_t two) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  uint32_t h;
-  asm("{ .reg .b16 lo; cvt.u16.u32 lo, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(h) : "r"(two));
-  return f16x2_to_float2(h);
+  return f16x2_to_float2(e4m3x2_half_to_f16x2_hw<false>(two));
 #else
   return make_float2(e4m3_to_float_exact(static_cast<uint8_t>(two)),
                      e4m3_to_float_exact(static_cast<uint8_t>(two >> 8)));

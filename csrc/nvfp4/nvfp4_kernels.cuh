@@ -127,6 +127,7 @@
 #include <type_traits>
 
 #include "common/dq_tile.cuh"
+#include "common/e4m3_hw.cuh"
 #include "common/ldg.h"
 #include "common/mma.cuh"
 #include "common/pdl_device.cuh"
@@ -306,10 +307,7 @@ __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
 // Two e4m3 codes (bits 0..7 and 8..15 of s) -> fp16x2 {bs0 * 2^7, bs1 * 2^7}.
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2_x128(uint32_t s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  uint32_t h;
-  const unsigned short s16 = static_cast<unsigned short>(s & 0xFFFFu);
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(s16));  // exact; low byte -> low half
-  return mul_f16x2(h, 0x58005800u);                          // * 2^7
+  return mul_f16x2(e4m3x2_to_f16x2_hw(static_cast<uint16_t>(s)), 0x58005800u);  // exact, then * 2^7
 #else
   // Move the codes to the high bytes and re-seat the fields: s<<15 |
   // (code & 0x7f)<<7 is the fp16 of bs * 2^-8 (e4m3 subnormals land on fp16
