@@ -218,10 +218,11 @@ def _gemv_launches(fn):
 
 # (M, N, K, auto takes the deep loads): K tails that end inside the 48-chunk stride of the
 # deep loop and inside a 64-byte chunk (K % 64 == 16 / 48), odd N, grids split over K
-# (N < 16 * SMs: 3 x 9, 9 x 2, 4 x 28 blocks, all within one wave), and a grid one block
-# past a wave of 2 blocks per SM (N = 32 * SMs + 8, no split), where auto keeps 4 chunks.
+# (N < 16 * SMs: 3 x 9, 9 x 2, 4 x 28 blocks, all within one wave), and grids one block
+# past a wave of 2 blocks per SM (N = 32 * SMs + 8, no split), where auto keeps 4 chunks at
+# 17 chunks per row (2 per warp) and takes the deep loads at K = 8192 + 48 (17 per warp).
 _DEEP_SHAPES = [(1, 37, 4096 + 16, True), (5, 130, 880, True), (8, 49, 14336, True),
-                (3, None, 1024 + 48, False)]
+                (3, None, 1024 + 48, False), (2, None, 8192 + 48, True)]
 
 
 @needs_sm80
@@ -229,7 +230,8 @@ _DEEP_SHAPES = [(1, 37, 4096 + 16, True), (5, 130, 880, True), (8, 49, 14336, Tr
 @pytest.mark.parametrize("shape", _DEEP_SHAPES, ids=lambda s: f"M{s[0]}_K{s[2]}")
 def test_gemv_deep_loads(monkeypatch, deep, shape):
     """The 8-token gemv with 6 chunks of loads in flight per lane (kDeep; auto on grids of at
-    most 2 blocks per SM, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and with 4 (-1): bit-exact
+    most 2 blocks per SM or of >= 16 chunks per warp, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and
+    with 4 (-1): bit-exact
     against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto_deep = shape
     N = 32 * _sms() + 8 if N is None else N

@@ -256,14 +256,18 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
 }
 
 // The 8-token gemv with 6 chunks of loads in flight per lane instead of 4 (GemvShape kDeep)
-// when its grid is one wave of at most 2 blocks per SM: few warps, each needing more bytes
-// in flight (H200, 2026-12-03g call 3: 4096x14336 M = 1 16.4 vs 19.4 us), where on large grids
-// the deeper loads lose (128256x4096 128.7 vs 124.5) or tie (28672x8192). Aligned operands
-// only. TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
-bool gemv_deep(int64_t blocks, int sm_count) {
+// when its grid is one wave of at most 2 blocks per SM (few warps, each needing more bytes in
+// flight; H200, 2026-12-03g call 3: 4096x14336 M = 1 16.4 vs 19.4 us), or when each warp
+// streams at least 16 chunks (K >= 8192 unsplit). On larger grids the deep loads won only at
+// K = 8192 and lost at K = 4096, 8 chunks per warp (2026-12-03h calls 1 and 2, us, auto / deep,
+// M = 1 and 8: 128256x8192 246.8 / 242.8, 244.5 / 241.0; 57344x8192 113.6 / 112.3, 112.5 /
+// 112.4; 28672x8192 58.7 / 58.5, 59.6 / 59.0; but 128256x4096 124.4 / 127.8, 28672x4096
+// 30.4 / 33.6, 14336x4096 16.6 / 18.9). Aligned operands only.
+// TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
+bool gemv_deep(int64_t blocks, int sm_count, int chunks_per_split) {
   const int forced = env_int("TORCHQUANT_INT8_GEMV_DEEP");
   if (forced == 1 || forced == -1) return forced == 1;
-  return blocks <= 2 * int64_t{sm_count};
+  return blocks <= 2 * int64_t{sm_count} || chunks_per_split >= 16 * kGemvWarps;
 }
 
 template <int kMT8, typename OutT>
@@ -288,7 +292,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
   if constexpr (kMT8 == 1) {
-    if (aligned && gemv_deep(gx * gy * p.splits, sm_count)) {
+    if (aligned && gemv_deep(gx * gy * p.splits, sm_count, p.chunks_per_split)) {
       launch_kernel(int8_gemv_kernel<1, true, OutT, true>, grid, dim3(kGemvThreads), 0, stream,
                     pdl.on, p);
       return;
