@@ -161,22 +161,26 @@ def test_gemv_m_over_8_both_kernels(monkeypatch, dtype, bs, knob, ksplit):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("xring", ["-1", "1", "2", "3", "4"])
+@pytest.mark.parametrize("xring", ["-1", "1", "2", "3", "4", "5", ""])
 @pytest.mark.parametrize("ksplit", ["", "2"])
 def test_gemv_ring_x_through_ring(monkeypatch, dtype, xring, ksplit):
     """The ring kernel with x copied into the ring (TORCHQUANT_FP8_XRING = S:
     4 or 3 stages for M <= 8, 3 or 2 for M = 9..16; a depth not built for that
     M falls back to the rule of "1": XR where K is split over 4+ warps with at
-    most 8 stages each, which this shape is unless the K split is forced to 2)
-    and with x loaded into registers (-1, the default): every M of one and two
-    n-tiles, several M tiles, K ending inside a stage (zero-filled x units),
-    rows past N, a forced K split."""
+    most 8 stages each, which this shape is unless the K split is forced to 2;
+    "5" and unset, the default: the narrow rule, K split over 8+ warps and
+    M <= 2, so M = 1, 2 of this shape take XR and larger M do not) and with x
+    loaded into registers (-1): every M of one and two n-tiles, several M tiles,
+    K ending inside a stage (zero-filled x units), rows past N, a forced K split."""
     if torch.cuda.get_device_capability() < (8, 0):
         pytest.skip("the mma path needs sm_80+")
-    monkeypatch.setenv("TORCHQUANT_FP8_XRING", xring)
+    if xring:
+        monkeypatch.setenv("TORCHQUANT_FP8_XRING", xring)
+    else:
+        monkeypatch.delenv("TORCHQUANT_FP8_XRING", raising=False)
     if ksplit:
         monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
-    gen = torch.Generator().manual_seed(int(xring) + 7)
+    gen = torch.Generator().manual_seed(int(xring or 0) + 7)
     n, k, bs = 131, 2048 + 64 + 16, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()

@@ -27,12 +27,14 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   N % 8 == 0; unset: per kernel, common/sm90a_host.h)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
-  TORCHQUANT_FP8_XRING=1|2|3|4    fp8 ring kernel with x copied through the ring (1: the
-                                  rule, 2-4: that depth; -1 / unset: x in registers;
-                                  docs/fp8_gemv.md)
+  TORCHQUANT_FP8_XRING=1|2|3|4|5  fp8 ring kernel with x copied through the ring (1: the
+                                  wide rule, 2-4: that depth, 5 / unset: the narrow rule,
+                                  M <= 2 and K split 8+; -1: x in registers; docs/fp8_gemv.md)
   TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2  fp8 path "wgmma": one or two CTAs per SM (unset: 16x2)
   TORCHQUANT_FP8_WGMMA_BF16=f32|reseat  fp8 path "wgmma", bf16's conversion (unset: f32)
   TORCHQUANT_DQ_WGMMA_SPLITS=S    fp8 path "wgmma" and the dequantizing GEMMs: K split (1 = never)
+  (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
+  _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
@@ -108,7 +110,10 @@ def main() -> None:
         w = torch.randn(N, K, device="cuda") * 0.02
         if args.op == "nvfp4":
             wp, ws, gs = ops.quantize_nvfp4(w)
-            fn = lambda x, a, b: ops.nvfp4_gemv(x, a, b, gs, None, args.path)  # noqa: E731
+            # path "gemm_sm90a": the Hopper dequantizing wgmma GEMM (QuantLinear's prefill op)
+            fn = lambda x, a, b: (ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
+                                  if args.path == "gemm_sm90a" else
+                                  ops.nvfp4_gemv(x, a, b, gs, None, args.path))
         elif args.op == "fp8":
             wp, ws = ops.quantize_fp8_block(w, bs)
             fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731

@@ -200,30 +200,36 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // and with XR the tile's activation rows: 256 bytes per row), then the
 // K-split sums.
 //
-// XR (x through the ring) is off by default and on with TORCHQUANT_FP8_XRING
-// (read per call): 1 takes it where K is split over 4+ warps and each warp
-// streams at most kXrMaxStages stages (K <= 1024 ks), the short rings where the
-// first stages' x loads are exposed; 2 / 3 / 4 force that ring depth S with XR
-// where it is built and a block can have that much shared memory (else as 1);
-// unset, 0 or -1: x is loaded into registers one stage ahead (S = 4).
-// Measured on the H200 (results/h200/2026-12-02h_fp8_xr, us, same run, XR by
-// the rule of 1 / x in registers): the op alone wins at 4096x4096 M = 1 / 8 /
-// 16, 7.4 / 8.4 / 10.6 vs 8.9 / 9.2 / 11.0, and 6144x4096 M = 8, 10.4 vs 12.6;
-// but the Llama-3-8B layer chain (benchmarks/micro/pdl_ab.py, each GEMV fed by
-// the one before) lost in both of two runs: M = 1 76.1 / 75.8 vs 74.1 / 74.8,
-// M = 8 86.5 / 88.7 vs 83.4 / 83.8. That loss comes with PDL: with TORCHQUANT_PDL=0
-// XR wins M = 1 by 1.4 us, but the best chain time (74.0-74.3) is the same either way
-// (results/h200/2026-12-02i_int8_bm64, call 2), so XR stays off.
-// Longer rings lose alone too: 4096x14336 (14 stages per warp) M = 8 / 16
-// 21.5 / 28.1 vs 19.8 / 23.5; 28672x8192 (K split 1) M = 1 77.3 vs 65.4.
-// Its S: the deepest ring that leaves every SM room for the blocks the grid
-// gives it in one wave (at most kMmaWarpsPerSm warps by registers; each block
-// also costs 1 KB of reserved shared memory): MT = 1 tries S = 4 then 3, MT =
-// 2 S = 3 then 2; if none fits, XR stays off. Why x through the ring: Nsight
-// Compute's stall sampling (results/h200/2026-12-02g_fp8_xring) put 22 % of
-// the warps' time at M = 1 on the first use of x, whose register loads share
-// a scoreboard with the next stage's x loads issued just before it.
+// XR (x through the ring), TORCHQUANT_FP8_XRING (read per call): unset or 5, the default, the
+// narrow rule: M <= 2 and K split over 8+ warps with at most kXrMaxStages stages each (N up to
+// ~4200 at K <= 8192: Llama-3-8B's o projection, small layers); 1, the wide rule: any M and a K
+// split of 4+ warps (K <= 1024 ks); 2 / 3 / 4 force that ring depth S with XR where it is built
+// and a block can have that much shared memory (else as 1); 0 or -1: never (x loaded into
+// registers one stage ahead, S = 4).
+// Why x through the ring: Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring)
+// put 22 % of the warps' time at M = 1 on the first use of x, whose register loads share a
+// scoreboard with the next stage's x loads issued just before it; the short rings expose it.
+// Measured on the H200 (us, cold L2, XR by the rule / off):
+// * 2026-12-02h_fp8_xr, the wide rule: the op alone wins at 4096x4096 M = 1 / 8 / 16, 7.4 /
+//   8.4 / 10.6 vs 8.9 / 9.2 / 11.0, and 6144x4096 M = 8, 10.4 vs 12.6, but the Llama-3-8B layer
+//   chain (benchmarks/micro/pdl_ab.py, each GEMV fed by the one before, PDL) lost at M = 1
+//   (76.1 / 75.8 vs 74.1 / 74.8) and M = 8 (86.5 / 88.7 vs 83.4 / 83.8); again in
+//   2026-12-03h_knobs call 2 (bf16 M = 1 72.6-72.7 vs 71.4-71.5, M = 8 82.7-82.9 vs 80.6-80.7).
+//   Longer rings lose alone too: 4096x14336 (14 stages per warp) M = 8 / 16 21.5 / 28.1 vs
+//   19.8 / 23.5; 28672x8192 (K split 1) M = 1 77.3 vs 65.4.
+// * 2026-12-03h_knobs calls 5 and 6, the narrow rule (which takes only the chain's o
+//   projection): the chain wins at M = 1 (bf16 69.8-70.7 vs 71.5-72.1, fp16 66.9-67.1 vs
+//   67.7-68.2) and M = 2 (76.2 / 76.8 vs 76.6 / 77.4) but loses at M = 4 (82.5 vs 79.1) and
+//   M = 8 (84.1-84.3 vs 80.6-81.2), although the op alone wins at M = 2..8 (4096x4096 bf16 M = 4
+//   7.5 vs 8.3, fp16 M = 8 7.5 vs 8.0) and loses at M = 16 (10.0 vs 9.5; 4096x8192 18.1 vs
+//   15.1). Hence M <= 2. Alone at M = 1: 4096x4096 fp16 6.8-6.9 vs 7.6, bf16 7.1 vs 8.2-8.3;
+//   2048x4096 4.6 vs 4.9; 1024x4096 3.9 vs 4.1.
+// Its S: the deepest ring that leaves every SM room for the blocks the grid gives it in one
+// wave (at most kMmaWarpsPerSm warps by registers; each block also costs 1 KB of reserved
+// shared memory): MT = 1 tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, XR stays off.
 constexpr int kXrMaxStages = 8;
+constexpr int kXrDefault = 5;     // unset: the narrow rule
+constexpr int kXrNarrowMaxM = 2;  // the narrow rule's largest M
 
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
@@ -242,12 +248,15 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
            static_cast<size_t>(per_sm) * (sm + 1024) <= static_cast<size_t>(caps.smem_per_sm);
   };
   constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
-  const int forced = env_int("TORCHQUANT_FP8_XRING");
+  const char* xr_env = std::getenv("TORCHQUANT_FP8_XRING");
+  const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : env_int("TORCHQUANT_FP8_XRING");
+  const int xr_min_ks = forced == 5 ? 8 : 4;  // the narrow rule, or 1..4's
   int S = 0;
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced >= 1 && ks >= 4 && (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
+  else if (forced >= 1 && ks >= xr_min_ks && (forced != 5 || a.M <= kXrNarrowMaxM) &&
+           (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
     launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
