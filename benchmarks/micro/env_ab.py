@@ -17,7 +17,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   --path auto)
   TORCHQUANT_FP8_KSPLIT=N         fp8 K-split
   TORCHQUANT_INT8_GEMV_DEEP=1|-1  int8 gemv, 8-token tile: 6 chunks of loads in flight per lane
-                                  always / never (auto: grids of <= 2 blocks per SM)
+                                  always / never (auto: grids of <= 2 blocks per SM, or
+                                  >= 16 chunks per warp)
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_INT8_WGMMA_TILE=<config>  int8 wgmma GEMM tile configuration (docs/int8_wgmma.md)
   TORCHQUANT_INT8_WGMMA_ABOX=0    int8 wgmma GEMM, one M tile: A boxes of the tile's rows (TMA

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -228,8 +229,9 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // wave (at most kMmaWarpsPerSm warps by registers; each block also costs 1 KB of reserved
 // shared memory): MT = 1 tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, XR stays off.
 constexpr int kXrMaxStages = 8;
-constexpr int kXrDefault = 5;     // unset: the narrow rule
-constexpr int kXrNarrowMaxM = 2;  // the narrow rule's largest M
+constexpr int kXrNarrow = 5;            // TORCHQUANT_FP8_XRING's value for the narrow rule
+constexpr int kXrDefault = kXrNarrow;   // unset or empty
+constexpr int kXrNarrowMaxM = 2;        // the narrow rule's largest M
 
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
@@ -249,13 +251,13 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   };
   constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
   const char* xr_env = std::getenv("TORCHQUANT_FP8_XRING");
-  const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : env_int("TORCHQUANT_FP8_XRING");
-  const int xr_min_ks = forced == 5 ? 8 : 4;  // the narrow rule, or 1..4's
+  const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : std::atoi(xr_env);
+  const bool narrow = forced == kXrNarrow;
   int S = 0;
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced >= 1 && ks >= xr_min_ks && (forced != 5 || a.M <= kXrNarrowMaxM) &&
+  else if (forced >= 1 && ks >= (narrow ? 8 : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
            (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {

@@ -552,8 +552,9 @@ struct GemvShape {
   // 16-byte loads for up to 16 tokens, 3 x 6 for 32 -- as many as fit 128
   // registers, the budget of 2 blocks (16 warps) per SM. A warp then has
   // kUnroll KiB of weight in flight: 48-96 KiB per SM with 2-3 blocks.
-  // kDeep (8-token tiles only): 6 chunks (95 registers, no spills), for grids of
-  // at most 2 blocks per SM, whose few warps need more bytes in flight each.
+  // kDeep (8-token tiles only): 6 chunks (95 registers, no spills), where the
+  // host's rule (int8_matmul.cu, gemv_deep) takes it: grids of at most 2 blocks
+  // per SM, whose few warps need more bytes in flight each, and long rows.
   static_assert(!kDeep || kMT8 == 1, "the deep variant is built for the 8-token tile");
   static constexpr int kUnroll = kDeep ? 6 : kMT8 >= 4 ? 3 : 4;
   static constexpr int kTokens = 8 * kMT8;
@@ -565,7 +566,7 @@ struct GemvShape {
 // blocks) 16.4-16.5 / 16.4-16.5 / 16.9-17.0 against 19.3-19.4 / 19.4 / 20.0; 28672x8192
 // (1792) 58.5-58.7 / 58.5 / 58.9 against 58.6-59.0 / 58.6-58.9 / 59.3-59.4; 128256x4096
 // (8016) 128.6-128.7 / 128.3-129.2 / 128.1-128.4 against 124.4-124.5 / 124.2-124.6 /
-// 123.2-123.5: hence kDeep only for one-wave grids, int8_matmul.cu run_gemv.)
+// 123.2-123.5: hence kDeep by the rule of int8_matmul.cu, gemv_deep.)
 template <int kMT8, bool kAligned, typename OutT, bool kDeep = false>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
