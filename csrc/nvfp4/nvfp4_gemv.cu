@@ -338,8 +338,11 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
               " blocks is too large");
   const int need = kXRes ? static_cast<int>(xres_smem_total(c.xres_bytes, c.ks))
                          : nvfp4::mma_smem_total(c.ks, NT, /*ring=*/kAligned);
-  const int smem =
+  int smem =
       spread_smem(caps, blocks * (kSplit ? c.splits : 1), need, "TORCHQUANT_NVFP4_SPREAD", kSpreadDefault);
+  // Occupancy sweep knob: at least this many bytes of dynamic shared memory, so fewer
+  // blocks fit an SM (docs/nvfp4_gemv.md section 16; measurements only).
+  if (const int pad = env_int("TORCHQUANT_NVFP4_SMEM_MIN"); pad > smem) smem = pad;
   prm.ring_off = kXRes ? static_cast<int>(xres_ring_offset(c.xres_bytes, c.ks)) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
