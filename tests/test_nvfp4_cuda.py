@@ -297,9 +297,8 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
     TORCHQUANT_NVFP4_XRES=1) at every forced KS, unsplit and split across
     blocks, over one and several (ragged) M tiles: within the bound and
     bit-identical to the double-buffered kernel (XRES=-1: same B values, same
-    mma order), with the first x groups loaded before the weight ring's first
-    stages or after them (TORCHQUANT_NVFP4_XEARLY). M = 9 and 16 (two n-tiles)
-    ignore the knobs and must still agree."""
+    mma order). M = 9 and 16 (two n-tiles) ignore the knob and must still
+    agree."""
     _need("mma")
     monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
     monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
@@ -316,11 +315,6 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
             what = f"xres ks={ks} splits={splits} {dtype} M={M} tile={tile} K={K} bias={b is not None}"
             monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
             y = _mma_checked(x, wp, ws, gs, b, wd, what)
-            # The first x groups loaded before the weight ring (default) or after it.
-            monkeypatch.setenv("TORCHQUANT_NVFP4_XEARLY", "-1")
-            _poison()
-            assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y), f"{what}: differs with XEARLY=-1"
-            monkeypatch.delenv("TORCHQUANT_NVFP4_XEARLY")
             monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "-1")
             _poison()
             assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y), f"{what}: differs from XRES=-1"

@@ -365,7 +365,6 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   const PdlMode pdl =
       pdl_mode(device, single ? PdlKernel::kNvfp4Mma : PdlKernel::kNvfp4MmaMulti);  // common/pdl.h
   prm.pdl_early = pdl.early ? 1 : 0;
-  prm.x_early = env_int("TORCHQUANT_NVFP4_XEARLY") != -1 ? 1 : 0;
   launch_kernel(kernel, grid, dim3(nvfp4::kMmaThreads), static_cast<size_t>(smem), stream, pdl.on,
                 prm);
   if (splits > 1) {

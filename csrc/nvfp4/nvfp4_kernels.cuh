@@ -211,9 +211,6 @@ struct GemvParams {
   // kXRes kernels: byte offset of the weight ring in shared memory (after the
   // resident x, or the K-split reduction if that is larger).
   int ring_off = 0;
-  // kXRes without PDL "smem": load the first resident-x groups before the weight ring's
-  // first stages (TORCHQUANT_NVFP4_XEARLY=-1 turns it off; measurements only).
-  int x_early = 0;
 };
 
 // kXRes (NT = 1, the aligned ring kernel): the tile's rows of x over the
@@ -639,21 +636,6 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   // PDL (common/pdl.h): wait for the predecessor before loading anything, or ("smem")
   // after the first weight stages below are in flight.
   if (!p.pdl_early) pdl_wait();
-  // kXRes, x_early: the first 4 resident-x groups of each thread (rows x the block's K
-  // range, row-major) are loaded before the ring's first stages are issued, so these L2
-  // hits do not queue behind the block's 72 KB of weight misses (docs/nvfp4_gemv.md 16).
-  const int xres_per_row = nch * KS * 32;  // 16-byte groups of x per row (kXRes)
-  uint4 xpre[4];
-  const bool x_early = kXRes && p.x_early != 0 && !p.pdl_early;
-  if constexpr (kXRes) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int i = tid + j * kMmaThreads, r = i / xres_per_row, v = i - r * xres_per_row;
-      xpre[j] = make_uint4(0u, 0u, 0u, 0u);
-      if (x_early && r < rows && K0 + 8 * v < K)
-        xpre[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
-    }
-  }
   // Prologue: chunk 0's weights (ring: the first kMmaRingStages chunks) and
   // scales in flight, its x staged.
   if constexpr (kRing) {
@@ -681,16 +663,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     if (p.pdl_early) pdl_wait();
     if constexpr (kXRes) {
       // Every row's groups of the block's K range, 4 loads in flight per thread.
-      const int per_row = xres_per_row;
-      if (x_early) {  // the groups loaded before the ring's first stages
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int i = tid + j * kMmaThreads, r = i / per_row, v = i - r * per_row;
-          if (r < rows)
-            smem[r * mma_xres_stride(per_row) + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] =
-                O::pair_x(xpre[j]);
-        }
-      }
+      const int per_row = nch * KS * 32;
       for (int r = 0; r < rows; ++r) {
         const T* xrow = x + static_cast<size_t>(m0 + r) * K + K0;
         uint4* dst = smem + r * mma_xres_stride(per_row);
@@ -700,15 +673,12 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           for (int j = 0; j < 4; ++j) {
             const int v = v0 + j * kMmaThreads;
             val[j] = make_uint4(0u, 0u, 0u, 0u);
-            if (v < per_row && K0 + 8 * v < K && !(x_early && r * per_row + v < 4 * kMmaThreads))
-              val[j] = __ldg(reinterpret_cast<const uint4*>(xrow + 8 * v));
+            if (v < per_row && K0 + 8 * v < K) val[j] = __ldg(reinterpret_cast<const uint4*>(xrow + 8 * v));
           }
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const int v = v0 + j * kMmaThreads;
-            // (groups loaded early were stored above)
-            if (v < per_row && !(x_early && r * per_row + v < 4 * kMmaThreads))
-              dst[(v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
+            if (v < per_row) dst[(v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
           }
         }
       }
