@@ -422,6 +422,26 @@ def test_gemv_auto_wgmma_decode(dtype):
 
 
 @WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_auto_m5_threshold_knob(monkeypatch, dtype):
+    """M = 5..8: auto keeps the ring kernel below 256M weights (bit-identical to path 'mma');
+    TORCHQUANT_FP8_WGMMA_M5_MIN=1 (1M weights) sends this 8.6M-weight layer to the wgmma GEMV
+    (bit-identical to path 'wgmma'), and both stay within the bound."""
+    gen = torch.Generator().manual_seed(29)
+    n, k, bs = 8448 + 5, 1024, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    for m in (5, 8):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        monkeypatch.delenv("TORCHQUANT_FP8_WGMMA_M5_MIN", raising=False)
+        y = run_gemv(x, w_q, w_scale, bs, None, "auto")
+        assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "mma")), f"default M={m}"
+        monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_M5_MIN", "1")
+        y = run_gemv(x, w_q, w_scale, bs, None, "auto")
+        assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "wgmma")), f"knob M={m}"
+        check_against_reference(y, x, w_q, w_scale, bs, None, f"auto M5 knob {dtype} M={m}")
+
+
+@WGMMA
 def test_gemv_wgmma_bad_knobs(monkeypatch):
     gen = torch.Generator().manual_seed(2)
     w_q, w_scale = make_weight(16, 128, 64, gen)

@@ -325,7 +325,8 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
 def test_gemv_mma_spread_same_bits(monkeypatch, xres, N, K, M):
     """TORCHQUANT_NVFP4_SPREAD=1 / -1 (a grid of <= one block per SM asks for more
     than half an SM's shared memory, or not) only moves blocks between SMs: the
-    same bits, with x resident or double-buffered, and within the bound."""
+    same bits, with x resident or double-buffered, and within the bound; so does
+    TORCHQUANT_NVFP4_SMEM_MIN (padding to one block per SM)."""
     _need("mma")
     monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", xres)
     x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + M)
@@ -333,6 +334,10 @@ def test_gemv_mma_spread_same_bits(monkeypatch, xres, N, K, M):
     monkeypatch.setenv("TORCHQUANT_NVFP4_SPREAD", "1")
     y = _mma_checked(x, wp, ws, gs, bias, wd, f"spread xres={xres} {N}x{K} M={M}")
     monkeypatch.setenv("TORCHQUANT_NVFP4_SPREAD", "-1")
+    _poison()
+    assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y)
+    # The occupancy sweep knob (one block per SM by padding the shared memory): same bits.
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SMEM_MIN", "120000")
     _poison()
     assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y)
 
