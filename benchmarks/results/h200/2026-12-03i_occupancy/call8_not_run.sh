@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# 2026-12-03i call 8: the 2:4 wgmma decode tile with K split over a cluster of THREE CTAs where
+# Prepared in 2026-12-03i, NOT RUN (the session's device time was spent). It needs the
+# three-rank change of commit e70d389 re-applied first (`git show e70d389 -- csrc tests | git
+# apply`; main reverted it untested).
+# The 2:4 wgmma decode tile with K split over a cluster of THREE CTAs where
 # the old rule stopped at two (17..33 feature tiles: the 4096-feature layers). Call 7 found only
 # 30 clusters of four one-CTA-per-SM blocks fit the H200 at once, so 4 ranks on 32 tiles ran a
 # second wave. A/B in one process (TORCHQUANT_SP24_KSPLIT3 unset = three ranks, -1 = two), then
