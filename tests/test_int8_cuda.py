@@ -231,8 +231,7 @@ _DEEP_SHAPES = [(1, 37, 4096 + 16, True), (5, 130, 880, True), (8, 49, 14336, Tr
 def test_gemv_deep_loads(monkeypatch, deep, shape):
     """The 8-token gemv with 6 chunks of loads in flight per lane (kDeep; auto on grids of at
     most 2 blocks per SM or of >= 16 chunks per warp, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and
-    with 4 (-1): bit-exact
-    against the CPU op, and the variant asked for is the one launched."""
+    with 4 (-1): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto_deep = shape
     N = 32 * _sms() + 8 if N is None else N
     if deep:

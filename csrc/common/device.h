@@ -36,6 +36,13 @@ inline int env_int(const char* name) {
   return v != nullptr ? std::atoi(v) : 0;
 }
 
+// A weight-count threshold knob in units of 2^20 weights: the knob's value times 2^20 when
+// it is a positive number, else `dflt` (the rule's own threshold).
+inline int64_t env_weights(const char* name, int64_t dflt) {
+  const int v = env_int(name);
+  return v > 0 ? int64_t{v} << 20 : dflt;
+}
+
 inline const DeviceCaps& device_caps(int device) {
   constexpr int kMaxDevices = 64;
   static std::array<DeviceCaps, kMaxDevices> table;

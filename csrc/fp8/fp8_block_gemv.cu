@@ -102,9 +102,8 @@ Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t 
     const int64_t tiles = (N + 127) / 128;  // 128-feature tiles
     const bool wide = tiles * 2 >= caps.sm_count || (tiles * 4 >= caps.sm_count && N * K >= (int64_t{1} << 26));
     // Sweep knob: TORCHQUANT_FP8_WGMMA_M5_MIN=W moves the M = 5..8 threshold to W * 2^20
-    // weights (unset: 256, the rule above).
-    const int m5_knob = env_int("TORCHQUANT_FP8_WGMMA_M5_MIN");
-    const int64_t m5_min = (m5_knob > 0 ? int64_t{m5_knob} : int64_t{256}) << 20;
+    // weights (unset: 256M, the rule above).
+    const int64_t m5_min = env_weights("TORCHQUANT_FP8_WGMMA_M5_MIN", int64_t{1} << 28);
     if ((M >= 9 && wide) || (M >= 5 && N * K >= m5_min)) return Fp8GemvKernel::kWgmma;
   }
   // M > kTileMinM: the tiled GEMM (common/dq_tile.cuh) decodes each weight

@@ -114,8 +114,7 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   if (M > kTileMinM && K % 128 == 0) return Nvfp4GemvKernel::kTile;
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
-  const int m1_knob = env_int("TORCHQUANT_NVFP4_M1_MMA_MIN");
-  const int64_t m1_min = m1_knob > 0 ? int64_t{m1_knob} << 20 : kMmaM1MinWeights;
+  const int64_t m1_min = env_weights("TORCHQUANT_NVFP4_M1_MMA_MIN", kMmaM1MinWeights);
   if (M == 1 && (K % 64 != 0 || N * K < m1_min))
     return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
