@@ -205,7 +205,7 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
     // One unit per cluster of ks CTAs: the largest of 2, 4, 8 that keeps the grid within half
     // the SMs (measured: past that the split lost, e.g. 32 tiles x 4 ranks; choose_sp_config),
     // gives each rank >= 4 stages, and whose clusters the occupancy calculator can place all
-    // at once (TORCHQUANT_SP24_KSPLIT=2..8 forces it).
+    // at once (TORCHQUANT_SP24_KSPLIT=2|4|8 forces it).
     const void* kfn = reinterpret_cast<const void*>(sparse24_gemm_sm90a_kernel<Cfg, El, OutT>);
     args.ks = 2;
     while (args.ks < 8 && 2 * args.ks * args.num_units <= caps.sm_count / 2 &&
@@ -214,22 +214,11 @@ void launch(const SpOperands& o, SpArgs args, int device, const DeviceCaps& caps
                                              device, caps)) {
       args.ks *= 2;
     }
-    // Where the doubling stops at two ranks (17..33 feature tiles, e.g. the 4096-feature
-    // layers), a third rank if the grid still fits one CTA per SM and every cluster of three
-    // can be placed at once. Four ranks on 32 tiles lost because only 30 clusters of four
-    // one-CTA-per-SM blocks fit the H200's GPCs at once (results/h200/2026-12-03i_occupancy,
-    // call 7), so two of them ran as a second wave. TORCHQUANT_SP24_KSPLIT3=-1 keeps two.
-    const char* k3 = std::getenv("TORCHQUANT_SP24_KSPLIT3");
-    if (args.ks == 2 && !(k3 != nullptr && std::strcmp(k3, "-1") == 0) &&
-        3 * args.num_units <= caps.sm_count && args.num_kb >= 3 * 4 &&
-        args.num_units <= active_clusters(kfn, Cfg::kThreads, Cfg::kSmemBytes, 3, device, caps)) {
-      args.ks = 3;
-    }
     if (const char* env = std::getenv("TORCHQUANT_SP24_KSPLIT")) {
       if (env[0] != '\0') {
         const int v = std::atoi(env);
-        TORCH_CHECK(v >= 2 && v <= 8, op, ": TORCHQUANT_SP24_KSPLIT='", env,
-                    "' is not one of 2..8");
+        TORCH_CHECK(v == 2 || v == 4 || v == 8, op, ": TORCHQUANT_SP24_KSPLIT='", env,
+                    "' is not one of 2, 4, 8");
         TORCH_CHECK(v <= args.num_kb, op, ": TORCHQUANT_SP24_KSPLIT=", v, " needs at least ", v,
                     " k-blocks, K gives ", args.num_kb);
         args.ks = v;

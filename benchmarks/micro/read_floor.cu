@@ -1,0 +1,260 @@
+// The read floor of a small decode layer in this repository's timing method: how fast can a
+// kernel that does nothing but read B bytes once run, cold L2, one CUDA graph of back-to-back
+// launches, median of 7 replays? The read ceiling (4.39-4.47 TB/s) is measured over 2 GiB; a
+// 4096x4096 layer is 9-34 MB, where launch, the first DRAM round trips and the tail are a large
+// share. The targets for those layers (fp8 4096x4096 <= 7 us, nvfp4 <= 5 us) are judged against
+// this number, not against bytes / ceiling.
+//
+// Every kernel: grid-stride over 16-byte loads (ld.global.nc, L1 no-allocate), D stages of G
+// loads per thread in registers, refilled as consumed (as the GEMV rings keep bytes in flight),
+// XOR of what it read into a store that never happens. Configurations: blocks per SM,
+// warps per block, bytes in flight per warp; "pdl": launched with programmatic stream
+// serialization, griddepcontrol.launch_dependents first and griddepcontrol.wait before the
+// first load (as the decode kernels, csrc/common/pdl.h).
+//
+// Build: nvcc -O3 -arch=sm_90 -o read_floor read_floor.cu
+// Usage: read_floor MB [MB ...]          sweep each size, print the best configurations
+//        read_floor chain MB,MB,...       one layer = these reads back to back, plain and pdl
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+__device__ __forceinline__ uint4 ld_nc(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// D stages x G loads of 16 bytes per thread: D * G * 512 bytes in flight per warp.
+template <int D, int G, bool kPdl>
+__global__ void read_kernel(const uint4* __restrict__ p, size_t n16, unsigned* out) {
+  if constexpr (kPdl) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if constexpr (kPdl) asm volatile("griddepcontrol.wait;" ::: "memory");
+  const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  const size_t nt = gridDim.x * (size_t)blockDim.x;
+  const size_t step = nt * G;                    // 16-byte units per stage over the grid
+  const size_t stages = (n16 + step - 1) / step;
+  uint4 v[D][G];
+  auto addr = [&](size_t j, int i) {
+    const size_t u = j * step + i * nt + t;
+    return p + (u < n16 ? u : n16 - 1);
+  };
+#pragma unroll
+  for (int d = 0; d < D; ++d)
+#pragma unroll
+    for (int i = 0; i < G; ++i) v[d][i] = ld_nc(addr(d, i));
+  unsigned acc = 0;
+  for (size_t j = 0; j < stages; j += D) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      if (j + d < stages) {
+#pragma unroll
+        for (int i = 0; i < G; ++i) acc ^= v[d][i].x + v[d][i].y + v[d][i].z + v[d][i].w;
+      }
+      if (j + d + D < stages) {
+#pragma unroll
+        for (int i = 0; i < G; ++i) v[d][i] = ld_nc(addr(j + d + D, i));
+      }
+    }
+  }
+  if (acc == 0x9e3779b9u) out[0] = acc;
+}
+
+struct Cfg {
+  int bps, warps, inflight;  // blocks per SM, warps per block, bytes in flight per warp
+  bool pdl;
+};
+
+using KernelFn = void (*)(const uint4*, size_t, unsigned*);
+
+template <bool P>
+KernelFn pick(int inflight) {
+  switch (inflight) {
+    case 1024: return read_kernel<1, 2, P>;
+    case 2048: return read_kernel<2, 2, P>;
+    case 4096: return read_kernel<4, 2, P>;
+    default: return read_kernel<8, 2, P>;  // 8192
+  }
+}
+
+static int g_sms = 0;
+static unsigned* g_out = nullptr;
+
+static void launch(const Cfg& c, const uint4* p, size_t bytes, cudaStream_t s) {
+  KernelFn fn = c.pdl ? pick<true>(c.inflight) : pick<false>(c.inflight);
+  cudaLaunchConfig_t lc = {};
+  lc.gridDim = dim3(g_sms * c.bps);
+  lc.blockDim = dim3(c.warps * 32);
+  lc.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  lc.attrs = at;
+  lc.numAttrs = c.pdl ? 1 : 0;
+  CK(cudaLaunchKernelEx(&lc, fn, p, bytes / 16, g_out));
+}
+
+// One "layer" = reads of sizes[0..], each from its own buffer; copies rotate layers so that
+// every read comes from HBM (the copies of one size together exceed 3x L2).
+struct Stack {
+  std::vector<size_t> sizes;
+  std::vector<std::vector<uint8_t*>> bufs;  // [layer][size]
+};
+
+static Stack make_stack(const std::vector<size_t>& sizes, size_t l2) {
+  Stack st;
+  st.sizes = sizes;
+  size_t layer = 0;
+  for (size_t b : sizes) layer += b;
+  const size_t layers = std::max<size_t>(4, 3 * l2 / layer + 1);
+  for (size_t l = 0; l < layers; ++l) {
+    std::vector<uint8_t*> v;
+    for (size_t b : sizes) {
+      uint8_t* p;
+      CK(cudaMalloc(&p, b));
+      CK(cudaMemset(p, (int)(0x11 + l), b));
+      v.push_back(p);
+    }
+    st.bufs.push_back(v);
+  }
+  return st;
+}
+
+static void free_stack(Stack& st) {
+  for (auto& v : st.bufs)
+    for (auto p : v) CK(cudaFree(p));
+}
+
+// Per-layer time (us): a graph of max(layers, 8) layers, median of 7 replays.
+static double time_layer(const Stack& st, const std::vector<Cfg>& cfg) {
+  const int reps = (int)std::max<size_t>(st.bufs.size(), 8);
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto one = [&](int r) {
+    const auto& v = st.bufs[r % st.bufs.size()];
+    for (size_t k = 0; k < st.sizes.size(); ++k)
+      launch(cfg[k], reinterpret_cast<const uint4*>(v[k]), st.sizes[k], s);
+  };
+  for (int r = 0; r < 3; ++r) one(r);
+  CK(cudaStreamSynchronize(s));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < reps; ++r) one(r);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaGraphLaunch(ge, s));
+  std::vector<float> ts;
+  for (int r = 0; r < 7; ++r) {
+    CK(cudaEventRecord(e0, s));
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    ts.push_back(ms * 1000.f / reps);
+  }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaStreamDestroy(s));
+  return ts[3];
+}
+
+static std::vector<Cfg> all_cfgs(bool pdl) {
+  std::vector<Cfg> v;
+  for (int bps : {1, 2, 4, 8})
+    for (int warps : {4, 8, 16})
+      for (int inflight : {1024, 2048, 4096, 8192})
+        if (bps * warps <= 64) v.push_back({bps, warps, inflight, pdl});
+  return v;
+}
+
+static void print_cfg(const Cfg& c) {
+  std::printf("%d blocks/SM x %2d warps, %5d B/warp in flight%s", c.bps, c.warps, c.inflight,
+              c.pdl ? ", pdl" : "");
+}
+
+int main(int argc, char** argv) {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  g_sms = prop.multiProcessorCount;
+  CK(cudaMalloc(&g_out, 64));
+  std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, g_sms, prop.l2CacheSize >> 20);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: read_floor MB [MB ...] | read_floor chain MB,MB,...\n");
+    return 2;
+  }
+  const bool chain = std::string(argv[1]) == "chain";
+  if (!chain) {
+    for (int a = 1; a < argc; ++a) {
+      const size_t bytes = (size_t)(std::atof(argv[a]) * 1e6) / 512 * 512;
+      Stack st = make_stack({bytes}, prop.l2CacheSize);
+      std::printf("\n== %.2f MB, %zu copies\n", bytes / 1e6, st.bufs.size());
+      for (bool pdl : {false, true}) {
+        std::vector<std::pair<double, Cfg>> r;
+        for (const Cfg& c : all_cfgs(pdl)) r.push_back({time_layer(st, {c}), c});
+        std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.first < y.first; });
+        std::printf("%s: best of %zu configurations\n", pdl ? "pdl" : "plain", r.size());
+        for (size_t i = 0; i < 5 && i < r.size(); ++i) {
+          std::printf("  %7.2f us %6.3f TB/s  ", r[i].first, bytes / r[i].first * 1e-6);
+          print_cfg(r[i].second);
+          std::printf("\n");
+        }
+        std::printf("  worst %7.2f us\n", r.back().first);
+      }
+      free_stack(st);
+    }
+    return 0;
+  }
+  // chain: every kernel in the layer uses the same configuration; all configurations tried
+  std::vector<size_t> sizes;
+  std::string list = argc > 2 ? argv[2] : "";
+  size_t total = 0;
+  for (size_t pos = 0; pos < list.size();) {
+    size_t e = list.find(',', pos);
+    if (e == std::string::npos) e = list.size();
+    const size_t b = (size_t)(std::atof(list.substr(pos, e - pos).c_str()) * 1e6) / 512 * 512;
+    sizes.push_back(b);
+    total += b;
+    pos = e + 1;
+  }
+  Stack st = make_stack(sizes, prop.l2CacheSize);
+  std::printf("\n== chain of %zu reads, %.2f MB per layer, %zu layers\n", sizes.size(), total / 1e6,
+              st.bufs.size());
+  for (bool pdl : {false, true}) {
+    std::vector<std::pair<double, Cfg>> r;
+    for (const Cfg& c : all_cfgs(pdl)) r.push_back({time_layer(st, std::vector<Cfg>(sizes.size(), c)), c});
+    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    std::printf("%s: best of %zu configurations\n", pdl ? "pdl" : "plain", r.size());
+    for (size_t i = 0; i < 5 && i < r.size(); ++i) {
+      std::printf("  %7.2f us per layer %6.3f TB/s  ", r[i].first, total / r[i].first * 1e-6);
+      print_cfg(r[i].second);
+      std::printf("\n");
+    }
+  }
+  free_stack(st);
+  return 0;
+}
