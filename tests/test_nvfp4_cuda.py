@@ -361,6 +361,34 @@ def test_gemv_mma_split_rule(monkeypatch, dtype, N, K, M, splits):
     assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), f"auto differs from SPLITK={splits}"
 
 
+@pytest.mark.parametrize("N,K,M,ks,waves_ks", [(6144, 4096, 1, 4, 8),    # 96 blocks vs 192
+                                              (4096, 4096, 1, 8, 8)])   # 128 blocks either way
+def test_gemv_mma_ks_rule(monkeypatch, N, K, M, ks, waves_ks):
+    """The K split of the mma GEMV (mma_config_one_pass): the fewest weight rows on the
+    busiest SM, the smaller KS on a tie; TORCHQUANT_NVFP4_KS_RULE=waves, the rule before it.
+    Each default launch has the bits of the forced TORCHQUANT_NVFP4_KS launch it should
+    equal (a different KS sums K in another order, so other bits), within the bound. The
+    expected KS follow from the rule for 132 SMs (H100 / H200 SXM)."""
+    _need("mma")
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the expected K splits are worked out for 132 SMs")
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + K + M)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    y = _mma_checked(x, wp, ws, gs, bias, wd, f"auto KS {N}x{K} M={M}")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_KS_RULE", "waves")
+    _poison()
+    y_waves = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    monkeypatch.delenv("TORCHQUANT_NVFP4_KS_RULE")
+    forced = {}
+    for k in sorted({ks, waves_ks, 2}):
+        monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(k))
+        _poison()
+        forced[k] = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    assert not torch.equal(forced[2], forced[ks]), "KS = 2 and the rule's KS gave the same bits"
+    assert torch.equal(y, forced[ks]), f"auto is not KS = {ks}"
+    assert torch.equal(y_waves, forced[waves_ks]), f"the wave rule is not KS = {waves_ks}"
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_auto(dtype):
     x, wp, ws, gs, bias = _operands(3, 96, 1024, dtype, seed=7)

@@ -32,6 +32,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -197,6 +199,26 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
       }
     }
     c.ks = chosen != 0 ? chosen : largest;
+    // Where some legal KS gives a one-wave grid (<= 2 blocks per SM), the KS whose busiest
+    // SM has the fewest weight rows (ceil(blocks / SMs) blocks of 256 / KS rows), the
+    // smallest KS on a tie: fewer warps per row share K, so longer per-warp streams and a
+    // shorter K-split reduction. It differs from the wave rule above where halving KS leaves
+    // every block one SM of its own at no more rows per SM (6144x4096 at M = 1: KS = 4, 96
+    // blocks, against KS = 8, 192 blocks, 60 SMs with two; 2026-12-04 call 3, us: 9.0 / 10.0).
+    // TORCHQUANT_NVFP4_KS_RULE=waves keeps the wave rule (A/B).
+    const char* rule = std::getenv("TORCHQUANT_NVFP4_KS_RULE");
+    if (!(rule != nullptr && std::strcmp(rule, "waves") == 0)) {
+      int64_t best_rows = -1;
+      for (int ks = 1; ks <= largest; ks *= 2) {
+        const int64_t blocks = blocks_for(ks);
+        if (blocks > slots) continue;
+        const int64_t rows_per_sm = (blocks + sms - 1) / sms * (16 * kMmaMT * (kMmaWarps / ks));
+        if (best_rows < 0 || rows_per_sm < best_rows) {
+          best_rows = rows_per_sm;
+          c.ks = ks;
+        }
+      }
+    }
     // Test/sweep knob: a forced K-split, taken when legal for this tile.
     if (const int fks = env_int("TORCHQUANT_NVFP4_KS");
         fks >= 1 && fks <= largest && (fks & (fks - 1)) == 0)
