@@ -361,14 +361,18 @@ def test_gemv_mma_split_rule(monkeypatch, dtype, N, K, M, splits):
     assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma"), y), f"auto differs from SPLITK={splits}"
 
 
-@pytest.mark.parametrize("N,K,M,ks,waves_ks", [(6144, 4096, 1, 4, 8),    # 96 blocks vs 192
-                                              (4096, 4096, 1, 8, 8)])   # 128 blocks either way
+@pytest.mark.parametrize("N,K,M,ks,waves_ks", [(6144, 4096, 1, 4, 8),    # 96 blocks, not 192
+                                              (14336, 4096, 2, 2, 4),   # 112, not 224
+                                              (4096, 4096, 1, 8, 8),    # 128 either way
+                                              (28672, 4096, 1, 2, 2),   # KS = 1 is not taken
+                                              (6144, 4096, 8, 8, 8)])   # nor 8-row tiles
 def test_gemv_mma_ks_rule(monkeypatch, N, K, M, ks, waves_ks):
-    """The K split of the mma GEMV (mma_config_one_pass): the fewest weight rows on the
-    busiest SM, the smaller KS on a tie; TORCHQUANT_NVFP4_KS_RULE=waves, the rule before it.
-    Each default launch has the bits of the forced TORCHQUANT_NVFP4_KS launch it should
-    equal (a different KS sums K in another order, so other bits), within the bound. The
-    expected KS follow from the rule for 132 SMs (H100 / H200 SXM)."""
+    """The K split of the mma GEMV (mma_config_one_pass): for tiles of <= 4 rows, the KS >= 2
+    with the fewest weight rows on the busiest SM, the smaller on a tie;
+    TORCHQUANT_NVFP4_KS_RULE=waves, the wave rule alone. Each default launch has the bits
+    of the forced TORCHQUANT_NVFP4_KS launch it should equal (another KS sums K in another
+    order, so other bits: checked), within the bound. The expected KS follow from the rule
+    for 132 SMs (H100 / H200 SXM)."""
     _need("mma")
     if torch.cuda.get_device_properties(0).multi_processor_count != 132:
         pytest.skip("the expected K splits are worked out for 132 SMs")
@@ -379,12 +383,13 @@ def test_gemv_mma_ks_rule(monkeypatch, N, K, M, ks, waves_ks):
     _poison()
     y_waves = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     monkeypatch.delenv("TORCHQUANT_NVFP4_KS_RULE")
+    other = 4 if ks == 2 else 2
     forced = {}
-    for k in sorted({ks, waves_ks, 2}):
+    for k in sorted({ks, waves_ks, other}):
         monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(k))
         _poison()
         forced[k] = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
-    assert not torch.equal(forced[2], forced[ks]), "KS = 2 and the rule's KS gave the same bits"
+    assert not torch.equal(forced[other], forced[ks]), f"KS = {other} and {ks} gave the same bits"
     assert torch.equal(y, forced[ks]), f"auto is not KS = {ks}"
     assert torch.equal(y_waves, forced[waves_ks]), f"the wave rule is not KS = {waves_ks}"
 

@@ -199,17 +199,20 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
       }
     }
     c.ks = chosen != 0 ? chosen : largest;
-    // Where some legal KS gives a one-wave grid (<= 2 blocks per SM), the KS whose busiest
-    // SM has the fewest weight rows (ceil(blocks / SMs) blocks of 256 / KS rows), the
-    // smallest KS on a tie: fewer warps per row share K, so longer per-warp streams and a
-    // shorter K-split reduction. It differs from the wave rule above where halving KS leaves
-    // every block one SM of its own at no more rows per SM (6144x4096 at M = 1: KS = 4, 96
-    // blocks, against KS = 8, 192 blocks, 60 SMs with two; 2026-12-04 call 3, us: 9.0 / 10.0).
-    // TORCHQUANT_NVFP4_KS_RULE=waves keeps the wave rule (A/B).
+    // Tiles of <= 4 rows (the x-resident kernel), where some KS >= 2 gives a one-wave grid
+    // (<= 2 blocks per SM): the KS whose busiest SM has the fewest weight rows
+    // (ceil(blocks / SMs) blocks of 256 / KS rows), the smallest on a tie (longer per-warp
+    // K streams, a shorter K-split reduction). It halves KS where that leaves every block an
+    // SM of its own at no more rows per SM. H200 (2026-12-04 call 4, bf16, us, this / the
+    // wave rule alone): 6144x4096 M = 1 / 2 / 4 (KS 4, 96 blocks, against 8, 192) 9.0 / 10.1,
+    // 9.4 / 10.7, 10.2 / 11.5; 14336x4096 (KS 2 against 4) 14.1 / 15.6, 14.4 / 16.0, 15.2 /
+    // 16.8. Not taken where it lost in the same run: KS = 1 (28672x4096 M = 1 28.3 / 24.7,
+    // 28672x8192 46.5 / 42.5) and tiles of 8 or 16 rows (6144x4096 M = 16 19.0 / 16.1,
+    // 14336x4096 M = 8 20.5 / 18.6). TORCHQUANT_NVFP4_KS_RULE=waves keeps the wave rule.
     const char* rule = std::getenv("TORCHQUANT_NVFP4_KS_RULE");
-    if (!(rule != nullptr && std::strcmp(rule, "waves") == 0)) {
+    if (rows <= 4 && !(rule != nullptr && std::strcmp(rule, "waves") == 0)) {
       int64_t best_rows = -1;
-      for (int ks = 1; ks <= largest; ks *= 2) {
+      for (int ks = 2; ks <= largest; ks *= 2) {
         const int64_t blocks = blocks_for(ks);
         if (blocks > slots) continue;
         const int64_t rows_per_sm = (blocks + sms - 1) / sms * (16 * kMmaMT * (kMmaWarps / ks));
