@@ -383,7 +383,7 @@ def test_gemv_mma_ks_rule(monkeypatch, N, K, M, ks, waves_ks):
     _poison()
     y_waves = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     monkeypatch.delenv("TORCHQUANT_NVFP4_KS_RULE")
-    other = 4 if ks == 2 else 2
+    other = 1 if ks == 2 else 2  # a forced KS is taken up to the wave rule's (always 1)
     forced = {}
     for k in sorted({ks, waves_ks, other}):
         monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(k))

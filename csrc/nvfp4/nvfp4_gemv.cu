@@ -199,8 +199,8 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
       }
     }
     c.ks = chosen != 0 ? chosen : largest;
-    // Tiles of <= 4 rows (the x-resident kernel), where some KS >= 2 gives a one-wave grid
-    // (<= 2 blocks per SM): the KS whose busiest SM has the fewest weight rows
+    // Tiles of <= 4 rows (the x-resident kernel), where some KS >= 2 (up to the wave rule's)
+    // gives a one-wave grid (<= 2 blocks per SM): the KS whose busiest SM has the fewest rows
     // (ceil(blocks / SMs) blocks of 256 / KS rows), the smallest on a tie (longer per-warp
     // K streams, a shorter K-split reduction). It halves KS where that leaves every block an
     // SM of its own at no more rows per SM. H200 (2026-12-04 call 4, bf16, us, this / the
