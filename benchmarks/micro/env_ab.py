@@ -13,6 +13,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   rule; docs/nvfp4_gemv.md 12)
   TORCHQUANT_NVFP4_SPREAD=1|-1    nvfp4 grids of <= one block per SM take one SM each (on
                                   by default; common/device.h spread_smem)
+  TORCHQUANT_NVFP4_KS_RULE=waves  nvfp4 mma K split by the wave rule alone (unset: tiles of
+                                  <= 4 rows take the KS with the fewest rows on the busiest SM;
+                                  docs/nvfp4_gemv.md 17)
   TORCHQUANT_NVFP4_SMEM_MIN=B     nvfp4 mma kernels take at least B bytes of dynamic shared
                                   memory (fewer blocks per SM: an occupancy sweep)
   TORCHQUANT_NVFP4_M1_MMA_MIN=W   nvfp4 M = 1 takes mma from W * 2^20 weights (unset: 32;
