@@ -24,14 +24,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+#include "graph_timing.cuh"
 
 __device__ __forceinline__ uint4 ld_nc(const uint4* p) {
   uint4 v;
@@ -144,43 +137,11 @@ static void free_stack(Stack& st) {
 // Per-layer time (us): a graph of max(layers, 8) layers, median of 7 replays.
 static double time_layer(const Stack& st, const std::vector<Cfg>& cfg) {
   const int reps = (int)std::max<size_t>(st.bufs.size(), 8);
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  auto one = [&](int r) {
+  return graph_median_us(reps, [&](int r, cudaStream_t s) {
     const auto& v = st.bufs[r % st.bufs.size()];
     for (size_t k = 0; k < st.sizes.size(); ++k)
       launch(cfg[k], reinterpret_cast<const uint4*>(v[k]), st.sizes[k], s);
-  };
-  for (int r = 0; r < 3; ++r) one(r);
-  CK(cudaStreamSynchronize(s));
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int r = 0; r < reps; ++r) one(r);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, s));
-  std::vector<float> ts;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(e0, s));
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1000.f / reps);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaStreamDestroy(s));
-  return ts[3];
+  });
 }
 
 static std::vector<Cfg> all_cfgs(bool pdl) {

@@ -19,8 +19,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#include "graph_timing.cuh"
 
 // H: L2 prefetch-size hint (0: none, 128: .L2::128B, 256: .L2::256B)
 template <int H>
@@ -136,37 +135,7 @@ static size_t smem_for(int warps_per_sm, int block_warps) {
 template <typename Launch>
 static double time_us(Bench& b, Launch launch) {
   const int reps = (int)std::max<size_t>(b.copies.size(), 8);
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (int i = 0; i < 3; ++i) launch(b.copies[i % b.copies.size()], s);
-  CK(cudaStreamSynchronize(s));
-  CK(cudaGetLastError());
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < reps; ++i) launch(b.copies[i % b.copies.size()], s);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> ts;
-  CK(cudaGraphLaunch(ge, s));
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(e0, s));
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1000.f / reps);
-  }
-  CK(cudaGetLastError());
-  std::sort(ts.begin(), ts.end());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaStreamDestroy(s));
-  return ts[3];
+  return graph_median_us(reps, [&](int r, cudaStream_t s) { launch(b.copies[r % b.copies.size()], s); });
 }
 
 template <class P, int D, int H = 0>

@@ -1,0 +1,58 @@
+// Shared by the standalone CUDA probes in this folder (stream_patterns.cu, read_floor.cu): the
+// error check and the timing of benchmarks/timing.py in C++. A CUDA graph of `reps` launches
+// (each call one(r, stream) enqueues launch r; the caller rotates buffer copies by r so every
+// launch reads from HBM), one warm replay, then the median of 7 replays, per launch, in us.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+template <typename One>
+double graph_median_us(int reps, One one) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int r = 0; r < 3; ++r) one(r, s);
+  CK(cudaStreamSynchronize(s));
+  CK(cudaGetLastError());
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < reps; ++r) one(r, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaGraphLaunch(ge, s));
+  std::vector<float> ts;
+  for (int r = 0; r < 7; ++r) {
+    CK(cudaEventRecord(e0, s));
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    ts.push_back(ms * 1000.f / reps);
+  }
+  CK(cudaGetLastError());
+  std::sort(ts.begin(), ts.end());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaStreamDestroy(s));
+  return ts[3];
+}
