@@ -180,10 +180,8 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
     const int64_t rows = std::min<int64_t>(M, tile);
     const int64_t lw = mma_lane_words(c.nt);
     const int64_t steps = (K + mma_step(c.nt) - 1) / mma_step(c.nt);
-    auto blocks_for = [&](int ks) {
-      const int64_t cols = 16 * kMmaMT * (kMmaWarps / ks);
-      return (N + cols - 1) / cols * c.m_tiles;
-    };
+    auto cols_for = [](int ks) { return int64_t{16} * kMmaMT * (kMmaWarps / ks); };  // per block
+    auto blocks_for = [&](int ks) { return (N + cols_for(ks) - 1) / cols_for(ks) * c.m_tiles; };
     int chosen = 0, largest = 1;
     for (int ks = 1; ks <= kMmaWarps; ks *= 2) {
       if (rows * 4 * lw * ks > static_cast<int64_t>(kMmaThreads) * kMmaMaxStage) break;
@@ -201,7 +199,7 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
     c.ks = chosen != 0 ? chosen : largest;
     // Tiles of <= 4 rows (the x-resident kernel), where some KS >= 2 (up to the wave rule's)
     // gives a one-wave grid (<= 2 blocks per SM): the KS whose busiest SM has the fewest rows
-    // (ceil(blocks / SMs) blocks of 256 / KS rows), the smallest on a tie (longer per-warp
+    // (ceil(blocks / SMs) blocks of cols_for(KS) rows), the smallest on a tie (longer per-warp
     // K streams, a shorter K-split reduction). It halves KS where that leaves every block an
     // SM of its own at no more rows per SM. H200 (2026-12-04 call 4, bf16, us, this / the
     // wave rule alone): 6144x4096 M = 1 / 2 / 4 (KS 4, 96 blocks, against 8, 192) 9.0 / 10.1,
@@ -215,7 +213,7 @@ MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int6
       for (int ks = 2; ks <= largest; ks *= 2) {
         const int64_t blocks = blocks_for(ks);
         if (blocks > slots) continue;
-        const int64_t rows_per_sm = (blocks + sms - 1) / sms * (16 * kMmaMT * (kMmaWarps / ks));
+        const int64_t rows_per_sm = (blocks + sms - 1) / sms * cols_for(ks);
         if (best_rows < 0 || rows_per_sm < best_rows) {
           best_rows = rows_per_sm;
           c.ks = ks;
