@@ -37,8 +37,10 @@ __device__ __forceinline__ uint4 ld_nc(const uint4* p) {
 // D stages x G loads of 16 bytes per thread: D * G * 512 bytes in flight per warp.
 template <int D, int G, bool kPdl>
 __global__ void read_kernel(const uint4* __restrict__ p, size_t n16, unsigned* out) {
-  if constexpr (kPdl) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  if constexpr (kPdl) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if constexpr (kPdl) {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+  }
   const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   const size_t nt = gridDim.x * (size_t)blockDim.x;
   const size_t step = nt * G;                    // 16-byte units per stage over the grid
@@ -107,15 +109,15 @@ static void launch(const Cfg& c, const uint4* p, size_t bytes, cudaStream_t s) {
 // every read comes from HBM (the copies of one size together exceed 3x L2).
 struct Stack {
   std::vector<size_t> sizes;
+  size_t total = 0;                         // bytes per layer
   std::vector<std::vector<uint8_t*>> bufs;  // [layer][size]
 };
 
 static Stack make_stack(const std::vector<size_t>& sizes, size_t l2) {
   Stack st;
   st.sizes = sizes;
-  size_t layer = 0;
-  for (size_t b : sizes) layer += b;
-  const size_t layers = std::max<size_t>(4, 3 * l2 / layer + 1);
+  for (size_t b : sizes) st.total += b;
+  const size_t layers = std::max<size_t>(4, 3 * l2 / st.total + 1);
   for (size_t l = 0; l < layers; ++l) {
     std::vector<uint8_t*> v;
     for (size_t b : sizes) {
@@ -153,10 +155,27 @@ static std::vector<Cfg> all_cfgs(bool pdl) {
   return v;
 }
 
-static void print_cfg(const Cfg& c) {
-  std::printf("%d blocks/SM x %2d warps, %5d B/warp in flight%s", c.bps, c.warps, c.inflight,
-              c.pdl ? ", pdl" : "");
+// Every configuration (the same one for each read of the layer), plain and PDL-launched: the
+// five fastest and the slowest, per layer.
+static void sweep(const Stack& st) {
+  for (bool pdl : {false, true}) {
+    std::vector<std::pair<double, Cfg>> r;
+    for (const Cfg& c : all_cfgs(pdl))
+      r.push_back({time_layer(st, std::vector<Cfg>(st.sizes.size(), c)), c});
+    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    std::printf("%s: best of %zu configurations\n", pdl ? "pdl" : "plain", r.size());
+    for (size_t i = 0; i < 5 && i < r.size(); ++i) {
+      const Cfg& c = r[i].second;
+      std::printf("  %7.2f us %6.3f TB/s  %d blocks/SM x %2d warps, %5d B/warp in flight%s\n",
+                  r[i].first, st.total / r[i].first * 1e-6, c.bps, c.warps, c.inflight,
+                  c.pdl ? ", pdl" : "");
+    }
+    std::printf("  worst %7.2f us\n", r.back().first);
+  }
 }
+
+// A size in MB (1e6 bytes), rounded down to whole 512-byte warp loads.
+static size_t mb_bytes(const char* mb) { return (size_t)(std::atof(mb) * 1e6) / 512 * 512; }
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
@@ -168,54 +187,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: read_floor MB [MB ...] | read_floor chain MB,MB,...\n");
     return 2;
   }
-  const bool chain = std::string(argv[1]) == "chain";
-  if (!chain) {
-    for (int a = 1; a < argc; ++a) {
-      const size_t bytes = (size_t)(std::atof(argv[a]) * 1e6) / 512 * 512;
-      Stack st = make_stack({bytes}, prop.l2CacheSize);
-      std::printf("\n== %.2f MB, %zu copies\n", bytes / 1e6, st.bufs.size());
-      for (bool pdl : {false, true}) {
-        std::vector<std::pair<double, Cfg>> r;
-        for (const Cfg& c : all_cfgs(pdl)) r.push_back({time_layer(st, {c}), c});
-        std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.first < y.first; });
-        std::printf("%s: best of %zu configurations\n", pdl ? "pdl" : "plain", r.size());
-        for (size_t i = 0; i < 5 && i < r.size(); ++i) {
-          std::printf("  %7.2f us %6.3f TB/s  ", r[i].first, bytes / r[i].first * 1e-6);
-          print_cfg(r[i].second);
-          std::printf("\n");
-        }
-        std::printf("  worst %7.2f us\n", r.back().first);
-      }
-      free_stack(st);
+  std::vector<std::vector<size_t>> layers;  // each swept on its own
+  if (std::string(argv[1]) == "chain") {
+    std::vector<size_t> sizes;
+    const std::string list = argc > 2 ? argv[2] : "";
+    for (size_t pos = 0; pos < list.size();) {
+      size_t e = list.find(',', pos);
+      if (e == std::string::npos) e = list.size();
+      sizes.push_back(mb_bytes(list.substr(pos, e - pos).c_str()));
+      pos = e + 1;
     }
-    return 0;
+    layers.push_back(sizes);
+  } else {
+    for (int a = 1; a < argc; ++a) layers.push_back({mb_bytes(argv[a])});
   }
-  // chain: every kernel in the layer uses the same configuration; all configurations tried
-  std::vector<size_t> sizes;
-  std::string list = argc > 2 ? argv[2] : "";
-  size_t total = 0;
-  for (size_t pos = 0; pos < list.size();) {
-    size_t e = list.find(',', pos);
-    if (e == std::string::npos) e = list.size();
-    const size_t b = (size_t)(std::atof(list.substr(pos, e - pos).c_str()) * 1e6) / 512 * 512;
-    sizes.push_back(b);
-    total += b;
-    pos = e + 1;
+  for (const auto& sizes : layers) {
+    Stack st = make_stack(sizes, prop.l2CacheSize);
+    std::printf("\n== %zu read(s), %.2f MB per layer, %zu copies\n", sizes.size(), st.total / 1e6,
+                st.bufs.size());
+    sweep(st);
+    free_stack(st);
   }
-  Stack st = make_stack(sizes, prop.l2CacheSize);
-  std::printf("\n== chain of %zu reads, %.2f MB per layer, %zu layers\n", sizes.size(), total / 1e6,
-              st.bufs.size());
-  for (bool pdl : {false, true}) {
-    std::vector<std::pair<double, Cfg>> r;
-    for (const Cfg& c : all_cfgs(pdl)) r.push_back({time_layer(st, std::vector<Cfg>(sizes.size(), c)), c});
-    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.first < y.first; });
-    std::printf("%s: best of %zu configurations\n", pdl ? "pdl" : "plain", r.size());
-    for (size_t i = 0; i < 5 && i < r.size(); ++i) {
-      std::printf("  %7.2f us per layer %6.3f TB/s  ", r[i].first, total / r[i].first * 1e-6);
-      print_cfg(r[i].second);
-      std::printf("\n");
-    }
-  }
-  free_stack(st);
   return 0;
 }
