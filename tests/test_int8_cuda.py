@@ -246,8 +246,41 @@ def test_gemv_deep_loads(monkeypatch, deep, shape):
                                                                 torch.bfloat16, "gemv")))
     assert_bitexact(out["y"], want, f"deep={deep!r} M={M} N={N} K={K}")
     expect_deep = deep == "1" or (deep == "" and auto_deep)
-    deep_ran = any(n.endswith(",true>(torchquant::int8::GemvParams)") for n in names)
+    deep_ran = any(n.endswith(",6>(torchquant::int8::GemvParams)") for n in names)
     assert len(names) == 1 and deep_ran == expect_deep, (deep, M, N, K, names)
+
+
+# (M, N, K, auto takes 2 loads in flight): the 16-token tile (M = 9..16). Auto takes 2 where
+# every warp streams >= 16 chunks unsplit: N >= 16 * SMs (no K split) and K > 8192 - 64; K
+# tails inside a 64-byte chunk (K % 64 == 16 / 48) and past the 2-chunk stride of the loop.
+_LOADS16_SHAPES = [(16, "wave", 8192 + 48, True), (9, "wave", 8192, True), (12, "wave", 4096 + 16, False),
+                   (10, 37, 8192 + 16, False), (13, 130, 880, False)]
+
+
+@needs_sm80
+@pytest.mark.parametrize("loads", ["2", "4", ""])
+@pytest.mark.parametrize("shape", _LOADS16_SHAPES, ids=lambda s: f"M{s[0]}_N{s[1]}_K{s[2]}")
+def test_gemv_loads16(monkeypatch, loads, shape):
+    """The 16-token gemv with 2 chunks of loads in flight per lane (3 blocks per SM; auto on
+    long unsplit rows, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with 4 (=4): bit-exact
+    against the CPU op, and the variant asked for is the one launched."""
+    M, N, K, auto2 = shape
+    N = 16 * _sms() + 8 if N == "wave" else N
+    if loads:
+        monkeypatch.setenv("TORCHQUANT_INT8_GEMV_LOADS16", loads)
+    else:
+        monkeypatch.delenv("TORCHQUANT_INT8_GEMV_LOADS16", raising=False)
+    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 5 + N + K, True, True, "per_row",
+                                                    torch.float16)
+    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.float16)
+    out = {}
+    names = _gemv_launches(lambda: out.setdefault("y", run_cuda(a_q, sa, za, w_q, sw, None, bias,
+                                                                torch.float16, "gemv")))
+    assert_bitexact(out["y"], want, f"loads={loads!r} M={M} N={N} K={K}")
+    expect2 = loads == "2" or (loads == "" and auto2)
+    ran2 = any(n.endswith(",2>(torchquant::int8::GemvParams)") for n in names)
+    assert len(names) == 1 and "int8_gemv_kernel<2," in names[0], names
+    assert ran2 == expect2, (loads, M, N, K, names)
 
 
 @needs_sm80

@@ -546,32 +546,36 @@ struct GemvParams {
 constexpr int kGemvWarps = 8;
 constexpr int kGemvThreads = 32 * kGemvWarps;
 
-template <int kMT8, bool kDeep = false>
+template <int kMT8, int kLoads = 0>
 struct GemvShape {
   // Chunks of loads each lane keeps in flight: 4 x (2 weight + kMT8 activation)
   // 16-byte loads for up to 16 tokens, 3 x 6 for 32 -- as many as fit 128
   // registers, the budget of 2 blocks (16 warps) per SM. A warp then has
   // kUnroll KiB of weight in flight: 48-96 KiB per SM with 2-3 blocks.
-  // kDeep (8-token tiles only): 6 chunks (95 registers, no spills), where the
-  // host's rule (int8_matmul.cu, gemv_deep) takes it: grids of at most 2 blocks
-  // per SM, whose few warps need more bytes in flight each, and long rows.
-  static_assert(!kDeep || kMT8 == 1, "the deep variant is built for the 8-token tile");
-  static constexpr int kUnroll = kDeep ? 6 : kMT8 >= 4 ? 3 : 4;
+  // kLoads overrides that count where the host's rules (int8_matmul.cu, gemv_loads) take it:
+  //  * 6 for the 8-token tile (95 registers, no spills): grids of at most 2 blocks per SM,
+  //    whose few warps need more bytes in flight each, and long rows;
+  //  * 2 for the 16-token tile on long rows: 2 x (2 + 2) loads fit under 85 registers, so
+  //    3 blocks (24 warps) share an SM instead of 2.
+  static_assert(kLoads == 0 || (kLoads == 6 && kMT8 == 1) || (kLoads == 2 && kMT8 == 2),
+                "load depths built: 6 for the 8-token tile, 2 for the 16-token tile");
+  static constexpr int kUnroll = kLoads > 0 ? kLoads : kMT8 >= 4 ? 3 : 4;
   static constexpr int kTokens = 8 * kMT8;
 };
 
 // (kUnroll 3, 5 and 6 for the 9..16-token tile lost to 4 on every shape measured, H200
-// run 2026-12-02b call 1: 28672x8192 M = 16 68.9 / 67.7 / 65.4 against 63.7 us. For the
-// 8-token tile 6 against 4, run 2026-12-03g call 3, us, M = 1 / 4 / 8: 4096x14336 (256
-// blocks) 16.4-16.5 / 16.4-16.5 / 16.9-17.0 against 19.3-19.4 / 19.4 / 20.0; 28672x8192
-// (1792) 58.5-58.7 / 58.5 / 58.9 against 58.6-59.0 / 58.6-58.9 / 59.3-59.4; 128256x4096
-// (8016) 128.6-128.7 / 128.3-129.2 / 128.1-128.4 against 124.4-124.5 / 124.2-124.6 /
-// 123.2-123.5: hence kDeep by the rule of int8_matmul.cu, gemv_deep.)
-template <int kMT8, bool kAligned, typename OutT, bool kDeep = false>
+// run 2026-12-02b call 1: 28672x8192 M = 16 68.9 / 67.7 / 65.4 against 63.7 us; 3 needs 90
+// registers, so 2 blocks per SM still. For the 8-token tile 6 against 4, run 2026-12-03g
+// call 3, us, M = 1 / 4 / 8: 4096x14336 (256 blocks) 16.4-16.5 / 16.4-16.5 / 16.9-17.0
+// against 19.3-19.4 / 19.4 / 20.0; 28672x8192 (1792) 58.5-58.7 / 58.5 / 58.9 against
+// 58.6-59.0 / 58.6-58.9 / 59.3-59.4; 128256x4096 (8016) 128.6-128.7 / 128.3-129.2 /
+// 128.1-128.4 against 124.4-124.5 / 124.2-124.6 / 123.2-123.5: hence kLoads = 6 by the rule
+// of int8_matmul.cu, gemv_loads. 2 for the 16-token tile: 2026-12-04c, same file.)
+template <int kMT8, bool kAligned, typename OutT, int kLoads = 0>
 __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     int8_gemv_kernel(const GemvParams p) {
-  constexpr int kUnroll = GemvShape<kMT8, kDeep>::kUnroll;
-  constexpr int kTokens = GemvShape<kMT8, kDeep>::kTokens;
+  constexpr int kUnroll = GemvShape<kMT8, kLoads>::kUnroll;
+  constexpr int kTokens = GemvShape<kMT8, kLoads>::kTokens;
   __shared__ int32_t red[kGemvWarps][kTokens][16];
   __shared__ int s_last;
 

@@ -255,19 +255,36 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
   // reserved for this stream until the kernel has run.
 }
 
-// The 8-token gemv with 6 chunks of loads in flight per lane instead of 4 (GemvShape kDeep)
-// when its grid is one wave of at most 2 blocks per SM (few warps, each needing more bytes in
-// flight; H200, 2026-12-03g call 3: 4096x14336 M = 1 16.4 vs 19.4 us), or when each warp
-// streams at least 16 chunks (K >= 8192 unsplit). On larger grids the deep loads won only at
-// K = 8192 and lost at K = 4096, 8 chunks per warp (2026-12-03h calls 1 and 2, us, auto / deep,
-// M = 1 and 8: 128256x8192 246.8 / 242.8, 244.5 / 241.0; 57344x8192 113.6 / 112.3, 112.5 /
-// 112.4; 28672x8192 58.7 / 58.5, 59.6 / 59.0; but 128256x4096 124.4 / 127.8, 28672x4096
-// 30.4 / 33.6, 14336x4096 16.6 / 18.9). Aligned operands only.
+// Loads in flight per lane for aligned gemv grids (GemvShape kLoads; 0 = the tile's default).
+//
+// 8-token tile: 6 chunks instead of 4 when its grid is one wave of at most 2 blocks per SM (few
+// warps, each needing more bytes in flight; H200, 2026-12-03g call 3: 4096x14336 M = 1 16.4 vs
+// 19.4 us), or when each warp streams at least 16 chunks (K >= 8192 unsplit). On larger grids
+// the deep loads won only at K = 8192 and lost at K = 4096, 8 chunks per warp (2026-12-03h
+// calls 1 and 2, us, auto / deep, M = 1 and 8: 128256x8192 246.8 / 242.8, 244.5 / 241.0;
+// 57344x8192 113.6 / 112.3, 112.5 / 112.4; 28672x8192 58.7 / 58.5, 59.6 / 59.0; but
+// 128256x4096 124.4 / 127.8, 28672x4096 30.4 / 33.6, 14336x4096 16.6 / 18.9).
 // TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
-bool gemv_deep(int64_t blocks, int sm_count, int chunks_per_split) {
-  const int forced = env_int("TORCHQUANT_INT8_GEMV_DEEP");
-  if (forced == 1 || forced == -1) return forced == 1;
-  return blocks <= 2 * int64_t{sm_count} || chunks_per_split >= 16 * kGemvWarps;
+//
+// 16-token tile: 2 chunks instead of 4 when each warp streams at least 16 chunks: the smaller
+// register set lets 3 blocks share an SM (24 warps x 2 KiB in flight against 16 x 4 KiB), which
+// the load-schedule microbenchmark measured faster on long rows and slower on K = 4096
+// (benchmarks/micro/int8_gemv_shapes.cu, results/h200/2026-12-04c_int8_sched call 2, us,
+// 4 / 2: 28672x8192 62.1-62.5 / 60.1-60.6; 128256x4096 121.7-125.9 / 127.3; 14336x4096
+// 17.8 / 18.4). TORCHQUANT_INT8_GEMV_LOADS16 (read per call): 2 or 4 forces it.
+int gemv_loads(int mt8, int64_t blocks, int sm_count, int chunks_per_split) {
+  const bool long_rows = chunks_per_split >= 16 * kGemvWarps;
+  if (mt8 == 1) {
+    const int forced = env_int("TORCHQUANT_INT8_GEMV_DEEP");
+    if (forced == 1 || forced == -1) return forced == 1 ? 6 : 0;
+    return blocks <= 2 * int64_t{sm_count} || long_rows ? 6 : 0;
+  }
+  if (mt8 == 2) {
+    const int forced = env_int("TORCHQUANT_INT8_GEMV_LOADS16");
+    if (forced == 2 || forced == 4) return forced == 2 ? 2 : 0;
+    return long_rows ? 2 : 0;
+  }
+  return 0;
 }
 
 template <int kMT8, typename OutT>
@@ -291,9 +308,17 @@ void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
+  const int loads = aligned ? gemv_loads(kMT8, gx * gy * p.splits, sm_count, p.chunks_per_split) : 0;
   if constexpr (kMT8 == 1) {
-    if (aligned && gemv_deep(gx * gy * p.splits, sm_count, p.chunks_per_split)) {
-      launch_kernel(int8_gemv_kernel<1, true, OutT, true>, grid, dim3(kGemvThreads), 0, stream,
+    if (loads == 6) {
+      launch_kernel(int8_gemv_kernel<1, true, OutT, 6>, grid, dim3(kGemvThreads), 0, stream,
+                    pdl.on, p);
+      return;
+    }
+  }
+  if constexpr (kMT8 == 2) {
+    if (loads == 2) {
+      launch_kernel(int8_gemv_kernel<2, true, OutT, 2>, grid, dim3(kGemvThreads), 0, stream,
                     pdl.on, p);
       return;
     }
