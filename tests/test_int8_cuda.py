@@ -250,10 +250,13 @@ def test_gemv_deep_loads(monkeypatch, deep, shape):
     assert len(names) == 1 and deep_ran == expect_deep, (deep, M, N, K, names)
 
 
-# (M, N, K, auto takes 2 loads in flight): the 16-token tile (M = 9..16). Auto takes 2 where
-# every warp streams >= 16 chunks unsplit: N >= 16 * SMs (no K split) and K > 8192 - 64; K
-# tails inside a 64-byte chunk (K % 64 == 16 / 48) and past the 2-chunk stride of the loop.
-_LOADS16_SHAPES = [(16, "wave", 8192 + 48, True), (9, "wave", 8192, True), (12, "wave", 4096 + 16, False),
+# (M, N, K, auto takes 2 loads in flight): the 16-token tile (M = 9..16). Auto takes 2 for
+# M >= 12 where every warp streams >= 16 chunks unsplit (N >= 16 * SMs: no K split; K > 8192
+# - 64) and the grid has >= 12 blocks per SM ("deep": N = 16 * 12 * SMs + 8); K tails inside a
+# 64-byte chunk (K % 64 == 16 / 48) and past the 2-chunk stride of the loop; a one-wave grid
+# ("wave": N = 16 * SMs + 8), a grid split over K and a short K, where auto keeps 4.
+_LOADS16_SHAPES = [(16, "deep", 8192 + 48, True), (12, "deep", 8192, True), (11, "deep", 8192, False),
+                   (16, "wave", 8192 + 16, False), (12, "wave", 4096 + 16, False),
                    (10, 37, 8192 + 16, False), (13, 130, 880, False)]
 
 
@@ -261,11 +264,11 @@ _LOADS16_SHAPES = [(16, "wave", 8192 + 48, True), (9, "wave", 8192, True), (12, 
 @pytest.mark.parametrize("loads", ["2", "4", ""])
 @pytest.mark.parametrize("shape", _LOADS16_SHAPES, ids=lambda s: f"M{s[0]}_N{s[1]}_K{s[2]}")
 def test_gemv_loads16(monkeypatch, loads, shape):
-    """The 16-token gemv with 2 chunks of loads in flight per lane (3 blocks per SM; auto on
-    long unsplit rows, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with 4 (=4): bit-exact
-    against the CPU op, and the variant asked for is the one launched."""
+    """The 16-token gemv with 2 chunks of loads in flight per lane (3 blocks per SM; auto at
+    M >= 12 on long unsplit rows in deep grids, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with
+    4 (=4): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto2 = shape
-    N = 16 * _sms() + 8 if N == "wave" else N
+    N = {"wave": 16 * _sms() + 8, "deep": 16 * 12 * _sms() + 8}.get(N, N)
     if loads:
         monkeypatch.setenv("TORCHQUANT_INT8_GEMV_LOADS16", loads)
     else:

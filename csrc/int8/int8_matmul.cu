@@ -266,13 +266,16 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
 // 128256x4096 124.4 / 127.8, 28672x4096 30.4 / 33.6, 14336x4096 16.6 / 18.9).
 // TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
 //
-// 16-token tile: 2 chunks instead of 4 when each warp streams at least 16 chunks: the smaller
-// register set lets 3 blocks share an SM (24 warps x 2 KiB in flight against 16 x 4 KiB), which
-// the load-schedule microbenchmark measured faster on long rows and slower on K = 4096
-// (benchmarks/micro/int8_gemv_shapes.cu, results/h200/2026-12-04c_int8_sched call 2, us,
-// 4 / 2: 28672x8192 62.1-62.5 / 60.1-60.6; 128256x4096 121.7-125.9 / 127.3; 14336x4096
-// 17.8 / 18.4). TORCHQUANT_INT8_GEMV_LOADS16 (read per call): 2 or 4 forces it.
-int gemv_loads(int mt8, int64_t blocks, int sm_count, int chunks_per_split) {
+// 16-token tile: 2 chunks instead of 4 for 12..16 tokens on long unsplit rows (>= 16 chunks
+// per warp) in grids of at least 4 waves of 3 blocks per SM: the smaller register set lets 3
+// blocks share an SM (24 warps x 2 KiB in flight against 16 x 4 KiB), which pays where the
+// activation loads are many (their L1 / L2 latency sits in every batch) and the grid is deep
+// enough that the waves of 3 round well. H200, results/h200/2026-12-04c_int8_sched call 3,
+// extension A/B in one process, us, 2 / 4: 28672x8192 (1792 blocks) M = 16 62.3-62.6 /
+// 64.7-65.1 but M = 9 60.6-61.0 / 59.6; 57344x8192 M = 16 118.3 / 122.1-122.2, M = 9 115.8-116.1
+// / 113.2-113.3; 8192x28672 (512 blocks, 1.3 waves of 3) M = 16 71.8-72.3 / 62.4.
+// TORCHQUANT_INT8_GEMV_LOADS16 (read per call): 2 or 4 forces it.
+int gemv_loads(int mt8, int64_t M, int64_t blocks, int sm_count, int chunks_per_split) {
   const bool long_rows = chunks_per_split >= 16 * kGemvWarps;
   if (mt8 == 1) {
     const int forced = env_int("TORCHQUANT_INT8_GEMV_DEEP");
@@ -282,7 +285,7 @@ int gemv_loads(int mt8, int64_t blocks, int sm_count, int chunks_per_split) {
   if (mt8 == 2) {
     const int forced = env_int("TORCHQUANT_INT8_GEMV_LOADS16");
     if (forced == 2 || forced == 4) return forced == 2 ? 2 : 0;
-    return long_rows ? 2 : 0;
+    return long_rows && M >= 12 && blocks >= 12 * int64_t{sm_count} ? 2 : 0;
   }
   return 0;
 }
@@ -308,7 +311,7 @@ void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
-  const int loads = aligned ? gemv_loads(kMT8, gx * gy * p.splits, sm_count, p.chunks_per_split) : 0;
+  const int loads = aligned ? gemv_loads(kMT8, p.M, gx * gy * p.splits, sm_count, p.chunks_per_split) : 0;
   if constexpr (kMT8 == 1) {
     if (loads == 6) {
       launch_kernel(int8_gemv_kernel<1, true, OutT, 6>, grid, dim3(kGemvThreads), 0, stream,
