@@ -159,6 +159,26 @@ def test_epilogue_combinations(M, N, K, out_dtype, bias_dtype, zero):
 
 
 @needs_sm80
+@pytest.mark.parametrize("epi", ["1", "-1"])
+@pytest.mark.parametrize("M", [1, 8, 13, 16])
+@pytest.mark.parametrize("zero", ["none", "scalar", "per_row"])
+def test_gemv_epilogue_operands_early(monkeypatch, epi, M, zero):
+    """The gemv's tiles of <= 16 tokens load each output's epilogue operands (scales, zero point
+    x column sum, bias) before the K loop when the grid is not split over K (N >= 16 * SMs);
+    TORCHQUANT_INT8_GEMV_EPI=-1 loads them after it. Every epilogue form, bit-exact against the
+    CPU op either way, with odd N (a partial last block) and a K tail."""
+    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_EPI", epi)
+    N, K = 16 * _sms() + 5, 1024 + 16
+    for i, (bias_dtype, w_pc, a_pt) in enumerate([(None, True, True), (torch.bfloat16, False, True),
+                                                   (torch.float32, True, False), (torch.float16, False, False)]):
+        out_dtype = OUT_DTYPES[i % len(OUT_DTYPES)]
+        a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 3 + i, w_pc, a_pt, zero, bias_dtype)
+        want = run_cpu(a_q, sa, za, w_q, sw, None, bias, out_dtype)
+        got = run_cuda(a_q, sa, za, w_q, sw, None, bias, out_dtype, "gemv")
+        assert_bitexact(got, want, f"epi={epi} M={M} zero={zero} bias={bias_dtype} w_pc={w_pc} a_pt={a_pt}")
+
+
+@needs_sm80
 def test_epilogue_matches_float64_reference():
     """Independent of the CPU op: within int8_epilogue_bound of float64 over the dequantized operands."""
     M, N, K = 33, 200, 4096 + 48
@@ -251,11 +271,11 @@ def test_gemv_deep_loads(monkeypatch, deep, shape):
 
 
 # (M, N, K, auto takes 2 loads in flight): the 16-token tile (M = 9..16). Auto takes 2 for
-# M >= 12 where every warp streams >= 16 chunks unsplit (N >= 16 * SMs: no K split; K > 8192
+# M >= 15 where every warp streams >= 16 chunks unsplit (N >= 16 * SMs: no K split; K > 8192
 # - 64) and the grid has >= 12 blocks per SM ("deep": N = 16 * 12 * SMs + 8); K tails inside a
 # 64-byte chunk (K % 64 == 16 / 48) and past the 2-chunk stride of the loop; a one-wave grid
 # ("wave": N = 16 * SMs + 8), a grid split over K and a short K, where auto keeps 4.
-_LOADS16_SHAPES = [(16, "deep", 8192 + 48, True), (12, "deep", 8192, True), (11, "deep", 8192, False),
+_LOADS16_SHAPES = [(16, "deep", 8192 + 48, True), (15, "deep", 8192, True), (14, "deep", 8192, False),
                    (16, "wave", 8192 + 16, False), (12, "wave", 4096 + 16, False),
                    (10, 37, 8192 + 16, False), (13, 130, 880, False)]
 
@@ -265,7 +285,7 @@ _LOADS16_SHAPES = [(16, "deep", 8192 + 48, True), (12, "deep", 8192, True), (11,
 @pytest.mark.parametrize("shape", _LOADS16_SHAPES, ids=lambda s: f"M{s[0]}_N{s[1]}_K{s[2]}")
 def test_gemv_loads16(monkeypatch, loads, shape):
     """The 16-token gemv with 2 chunks of loads in flight per lane (3 blocks per SM; auto at
-    M >= 12 on long unsplit rows in deep grids, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with
+    M >= 15 on long unsplit rows in deep grids, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with
     4 (=4): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto2 = shape
     N = {"wave": 16 * _sms() + 8, "deep": 16 * 12 * _sms() + 8}.get(N, N)

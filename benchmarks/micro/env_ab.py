@@ -25,7 +25,9 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   always / never (auto: grids of <= 2 blocks per SM, or
                                   >= 16 chunks per warp)
   TORCHQUANT_INT8_GEMV_LOADS16=2|4  int8 gemv, 16-token tile (M = 9..16): 2 or 4 chunks of
-                                  loads in flight per lane (auto: 2 where >= 16 chunks per warp)
+                                  loads in flight per lane (auto: 2 at M >= 15, >= 16 chunks per warp, >= 12 blocks per SM)
+  TORCHQUANT_INT8_GEMV_EPI=-1     int8 gemv: epilogue operands loaded after the K loop (default: before,
+                                  for unsplit tiles of <= 16 tokens)
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)
   TORCHQUANT_INT8_WGMMA_TILE=<config>  int8 wgmma GEMM tile configuration (docs/int8_wgmma.md)
   TORCHQUANT_INT8_WGMMA_ABOX=0    int8 wgmma GEMM, one M tile: A boxes of the tile's rows (TMA

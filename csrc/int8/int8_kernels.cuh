@@ -94,19 +94,35 @@ __device__ __forceinline__ float bias_value(const Epilogue& e, int n) {
   }
 }
 
-// The one fp32 epilogue, shared by both kernels. m < M and n < N are the
-// caller's job (nothing here is read for an element outside the output).
-__device__ __forceinline__ float epilogue_value(const Epilogue& e, int32_t acc, int m, int n) {
-  int64_t c = acc;
-  if (e.a_zero != nullptr) {
-    c -= static_cast<int64_t>(__ldg(e.a_zero + m * e.a_zero_step)) *
-         static_cast<int64_t>(__ldg(e.w_colsum + n));
-  }
-  const float s = __fmul_rn(__ldg(e.a_scale + m * e.a_scale_step),
-                            __ldg(e.w_scale + n * e.w_scale_step));
-  float y = __fmul_rn(__ll2float_rn(c), s);
-  if (e.bias_kind != kBiasNone) y = __fadd_rn(y, bias_value(e, n));
+// The one fp32 epilogue, shared by every kernel, in two steps: the operands of output (m, n)
+// (which the GEMV loads before its K loop, so that no block ends on a DRAM round trip for its
+// scales), then the arithmetic. m < M and n < N are the caller's job (nothing here is read for
+// an element outside the output).
+struct EpiOperands {
+  int64_t zero_colsum;  // a_zero[m] * w_colsum[n], 0 when symmetric
+  float scale;          // a_scale[m] * w_scale[n], rounded once
+  float bias;           // 0 when there is none (then not added)
+};
+
+__device__ __forceinline__ EpiOperands epilogue_operands(const Epilogue& e, int m, int n) {
+  EpiOperands o;
+  o.zero_colsum = e.a_zero != nullptr ? static_cast<int64_t>(__ldg(e.a_zero + m * e.a_zero_step)) *
+                                            static_cast<int64_t>(__ldg(e.w_colsum + n))
+                                      : 0;
+  o.scale = __fmul_rn(__ldg(e.a_scale + m * e.a_scale_step), __ldg(e.w_scale + n * e.w_scale_step));
+  o.bias = e.bias_kind != kBiasNone ? bias_value(e, n) : 0.0f;
+  return o;
+}
+
+__device__ __forceinline__ float epilogue_apply(const Epilogue& e, const EpiOperands& o, int32_t acc) {
+  const int64_t c = static_cast<int64_t>(acc) - o.zero_colsum;
+  float y = __fmul_rn(__ll2float_rn(c), o.scale);
+  if (e.bias_kind != kBiasNone) y = __fadd_rn(y, o.bias);
   return y;
+}
+
+__device__ __forceinline__ float epilogue_value(const Epilogue& e, int32_t acc, int m, int n) {
+  return epilogue_apply(e, epilogue_operands(e, m, n), acc);
 }
 
 template <typename OutT>
@@ -541,6 +557,7 @@ struct GemvParams {
   int splits;
   int32_t* ws;    // [M, N] zeroed, splits > 1 only
   int* counters;  // [gridDim.x * gridDim.y] zeroed, splits > 1 only
+  int epi_early;  // 1: tiles of <= 16 tokens, unsplit, load the epilogue operands before the K loop
 };
 
 constexpr int kGemvWarps = 8;
@@ -588,6 +605,17 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
 
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
   pdl_wait();  // x, the scales, the split workspace and the output after the predecessor
+
+  // Thread -> (token, channel) of the epilogue with the channel fastest: 16 consecutive outputs
+  // per row. Where every output has its own thread (<= 16 tokens) and the block writes the
+  // output itself (no K split), that thread loads its epilogue operands (scales, zero point x
+  // column sum, bias) now: issued behind nothing, they arrive during the K loop, and the block
+  // does not end on a DRAM round trip for its per-channel scales.
+  constexpr int kOut = kTokens * 16;
+  const bool epi_pre = kOut <= kGemvThreads && p.splits == 1 && p.epi_early;
+  EpiOperands pre{0, 0.0f, 0.0f};
+  if (epi_pre && tid < kOut && m0 + (tid >> 4) < p.M && n0 + (tid & 15) < p.N)
+    pre = epilogue_operands(p.epi, m0 + (tid >> 4), n0 + (tid & 15));
 
   // Lane (g, t): weight rows n0+g and n0+g+8, activation rows m0+g+8j.
   const bool v_lo = n0 + g < p.N, v_hi = n0 + g + 8 < p.N;
@@ -647,8 +675,6 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
   __syncthreads();
 
   OutT* out = static_cast<OutT*>(p.out);
-  // Thread -> (token, channel) with the channel fastest: 16 consecutive outputs per row.
-  constexpr int kOut = kTokens * 16;
   if (p.splits == 1) {
     for (int idx = tid; idx < kOut; idx += kGemvThreads) {
       const int ml = idx >> 4, nl = idx & 15;
@@ -657,7 +683,9 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
         int32_t s = 0;
 #pragma unroll
         for (int w = 0; w < kGemvWarps; ++w) s += red[w][ml][nl];
-        out[static_cast<int64_t>(m) * p.N + n] = from_float<OutT>(epilogue_value(p.epi, s, m, n));
+        // epi_pre: idx == tid, the one output of this thread, whose operands are in `pre`
+        const EpiOperands o = epi_pre ? pre : epilogue_operands(p.epi, m, n);
+        out[static_cast<int64_t>(m) * p.N + n] = from_float<OutT>(epilogue_apply(p.epi, o, s));
       }
     }
     return;

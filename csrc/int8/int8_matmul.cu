@@ -266,14 +266,16 @@ void run_mma(GemmParams p, bool aligned, int device, cudaStream_t stream, const 
 // 128256x4096 124.4 / 127.8, 28672x4096 30.4 / 33.6, 14336x4096 16.6 / 18.9).
 // TORCHQUANT_INT8_GEMV_DEEP (read per call): 1 for every 8-token aligned grid, -1 never.
 //
-// 16-token tile: 2 chunks instead of 4 for 12..16 tokens on long unsplit rows (>= 16 chunks
+// 16-token tile: 2 chunks instead of 4 for 15..16 tokens on long unsplit rows (>= 16 chunks
 // per warp) in grids of at least 4 waves of 3 blocks per SM: the smaller register set lets 3
-// blocks share an SM (24 warps x 2 KiB in flight against 16 x 4 KiB), which pays where the
+// blocks share an SM (24 warps x 2 KiB in flight against 16 x 4 KiB), which pays only where the
 // activation loads are many (their L1 / L2 latency sits in every batch) and the grid is deep
-// enough that the waves of 3 round well. H200, results/h200/2026-12-04c_int8_sched call 3,
-// extension A/B in one process, us, 2 / 4: 28672x8192 (1792 blocks) M = 16 62.3-62.6 /
-// 64.7-65.1 but M = 9 60.6-61.0 / 59.6; 57344x8192 M = 16 118.3 / 122.1-122.2, M = 9 115.8-116.1
-// / 113.2-113.3; 8192x28672 (512 blocks, 1.3 waves of 3) M = 16 71.8-72.3 / 62.4.
+// enough that waves of 3 round well. H200, results/h200/2026-12-04c_int8_sched, extension A/B in
+// one process, us, 2 / 4. Call 3: 28672x8192 (1792 blocks) M = 16 62.3-62.6 / 64.7-65.1 but
+// M = 9 60.6-61.0 / 59.6; 8192x28672 (512 blocks, 1.3 waves of 3) M = 16 71.8-72.3 / 62.4.
+// Call 4 (another machine): M = 16 28672x8192 63.3-63.4 / 63.5-63.6, 57344x8192 121.6-121.9 /
+// 122.3-122.4, 128256x8192 264.3-269.1 / 272.1-274.7; M = 14 mixed (28672x8192 62.3-62.4 /
+// 63.0-63.1, 57344x8192 119.9-121.2 / 118.8-120.1); M = 10..12 4 faster on every shape.
 // TORCHQUANT_INT8_GEMV_LOADS16 (read per call): 2 or 4 forces it.
 int gemv_loads(int mt8, int64_t M, int64_t blocks, int sm_count, int chunks_per_split) {
   const bool long_rows = chunks_per_split >= 16 * kGemvWarps;
@@ -285,7 +287,7 @@ int gemv_loads(int mt8, int64_t M, int64_t blocks, int sm_count, int chunks_per_
   if (mt8 == 2) {
     const int forced = env_int("TORCHQUANT_INT8_GEMV_LOADS16");
     if (forced == 2 || forced == 4) return forced == 2 ? 2 : 0;
-    return long_rows && M >= 12 && blocks >= 12 * int64_t{sm_count} ? 2 : 0;
+    return long_rows && M >= 15 && blocks >= 12 * int64_t{sm_count} ? 2 : 0;
   }
   return 0;
 }
@@ -298,6 +300,9 @@ void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t
   TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
               " rows, got M = ", p.M, "; use kernel 'mma' or 'auto'");
   p.chunks = static_cast<int>(cdiv(p.K, 64));
+  // TORCHQUANT_INT8_GEMV_EPI (read per call): -1 loads the epilogue operands after the K loop
+  // (int8_kernels.cuh, int8_gemv_kernel), as every tile does with more than 16 tokens.
+  p.epi_early = env_int("TORCHQUANT_INT8_GEMV_EPI") == -1 ? 0 : 1;
   // Whole rounds of 8 warps per split, so the warps of a block stay balanced.
   const int64_t per = cdiv(cdiv(p.chunks, std::max(1, splits)), kGemvWarps) * kGemvWarps;
   p.chunks_per_split = static_cast<int>(per);
