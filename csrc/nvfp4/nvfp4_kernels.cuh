@@ -689,6 +689,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       chunk_sync();
     }
   }
+  // The global scale for the epilogue, loaded now (after the wait, ahead of the K loop) so
+  // that no block ends on an L2 round trip for it.
+  const float gscale = kSplit ? 0.0f : __ldg(p.gs);
   // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
   // columns are never stored) and group t of its k-warp's words.
   const uint4* const xres =
@@ -838,7 +841,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   if (kw == 0) {
     // kSplit: raw fp32 sums to this split's slice of the workspace (the
     // reduce kernel applies the epilogue); otherwise the epilogue here.
-    const float so = kSplit ? 0.0f : __fmul_rn(__ldg(p.gs), 128.0f);
+    const float so = __fmul_rn(gscale, 128.0f);
     const T* bias = static_cast<const T*>(p.bias);
     T* y = static_cast<T*>(p.y);
     float* part = kSplit ? p.part + static_cast<size_t>(blockIdx.y) * M * N : nullptr;
