@@ -849,28 +849,16 @@ __device__ __forceinline__ void store_out(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store_out(__half* p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ void store_out(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 
-// The product of the two scales of output (m, n), rounded once (the dp4a GEMV loads it before
-// its K loop, so that no warp ends on a DRAM round trip for its row's weight scale).
-__device__ __forceinline__ float int8_epilogue_scale(const Int8Epilogue& ep, int m, int n) {
-  return __fmul_rn(ep.a_scale[m * ep.a_scale_step], ep.w_scale[n * ep.w_scale_step]);
-}
-
-// The rest of the epilogue, given that product s: c = acc - z * colsum, y = float(c) * s, + bias.
-template <typename OutT>
-__device__ __forceinline__ void int8_epilogue_scaled(const Int8Epilogue& ep, float s, OutT* y, int N,
-                                                     int m, int n, int32_t acc) {
-  long long c = acc;
-  if (ep.a_zero != nullptr)
-    c -= static_cast<long long>(ep.a_zero[m * ep.a_zero_step]) * ep.colsum[n];
-  float v = __fmul_rn(__ll2float_rn(c), s);
-  if (ep.bias != nullptr) v = __fadd_rn(v, ep.bias[n]);
-  store_out(y + static_cast<int64_t>(m) * N + n, v);
-}
-
 template <typename OutT>
 __device__ __forceinline__ void int8_epilogue(const Int8Epilogue& ep, OutT* y, int M, int N,
                                               int m, int n, int32_t acc) {
-  int8_epilogue_scaled(ep, int8_epilogue_scale(ep, m, n), y, N, m, n, acc);
+  long long c = acc;
+  if (ep.a_zero != nullptr)
+    c -= static_cast<long long>(ep.a_zero[m * ep.a_zero_step]) * ep.colsum[n];
+  const float s = __fmul_rn(ep.a_scale[m * ep.a_scale_step], ep.w_scale[n * ep.w_scale_step]);
+  float v = __fmul_rn(__ll2float_rn(c), s);
+  if (ep.bias != nullptr) v = __fadd_rn(v, ep.bias[n]);
+  store_out(y + static_cast<int64_t>(m) * N + n, v);
 }
 
 // ----------------------------------------------------- simt int8 ------
@@ -984,11 +972,6 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
   for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
     const int m0 = mt * MT;
     const int mv = min(MT, M - m0);
-    // Lane l < RW * MT stores output (r, m) = (l / MT, l % MT) below; its product of scales is
-    // loaded now, ahead of the K loop (the zero point and the bias, when there are any, after).
-    const int er = lane / MT, em = lane % MT;
-    const bool e_on = lane < RW * MT && em < mv && row0 + er < N;
-    const float es = e_on ? int8_epilogue_scale(ep, m0 + em, row0 + er) : 0.0f;
     int32_t acc[RW][MT];
 #pragma unroll
     for (int r = 0; r < RW; ++r)
@@ -1043,13 +1026,14 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
     // Lane l < RW * MT (after the butterfly every lane holds every sum) runs
     // the epilogue of output (r, m) = (l / MT, l % MT): one element per lane.
     {
+      const int r = lane / MT, m = lane % MT;
       int32_t v = 0;
 #pragma unroll
       for (int rr = 0; rr < RW; ++rr)
 #pragma unroll
         for (int mm = 0; mm < MT; ++mm)
-          if (rr == er && mm == em) v = acc[rr][mm];
-      if (e_on) int8_epilogue_scaled(ep, es, y, N, m0 + em, row0 + er, v);
+          if (rr == r && mm == m) v = acc[rr][mm];
+      if (lane < RW * MT && m < mv && row0 + r < N) int8_epilogue(ep, y, M, N, m0 + m, row0 + r, v);
     }
   }
 }
