@@ -236,6 +236,27 @@ def _gemv_launches(fn):
     return [n.replace(" ", "") for n in kernels_launched(fn) if "int8_gemv_kernel" in n]
 
 
+def _check_gemv_loads(monkeypatch, knob, value, shape, forced_on, depth, tile, out_dtype, seed):
+    """Runs path "gemv" on shape = (M, N, K, auto_takes_it) with knob = value ("" = unset) and
+    checks the output bit-exact against the CPU op, one launch of the `tile`-token kernel
+    (int8_gemv_kernel<tile / 8, ...>), and that its load depth is `depth` exactly when the
+    knob forces it (value == forced_on) or auto should take it."""
+    M, N, K, auto_takes = shape
+    if value:
+        monkeypatch.setenv(knob, value)
+    else:
+        monkeypatch.delenv(knob, raising=False)
+    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, seed, True, True, "per_row", out_dtype)
+    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, out_dtype)
+    out = {}
+    names = _gemv_launches(lambda: out.setdefault("y", run_cuda(a_q, sa, za, w_q, sw, None, bias,
+                                                                out_dtype, "gemv")))
+    assert_bitexact(out["y"], want, f"{knob}={value!r} M={M} N={N} K={K}")
+    assert len(names) == 1 and f"int8_gemv_kernel<{tile // 8}," in names[0], names
+    ran = names[0].endswith(f",{depth}>(torchquant::int8::GemvParams)")
+    assert ran == (value == forced_on or (value == "" and auto_takes)), (knob, value, M, N, K, names)
+
+
 # (M, N, K, auto takes the deep loads): K tails that end inside the 48-chunk stride of the
 # deep loop and inside a 64-byte chunk (K % 64 == 16 / 48), odd N, grids split over K
 # (N < 16 * SMs: 3 x 9, 9 x 2, 4 x 28 blocks, all within one wave), and grids one block
@@ -249,25 +270,13 @@ _DEEP_SHAPES = [(1, 37, 4096 + 16, True), (5, 130, 880, True), (8, 49, 14336, Tr
 @pytest.mark.parametrize("deep", ["1", "-1", ""])
 @pytest.mark.parametrize("shape", _DEEP_SHAPES, ids=lambda s: f"M{s[0]}_K{s[2]}")
 def test_gemv_deep_loads(monkeypatch, deep, shape):
-    """The 8-token gemv with 6 chunks of loads in flight per lane (kDeep; auto on grids of at
-    most 2 blocks per SM or of >= 16 chunks per warp, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and
-    with 4 (-1): bit-exact against the CPU op, and the variant asked for is the one launched."""
+    """The 8-token gemv with 6 chunks of loads in flight per lane (auto on grids of at most
+    2 blocks per SM or of >= 16 chunks per warp, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and with
+    4 (-1): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto_deep = shape
     N = 32 * _sms() + 8 if N is None else N
-    if deep:
-        monkeypatch.setenv("TORCHQUANT_INT8_GEMV_DEEP", deep)
-    else:
-        monkeypatch.delenv("TORCHQUANT_INT8_GEMV_DEEP", raising=False)
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 7 + N + K, True, True, "per_row",
-                                                    torch.bfloat16)
-    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16)
-    out = {}
-    names = _gemv_launches(lambda: out.setdefault("y", run_cuda(a_q, sa, za, w_q, sw, None, bias,
-                                                                torch.bfloat16, "gemv")))
-    assert_bitexact(out["y"], want, f"deep={deep!r} M={M} N={N} K={K}")
-    expect_deep = deep == "1" or (deep == "" and auto_deep)
-    deep_ran = any(n.endswith(",6>(torchquant::int8::GemvParams)") for n in names)
-    assert len(names) == 1 and deep_ran == expect_deep, (deep, M, N, K, names)
+    _check_gemv_loads(monkeypatch, "TORCHQUANT_INT8_GEMV_DEEP", deep, (M, N, K, auto_deep), "1", 6, 8,
+                      torch.bfloat16, M * 7 + N + K)
 
 
 # (M, N, K, auto takes 2 loads in flight): the 16-token tile (M = 9..16). Auto takes 2 for
@@ -289,21 +298,8 @@ def test_gemv_loads16(monkeypatch, loads, shape):
     4 (=4): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto2 = shape
     N = {"wave": 16 * _sms() + 8, "deep": 16 * 12 * _sms() + 8}.get(N, N)
-    if loads:
-        monkeypatch.setenv("TORCHQUANT_INT8_GEMV_LOADS16", loads)
-    else:
-        monkeypatch.delenv("TORCHQUANT_INT8_GEMV_LOADS16", raising=False)
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 5 + N + K, True, True, "per_row",
-                                                    torch.float16)
-    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.float16)
-    out = {}
-    names = _gemv_launches(lambda: out.setdefault("y", run_cuda(a_q, sa, za, w_q, sw, None, bias,
-                                                                torch.float16, "gemv")))
-    assert_bitexact(out["y"], want, f"loads={loads!r} M={M} N={N} K={K}")
-    expect2 = loads == "2" or (loads == "" and auto2)
-    ran2 = any(n.endswith(",2>(torchquant::int8::GemvParams)") for n in names)
-    assert len(names) == 1 and "int8_gemv_kernel<2," in names[0], names
-    assert ran2 == expect2, (loads, M, N, K, names)
+    _check_gemv_loads(monkeypatch, "TORCHQUANT_INT8_GEMV_LOADS16", loads, (M, N, K, auto2), "2", 2, 16,
+                      torch.float16, M * 5 + N + K)
 
 
 @needs_sm80

@@ -37,28 +37,24 @@ double graph_median_us(int reps, One one, double warm_ms = 0) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, s));
-  if (warm_ms > 0) {
+  auto replay_ms = [&] {  // one timed replay of the whole graph
     CK(cudaEventRecord(e0, s));
     CK(cudaGraphLaunch(ge, s));
     CK(cudaEventRecord(e1, s));
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+  };
+  CK(cudaGraphLaunch(ge, s));
+  if (warm_ms > 0) {
+    const float ms = replay_ms();
     for (int r = 0, n = (int)(warm_ms / std::max(ms, 1e-3f)); r < n && r < 2000; ++r)
       CK(cudaGraphLaunch(ge, s));
     CK(cudaStreamSynchronize(s));
   }
   std::vector<float> ts;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(e0, s));
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ts.push_back(ms * 1000.f / reps);
-  }
+  for (int r = 0; r < 7; ++r) ts.push_back(replay_ms() * 1000.f / reps);
   CK(cudaGetLastError());
   std::sort(ts.begin(), ts.end());
   CK(cudaEventDestroy(e0));

@@ -14,7 +14,9 @@
 //   xs         x staged once per block in shared memory (M = 1 only) and read from there,
 //              which frees the activation registers of the loads in flight
 //
-// All launches use programmatic dependent launch as the extension's GEMV does. Output of every
+// Each shape first times a pure read of its weight (read_kernel.cuh: 2 blocks of 16 warps per
+// SM, 8 KB in flight per warp, read_floor.cu's best shape). All launches use programmatic
+// dependent launch as the extension's GEMV does. Output of every
 // variant is compared with the first one's (integer sums: must be identical). Timing as in
 // benchmarks/timing.py: weight copies rotated past 3x L2, one CUDA graph, median of 7 replays.
 //
@@ -30,6 +32,7 @@
 
 #include "common/pdl_device.cuh"
 #include "graph_timing.cuh"
+#include "read_kernel.cuh"
 #include "int8/int8_kernels.cuh"
 
 using torchquant::int8::ldg16_cached;
@@ -137,49 +140,6 @@ __global__ void __launch_bounds__(256, 2)
   }
 }
 
-// The pure read of the same bytes (benchmarks/micro/read_floor.cu's best shape): 2 blocks of
-// 16 warps per SM, 8 KB in flight per warp, grid-stride 16-byte loads.
-__global__ void __launch_bounds__(512, 1) flat_read(const uint4* __restrict__ p, size_t n16,
-                                                    unsigned* out) {
-  torchquant::pdl_launch_dependents();
-  torchquant::pdl_wait();
-  constexpr int D = 8, G = 2;
-  const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  const size_t nt = gridDim.x * (size_t)blockDim.x, step = nt * G;
-  const size_t stages = (n16 + step - 1) / step;
-  uint4 v[D][G];
-  auto addr = [&](size_t j, int i) {
-    const size_t u = j * step + i * nt + t;
-    return p + (u < n16 ? u : n16 - 1);
-  };
-  auto ld = [](const uint4* q) {
-    uint4 r;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(q));
-    return r;
-  };
-#pragma unroll
-  for (int d = 0; d < D; ++d)
-#pragma unroll
-    for (int i = 0; i < G; ++i) v[d][i] = ld(addr(d, i));
-  unsigned acc = 0;
-  for (size_t j = 0; j < stages; j += D) {
-#pragma unroll
-    for (int d = 0; d < D; ++d) {
-      if (j + d < stages) {
-#pragma unroll
-        for (int i = 0; i < G; ++i) acc ^= v[d][i].x + v[d][i].y + v[d][i].z + v[d][i].w;
-      }
-      if (j + d + D < stages) {
-#pragma unroll
-        for (int i = 0; i < G; ++i) v[d][i] = ld(addr(j + d + D, i));
-      }
-    }
-  }
-  if (acc == 0x9e3779b9u) out[0] = acc;
-}
-
 using Fn = void (*)(const int8_t*, const int8_t*, int, int, int, int32_t*, int);
 
 struct Variant {
@@ -262,12 +222,11 @@ int main(int argc, char** argv) {
     const int reps = (int)std::max<size_t>(copies, 8);
     {
       const size_t n16 = wbytes / 16;
-      CK(cudaFuncSetAttribute(flat_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
       double us = graph_median_us(reps, [&](int r, cudaStream_t s) {
         const uint4* p = reinterpret_cast<const uint4*>(w[r % copies]);
         size_t n = n16;
         void* args[] = {(void*)&p, (void*)&n, (void*)&sink};
-        launch_pdl((const void*)flat_read, dim3(2 * sms), dim3(512), 0, s, args);
+        launch_pdl((const void*)read_kernel<8, 2, true>, dim3(2 * sms), dim3(512), 0, s, args);
       }, warm_ms);
       std::printf("\n== %dx%d (%.2f MB, %zu copies): pure read %.2f us (%.3f TB/s)\n", sh.N, sh.K,
                   wbytes / 1e6, copies, us, wbytes / us * 1e-6);
