@@ -570,10 +570,11 @@ struct GemvShape {
   // registers, the budget of 2 blocks (16 warps) per SM. A warp then has
   // kUnroll KiB of weight in flight: 48-96 KiB per SM with 2-3 blocks.
   // kLoads overrides that count where the host's rules (int8_matmul.cu, gemv_loads) take it:
-  //  * 6 for the 8-token tile (95 registers, no spills): grids of at most 2 blocks per SM,
-  //    whose few warps need more bytes in flight each, and long rows;
-  //  * 2 for the 16-token tile on long rows: 2 x (2 + 2) loads fit under 85 registers, so
-  //    3 blocks (24 warps) share an SM instead of 2.
+  //  * 6 for the 8-token tile (112 registers on sm_90 with the epilogue operands, no spills):
+  //    grids of at most 2 blocks per SM, whose few warps need more bytes in flight each, and
+  //    long rows;
+  //  * 2 for the 16-token tile on long rows: 2 x (2 + 2) loads fit under 85 registers (72),
+  //    so 3 blocks (24 warps) share an SM instead of 2.
   static_assert(kLoads == 0 || (kLoads == 6 && kMT8 == 1) || (kLoads == 2 && kMT8 == 2),
                 "load depths built: 6 for the 8-token tile, 2 for the 16-token tile");
   static constexpr int kUnroll = kLoads > 0 ? kLoads : kMT8 >= 4 ? 3 : 4;
