@@ -1,5 +1,6 @@
-// Shared by the standalone CUDA probes in this folder (stream_patterns.cu, read_floor.cu): the
-// error check and the timing of benchmarks/timing.py in C++. A CUDA graph of `reps` launches
+// Shared by the standalone CUDA probes in this folder (stream_patterns.cu, read_floor.cu,
+// int8_gemv_shapes.cu): the error check, a launch with or without PDL (launch_ex, at the end)
+// and the timing of benchmarks/timing.py in C++. A CUDA graph of `reps` launches
 // (each call one(r, stream) enqueues launch r; the caller rotates buffer copies by r so every
 // launch reads from HBM), one warm replay, then the median of 7 replays, per launch, in us.
 #pragma once
@@ -63,4 +64,21 @@ double graph_median_us(int reps, One one, double warm_ms = 0) {
   CK(cudaGraphDestroy(g));
   CK(cudaStreamDestroy(s));
   return ts[3];
+}
+
+// Launches fn(args...) (args: pointers to the arguments, as cudaLaunchKernelExC takes them),
+// with programmatic stream serialization when pdl (the decode kernels' launch, common/pdl.h).
+inline void launch_ex(const void* fn, dim3 grid, dim3 block, size_t smem, cudaStream_t s, void** args,
+                      bool pdl) {
+  cudaLaunchConfig_t lc = {};
+  lc.gridDim = grid;
+  lc.blockDim = block;
+  lc.dynamicSmemBytes = smem;
+  lc.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  lc.attrs = at;
+  lc.numAttrs = pdl ? 1 : 0;
+  CK(cudaLaunchKernelExC(&lc, fn, args));
 }

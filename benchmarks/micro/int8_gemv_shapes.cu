@@ -16,8 +16,8 @@
 //
 // Each shape first times a pure read of its weight (read_kernel.cuh: 2 blocks of 16 warps per
 // SM, 8 KB in flight per warp, read_floor.cu's best shape). All launches use programmatic
-// dependent launch as the extension's GEMV does. Output of every
-// variant is compared with the first one's (integer sums: must be identical). Timing as in
+// dependent launch as the extension's GEMV does. Output of every variant is compared with the
+// first one's (integer sums: must be identical). Timing as in
 // benchmarks/timing.py: weight copies rotated past 3x L2, one CUDA graph, median of 7 replays.
 //
 // Build: nvcc -O3 -arch=sm_90 -I../../csrc -o int8_gemv_shapes int8_gemv_shapes.cu
@@ -145,27 +145,11 @@ using Fn = void (*)(const int8_t*, const int8_t*, int, int, int, int32_t*, int);
 struct Variant {
   const char* name;
   Fn fn;
-  int U, T8;
-  bool pers, xs;
+  bool pers, xs;  // persistent grid; x in dynamic shared memory (K bytes)
 };
 
 #define V(U, T8, P, C, XS) \
-  Variant { #U "/" #T8 "/" #P #C #XS, gemv_variant<U, T8, P, C, XS>, U, T8, P, XS }
-
-static void launch_pdl(const void* fn, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-                       void** args) {
-  cudaLaunchConfig_t lc = {};
-  lc.gridDim = grid;
-  lc.blockDim = block;
-  lc.dynamicSmemBytes = smem;
-  lc.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  lc.attrs = at;
-  lc.numAttrs = 1;
-  CK(cudaLaunchKernelExC(&lc, fn, args));
-}
+  Variant { #U "/" #T8 "/" #P #C #XS, gemv_variant<U, T8, P, C, XS>, P, XS }
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
@@ -226,7 +210,7 @@ int main(int argc, char** argv) {
         const uint4* p = reinterpret_cast<const uint4*>(w[r % copies]);
         size_t n = n16;
         void* args[] = {(void*)&p, (void*)&n, (void*)&sink};
-        launch_pdl((const void*)read_kernel<8, 2, true>, dim3(2 * sms), dim3(512), 0, s, args);
+        launch_ex((const void*)read_kernel<8, 2, true>, dim3(2 * sms), dim3(512), 0, s, args, true);
       }, warm_ms);
       std::printf("\n== %dx%d (%.2f MB, %zu copies): pure read %.2f us (%.3f TB/s)\n", sh.N, sh.K,
                   wbytes / 1e6, copies, us, wbytes / us * 1e-6);
@@ -247,7 +231,7 @@ int main(int argc, char** argv) {
           int Mv = M, Nv = sh.N, Kv = sh.K, tv = tiles;
           void* args[] = {(void*)&wp, (void*)&x, (void*)&Mv, (void*)&Nv, (void*)&Kv,
                           (void*)&out, (void*)&tv};
-          launch_pdl((const void*)v.fn, dim3(grid), dim3(256), smem, s, args);
+          launch_ex((const void*)v.fn, dim3(grid), dim3(256), smem, s, args, true);
         };
         CK(cudaMemset(out, 0xff, (size_t)M * sh.N * 4));
         one(0, 0);

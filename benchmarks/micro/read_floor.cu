@@ -7,10 +7,10 @@
 //
 // Every kernel (read_kernel.cuh): grid-stride over 16-byte loads (ld.global.nc, L1
 // no-allocate), D stages of G loads per thread in registers, refilled as consumed (as the GEMV
-// rings keep bytes in flight), XOR of what it read into a store that never happens. Configurations: blocks per SM,
-// warps per block, bytes in flight per warp; "pdl": launched with programmatic stream
-// serialization, griddepcontrol.launch_dependents first and griddepcontrol.wait before the
-// first load (as the decode kernels, csrc/common/pdl.h).
+// rings keep bytes in flight), XOR of what it read into a store that never happens.
+// Configurations: blocks per SM, warps per block, bytes in flight per warp; "pdl": launched
+// with programmatic stream serialization, griddepcontrol.launch_dependents first and
+// griddepcontrol.wait before the first load (as the decode kernels, csrc/common/pdl.h).
 //
 // Build: nvcc -O3 -arch=sm_90 -o read_floor read_floor.cu
 // Usage: read_floor MB [MB ...]          sweep each size, print the best configurations
@@ -49,16 +49,9 @@ static unsigned* g_out = nullptr;
 
 static void launch(const Cfg& c, const uint4* p, size_t bytes, cudaStream_t s) {
   KernelFn fn = c.pdl ? pick<true>(c.inflight) : pick<false>(c.inflight);
-  cudaLaunchConfig_t lc = {};
-  lc.gridDim = dim3(g_sms * c.bps);
-  lc.blockDim = dim3(c.warps * 32);
-  lc.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  lc.attrs = at;
-  lc.numAttrs = c.pdl ? 1 : 0;
-  CK(cudaLaunchKernelEx(&lc, fn, p, bytes / 16, g_out));
+  size_t n16 = bytes / 16;
+  void* args[] = {(void*)&p, (void*)&n16, (void*)&g_out};
+  launch_ex((const void*)fn, dim3(g_sms * c.bps), dim3(c.warps * 32), 0, s, args, c.pdl);
 }
 
 // One "layer" = reads of sizes[0..], each from its own buffer; copies rotate layers so that
