@@ -168,7 +168,7 @@ def test_gemv_ring_x_through_ring(monkeypatch, dtype, xring, ksplit):
     4 or 3 stages for M <= 8, 3 or 2 for M = 9..16; a depth not built for that
     M falls back to the rule of "1": XR where K is split over 4+ warps with at
     most 8 stages each, which this shape is unless the K split is forced to 2;
-    "5" and unset, the default: the narrow rule, K split over 8+ warps and
+    "5" and unset, the default: the narrow rule, K split over 16 warps and
     M <= 2, so M = 1, 2 of this shape take XR and larger M do not) and with x
     loaded into registers (-1): every M of one and two n-tiles, several M tiles,
     K ending inside a stage (zero-filled x units), rows past N, a forced K split."""
@@ -181,7 +181,8 @@ def test_gemv_ring_x_through_ring(monkeypatch, dtype, xring, ksplit):
     if ksplit:
         monkeypatch.setenv("TORCHQUANT_FP8_KSPLIT", ksplit)
     gen = torch.Generator().manual_seed(int(xring or 0) + 7)
-    n, k, bs = 131, 2048 + 64 + 16, 128
+    # 9 column tiles and 66 chunks of 64: the ring kernel's K split is 16 (the narrow rule's).
+    n, k, bs = 131, 4096 + 64 + 16, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
     for m in M_SWEEP:

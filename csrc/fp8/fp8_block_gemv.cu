@@ -144,9 +144,9 @@ int choose_ksplit(int64_t tasks, int64_t chunks, int sm_count, bool ring = false
   // large shapes; splitting K over at least K/1024 warps (4 at K = 4096, 8 at
   // K = 8192) was fastest at every M = 2..16 (28672x8192: 127-133 -> 99-111
   // us; 14336x4096: 31-34 -> 29-33; 128256x4096: 239-260 -> 206-237).
-  // The cp.async ring kernel (WK = 64) keeps 8 KB per warp in flight in
-  // shared memory and needs no floor (read-pattern microbenchmark: KS = 1..8
-  // all within a few % at 28672x8192).
+  // The cp.async ring kernel (WK = 64) keeps its weight in flight in shared
+  // memory (2 stages x 2 KB per warp) and needs no floor (read-pattern
+  // microbenchmark: KS = 1..8 all within a few % at 28672x8192).
   if (ring) return ks;
   int floor_ks = 1;
   while (floor_ks * 2 <= 8 && chunks >= floor_ks * 2 * 16) floor_ks *= 2;
@@ -205,11 +205,12 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // K-split sums.
 //
 // XR (x through the ring), TORCHQUANT_FP8_XRING (read per call): unset or 5, the default, the
-// narrow rule: M <= 2 and K split over 8+ warps with at most kXrMaxStages stages each (N up to
-// ~4200 at K <= 8192: Llama-3-8B's o projection, small layers); 1, the wide rule: any M and a K
+// narrow rule: M <= 2 and K split over 16 warps with at most kXrMaxStages stages each (N up to
+// ~2100 at K <= 16384: small layers such as 2048x4096 and 1024x4096; until 2026-12-04d a K split
+// of 8+, which also took 4096x4096, Llama-3-8B's o projection); 1, the wide rule: any M and a K
 // split of 4+ warps (K <= 1024 ks); 2 / 3 / 4 force that ring depth S with XR where it is built
 // and a block can have that much shared memory (else as 1); 0 or -1: never (x loaded into
-// registers one stage ahead, S = 4).
+// registers one stage ahead, S = kMmaCpStages = 2).
 // Why x through the ring: Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring)
 // put 22 % of the warps' time at M = 1 on the first use of x, whose register loads share a
 // scoreboard with the next stage's x loads issued just before it; the short rings expose it.
@@ -228,6 +229,11 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 //   7.5 vs 8.3, fp16 M = 8 7.5 vs 8.0) and loses at M = 16 (10.0 vs 9.5; 4096x8192 18.1 vs
 //   15.1). Hence M <= 2. Alone at M = 1: 4096x4096 fp16 6.8-6.9 vs 7.6, bf16 7.1 vs 8.2-8.3;
 //   2048x4096 4.6 vs 4.9; 1024x4096 3.9 vs 4.1.
+// * 2026-12-04d_fp8_direct call 7, after the x-in-registers ring went from 4 stages to 2 (below):
+//   XR now loses on the K split of 8 (4096x4096 M = 1 / 2 fp16 6.8 vs 6.2-6.4, bf16 7.1 vs 6.7;
+//   4096x8192 fp16 11.7-11.9 vs 11.0-11.1) and still wins on the K split of 16 (2048x4096 fp16
+//   4.6 vs 4.8, bf16 4.9 vs 5.2; 1024x4096 3.8 vs 3.9-4.0, bf16 4.2 vs 4.3); the layer chain is
+//   level (M = 1 65.5-65.9 either way). Hence a K split of 16.
 // Its S: the deepest ring that leaves every SM room for the blocks the grid gives it in one
 // wave (at most kMmaWarpsPerSm warps by registers; each block also costs 1 KB of reserved
 // shared memory): MT = 1 tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, XR stays off.
@@ -235,6 +241,7 @@ constexpr int kXrMaxStages = 8;
 constexpr int kXrNarrow = 5;            // TORCHQUANT_FP8_XRING's value for the narrow rule
 constexpr int kXrDefault = kXrNarrow;   // unset or empty
 constexpr int kXrNarrowMaxM = 2;        // the narrow rule's largest M
+constexpr int kXrNarrowMinKs = 16;      // the narrow rule's smallest K split (8 before 2026-12-04d)
 
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
@@ -260,7 +267,7 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced >= 1 && ks >= (narrow ? 8 : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
+  else if (forced >= 1 && ks >= (narrow ? kXrNarrowMinKs : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
            (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
