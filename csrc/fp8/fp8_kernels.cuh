@@ -94,9 +94,10 @@ constexpr bool mma_x_ahead(int wk, int mt) { return !(wk == 16 && mt == 2); }
 // builds, us): 6 stages against 4 lost 5-15 % (28672x8192 fp16 M = 1 68.4-68.8 vs 63.1-63.2),
 // 3 against 4 won 1-7 % (M = 4 61.4-61.7 vs 63.1-63.6; bf16 128256x4096 M = 8 142.9-144.3 vs
 // 151.9-152.4), 2 against 3 won again on most shapes (Llama-3-8B layer chain bf16 M = 1 65.7-66.1
-// vs 68.5, M = 8 75.9-76.1 vs 78.5; 4096x4096 fp16 M = 8 6.8 vs 7.5) and lost 2 % only on the
-// 16-row tile of 128256x4096 (M = 16 186.1-186.5 vs 182.4-182.5, a shape auto sends to the
-// wgmma GEMV on sm_90). The one-wave grids keep 13-16 such warps per SM.
+// vs 68.5, M = 8 75.9-76.1 vs 78.5; 4096x4096 fp16 M = 8 6.8 vs 7.5) and lost up to 2 % on
+// 28672x8192 bf16 M = 8 (68.3-68.4 vs 66.9-68.2) and the 16-row tile of 128256x4096 (M = 16
+// 186.1-186.5 vs 182.4-182.5, a shape auto sends to the wgmma GEMV on sm_90). The one-wave
+// grids keep 13-16 such warps per SM.
 constexpr int kMmaCpStages = 2;
 // A ring stage: 16 rows x 128 bytes of weight, then the 16 rows' scales of its
 // two 64-k windows (fp8_gemv_mma_cp_kernel).
