@@ -39,7 +39,7 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   kernel at block sizes that are multiples of 64
   TORCHQUANT_FP8_XRING=1|2|3|4|5  fp8 ring kernel with x copied through the ring (1: the
                                   wide rule, 2-4: that depth, 5 / unset: the narrow rule,
-                                  M <= 2 and K split 8+; -1: x in registers; docs/fp8_gemv.md)
+                                  M <= 2 and K split 16; -1: x in registers; docs/fp8_gemv.md)
   TORCHQUANT_FP8_WGMMA_M5_MIN=W   fp8 auto: the wgmma GEMV at M = 5..8 from W * 2^20 weights
                                   (unset: 256)
   TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2  fp8 path "wgmma": one or two CTAs per SM (unset: 16x2)
