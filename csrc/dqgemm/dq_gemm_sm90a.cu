@@ -258,16 +258,25 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 // Split-K (choose_splits) where the units fill at most half the SMs.
 using GemvCfg1 = DqGemvConfig<10, 1>;
 using GemvCfg2 = DqGemvConfig<5, 2>;
+// Shallower rings of the two-CTA tile, forced only (A/B of the ring depth; the fp8 mma ring
+// kernel streamed faster with 2 stages per warp than with 4, docs/fp8_gemv.md).
+using GemvCfg2s4 = DqGemvConfig<4, 2>;
+using GemvCfg2s3 = DqGemvConfig<3, 2>;
 
-bool choose_gemv_two_per_sm(const char* op) {
+enum class GemvTile { k16x1, k16x2, k16x2s4, k16x2s3 };
+
+GemvTile choose_gemv_tile(const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_TILE")) {
     if (env[0] != '\0') {
-      if (std::strcmp(env, "16x1") == 0) return false;
-      if (std::strcmp(env, "16x2") == 0) return true;
-      TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env, "' is not one of 16x1, 16x2");
+      if (std::strcmp(env, "16x1") == 0) return GemvTile::k16x1;
+      if (std::strcmp(env, "16x2") == 0) return GemvTile::k16x2;
+      if (std::strcmp(env, "16x2s4") == 0) return GemvTile::k16x2s4;
+      if (std::strcmp(env, "16x2s3") == 0) return GemvTile::k16x2s3;
+      TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env,
+                  "' is not one of 16x1, 16x2, 16x2s4, 16x2s3");
     }
   }
-  return true;
+  return GemvTile::k16x2;
 }
 
 // bf16's conversion: through fp32 (e4m3x2_bf16_via_f32), or the re-seat (e4m3x2_exact) when
@@ -330,17 +339,26 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const at::Tensor& w = l.w;
   const DqArgs& args = l.args;
 
-  const bool two = choose_gemv_two_per_sm(op);
+  const GemvTile tile = choose_gemv_tile(op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
   auto go = [&](auto elem, auto via_f32) {
     using T = decltype(elem);
     constexpr bool kViaF32 = decltype(via_f32)::value;
-    if (two) {
-      launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
-    } else {
-      launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+    switch (tile) {
+      case GemvTile::k16x1:
+        return launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                                 stream, x, op);
+      case GemvTile::k16x2s4:
+        return launch_gemv<GemvCfg2s4, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                                   stream, x, op);
+      case GemvTile::k16x2s3:
+        return launch_gemv<GemvCfg2s3, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                                   stream, x, op);
+      case GemvTile::k16x2:
+        break;
     }
+    launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
   };
   if (x.scalar_type() == at::kHalf) {
     go(__half{}, std::false_type{});
