@@ -380,11 +380,11 @@ def test_gemv_forced_wgmma_unavailable_raises():
 @WGMMA
 @pytest.mark.parametrize("dtype,bf16cvt", [(torch.float16, ""), (torch.bfloat16, ""),
                                            (torch.bfloat16, "reseat")])
-@pytest.mark.parametrize("tile", ["16x1", "16x2", "16x2s4", "16x2s3"])
+@pytest.mark.parametrize("tile", ["16x1", "16x2", "16x2s4", "16x2s3", "16x2s2"])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
 def test_gemv_wgmma_tiles_and_splits(monkeypatch, dtype, bf16cvt, tile, splits):
     """Path 'wgmma' with each tile forced (one or two CTAs per SM, the two-CTA tile also with
-    4- and 3-stage rings; bf16's re-seat conversion,
+    4-, 3- and 2-stage rings; bf16's re-seat conversion,
     TORCHQUANT_FP8_WGMMA_BF16=reseat, always runs two) and split-K automatic,
     off and 3 (splits that cut scale blocks of 192 / 256 in the middle): odd N (a partial
     128-feature tile and a partial 16-feature warp slice), a ragged last scale block (K =

@@ -262,8 +262,9 @@ using GemvCfg2 = DqGemvConfig<5, 2>;
 // kernel streamed faster with 2 stages per warp than with 4, docs/fp8_gemv.md).
 using GemvCfg2s4 = DqGemvConfig<4, 2>;
 using GemvCfg2s3 = DqGemvConfig<3, 2>;
+using GemvCfg2s2 = DqGemvConfig<2, 2>;
 
-enum class GemvTile { k16x1, k16x2, k16x2s4, k16x2s3 };
+enum class GemvTile { k16x1, k16x2, k16x2s4, k16x2s3, k16x2s2 };
 
 GemvTile choose_gemv_tile(const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_TILE")) {
@@ -272,8 +273,9 @@ GemvTile choose_gemv_tile(const char* op) {
       if (std::strcmp(env, "16x2") == 0) return GemvTile::k16x2;
       if (std::strcmp(env, "16x2s4") == 0) return GemvTile::k16x2s4;
       if (std::strcmp(env, "16x2s3") == 0) return GemvTile::k16x2s3;
+      if (std::strcmp(env, "16x2s2") == 0) return GemvTile::k16x2s2;
       TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env,
-                  "' is not one of 16x1, 16x2, 16x2s4, 16x2s3");
+                  "' is not one of 16x1, 16x2, 16x2s4, 16x2s3, 16x2s2");
     }
   }
   return GemvTile::k16x2;
@@ -354,6 +356,9 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                                    stream, x, op);
       case GemvTile::k16x2s3:
         return launch_gemv<GemvCfg2s3, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
+                                                   stream, x, op);
+      case GemvTile::k16x2s2:
+        return launch_gemv<GemvCfg2s2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
                                                    stream, x, op);
       case GemvTile::k16x2:
         break;
