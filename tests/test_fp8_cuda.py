@@ -380,11 +380,11 @@ def test_gemv_forced_wgmma_unavailable_raises():
 @WGMMA
 @pytest.mark.parametrize("dtype,bf16cvt", [(torch.float16, ""), (torch.bfloat16, ""),
                                            (torch.bfloat16, "reseat")])
-@pytest.mark.parametrize("tile", ["16x1", "16x2", "16x2s4", "16x2s3", "16x2s2"])
+@pytest.mark.parametrize("tile", ["16x1", "16x2", "16x2s3"])
 @pytest.mark.parametrize("splits", ["", "1", "3"])
 def test_gemv_wgmma_tiles_and_splits(monkeypatch, dtype, bf16cvt, tile, splits):
-    """Path 'wgmma' with each tile forced (one or two CTAs per SM, the two-CTA tile also with
-    4-, 3- and 2-stage rings; bf16's re-seat conversion,
+    """Path 'wgmma' with each tile forced (one or two CTAs per SM, the two-CTA tile with a 5- or
+    3-stage ring; bf16's re-seat conversion,
     TORCHQUANT_FP8_WGMMA_BF16=reseat, always runs two) and split-K automatic,
     off and 3 (splits that cut scale blocks of 192 / 256 in the middle): odd N (a partial
     128-feature tile and a partial 16-feature warp slice), a ragged last scale block (K =
@@ -405,6 +405,37 @@ def test_gemv_wgmma_tiles_and_splits(monkeypatch, dtype, bf16cvt, tile, splits):
                 y = run_gemv(x, w_q, w_scale, bs, b, "wgmma")
                 check_against_reference(y, x, w_q, w_scale, bs, b,
                                         f"wgmma {tile} splits={splits} N={n} K={k} bs={bs} M={m}")
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("extra_tiles,m,want_stages", [(1, 16, 3), (0, 16, 5), (-7, 16, 5),
+                                                       (None, 17, 3), (None, 9, 5)])
+def test_gemv_wgmma_ring_depth_rule(monkeypatch, dtype, extra_tiles, m, want_stages):
+    """Path 'wgmma' with the tile unset: the two-CTA tile keeps 3 stages where the grid has more
+    CTAs (feature tiles x token tiles x K splits) than SMs, else 5 (the template's first argument
+    in the kernel name; None: half the SMs' worth of feature tiles, so M = 17 makes two token
+    tiles). Its output is bit-identical to the other depth's, forced, and within the bound."""
+    from conftest import kernels_launched
+    monkeypatch.delenv("TORCHQUANT_FP8_WGMMA_TILE", raising=False)
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
+    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    tiles = sms // 2 + 1 if extra_tiles is None else sms + extra_tiles
+    n, k, bs = 128 * tiles - 3, 512, 128  # 4 stages of K: never split (>= half the SMs of tiles)
+    gen = torch.Generator().manual_seed(31 + tiles + m)
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+    poison_cuda()
+    out = {}
+    names = kernels_launched(lambda: out.setdefault("auto", run_gemv(x, w_q, w_scale, bs, None,
+                                                                     "wgmma")))
+    flat = [nm.replace(" ", "") for nm in names if "dq_gemv_sm90a_kernel" in nm]
+    assert len(flat) == 1, names
+    assert f"DqGemvConfig<{want_stages},2>" in flat[0], flat[0]
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_TILE", "16x2" if want_stages == 3 else "16x2s3")
+    other = run_gemv(x, w_q, w_scale, bs, None, "wgmma")
+    assert torch.equal(out["auto"], other), f"tiles={tiles} M={m}"
+    check_against_reference(out["auto"], x, w_q, w_scale, bs, None, f"tiles={tiles} M={m}")
 
 
 @WGMMA

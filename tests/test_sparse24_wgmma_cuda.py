@@ -20,11 +20,9 @@ from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
 ENV = "TORCHQUANT_SP24_WGMMA_TILE"
-CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1", "16c1x2", "16c1k",
-           "16c1s6", "16c1s4", "16c1x2s3", "16c1ks4"]  # the last four: shallower rings, forced only
+CONFIGS = ["256c2", "256c1", "128c1", "64c1", "64c1n", "32c1", "16c1", "16c1x2", "16c1k"]
 # decode tiles: tokens per tile
-NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16, "16c1x2": 16, "16c1k": 16,
-          "16c1s6": 16, "16c1s4": 16, "16c1x2s3": 16, "16c1ks4": 16}
+NARROW = {"64c1": 64, "64c1n": 64, "32c1": 32, "16c1": 16, "16c1x2": 16, "16c1k": 16}
 HALF = [torch.float16, torch.bfloat16]
 
 
@@ -401,16 +399,14 @@ def test_auto_two_ctas_per_sm_rule(monkeypatch, extra_sms, want_per_sm):
 
 
 # ---------------------------------------------------------- cluster K split --
-@pytest.mark.parametrize("tile", ["16c1k", "16c1ks4"])
 @pytest.mark.parametrize("ks", ["2", "4", "8"])
 @pytest.mark.parametrize("M", [1, 7, 16, 33])
-def test_ksplit_int8_exact_half_in_bound(monkeypatch, tile, ks, M):
+def test_ksplit_int8_exact_half_in_bound(monkeypatch, ks, M):
     """16c1k with K split over a cluster of ks CTAs, forced: 13 stages of K, so the ranks get
     unequal shares (one or two at ks = 8); int8 bit-identical to the CPU op (every epilogue
     variant, zero point on), fp16 / bf16 within the derived fp32-accumulation bound; odd N
-    (a partial last feature tile), M past one token tile. 16c1ks4: the same split with a
-    4-stage ring (forced only)."""
-    monkeypatch.setenv(ENV, tile)
+    (a partial last feature tile), M past one token tile."""
+    monkeypatch.setenv(ENV, "16c1k")
     monkeypatch.setenv("TORCHQUANT_SP24_KSPLIT", ks)
     N = 1000
     aq, sa, za, wp, sw, values, meta = _int8_case(M, N, 256 * 13, seed=800 + M, zero=True)
@@ -419,7 +415,7 @@ def test_ksplit_int8_exact_half_in_bound(monkeypatch, tile, ks, M):
         poison_cuda()
         got = ops.sparse24_int8_matmul(_d(aq), _d(sa), _d(za), _d(values), _d(meta), _d(sw), None,
                                        _d(v["bias"]), v["out_dtype"], "wgmma")
-        _assert_bit_equal(got, want, f"{tile} ks={ks} M={M} {v['out_dtype']}")
+        _assert_bit_equal(got, want, f"16c1k ks={ks} M={M} {v['out_dtype']}")
     for dtype in HALF:
         hv, hm, hw = _half_case(N, 128 * 13, dtype, seed=900 + M)
         x = torch.randn(M, 128 * 13, generator=_gen(M + 901)).to(dtype)

@@ -247,38 +247,67 @@ at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 // the dispatch sends decode here. Preconditions beyond the op's: compute capability 9.0,
 // block_size % 64 == 0, K % 128 == 0.
 //
-// Tiles (TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2 forces one; tests, A/B):
-//   16x2  two CTAs per SM, 5 stages each (consumers at 96 registers), the choice: it was
-//         faster on every shape of the H200 A/B (results/h200/2026-12-03f_fp8_wgmma_gemv, call 2,
+// Tiles (TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2|16x2s3 forces one; tests, A/B):
+//   16x2  two CTAs per SM, 5 stages each (consumers at 96 registers): it was faster than 16x1
+//         on every shape of the H200 A/B (results/h200/2026-12-03f_fp8_wgmma_gemv, call 2,
 //         us, 16x1 / 16x2, fp16, M = 1 and 16: 28672x8192 73.8 / 65.2, 74.6 / 65.0;
 //         128256x4096 142.5 / 134.7, 145.5 / 140.5; 57344x8192 141.9 / 127.5; 14336x4096
 //         22.4 / 20.3, 22.7 / 20.8; bf16 28672x8192 92.4 / 78.2), including grids of fewer
 //         units than SMs;
+//   16x2s3  the same with 3 stages (61 KB instead of 101 KB per CTA);
 //   16x1  one CTA per SM, 10 stages.
+// Unset: 16x2s3 when the grid has more CTAs than SMs, else 16x2 (choose_gemv_tile).
 // Split-K (choose_splits) where the units fill at most half the SMs.
 using GemvCfg1 = DqGemvConfig<10, 1>;
 using GemvCfg2 = DqGemvConfig<5, 2>;
-// Shallower rings of the two-CTA tile, forced only (A/B of the ring depth; the fp8 mma ring
-// kernel streamed faster with 2 stages per warp than with 4, docs/fp8_gemv.md).
-using GemvCfg2s4 = DqGemvConfig<4, 2>;
 using GemvCfg2s3 = DqGemvConfig<3, 2>;
-using GemvCfg2s2 = DqGemvConfig<2, 2>;
 
-enum class GemvTile { k16x1, k16x2, k16x2s4, k16x2s3, k16x2s2 };
+enum class GemvTile { k16x1, k16x2, k16x2s3 };
 
-GemvTile choose_gemv_tile(const char* op) {
+// The grid of a GEMV launch, the same for every tile (128 features x 16 tokens, 128 of K per
+// stage): tiles, K splits, and units = tiles x splits (the CTAs it wants).
+void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op) {
+  static_assert(GemvCfg1::kBF == GemvCfg2::kBF && GemvCfg2::kBF == GemvCfg2s3::kBF &&
+                    GemvCfg1::kBT == GemvCfg2::kBT && GemvCfg2::kBT == GemvCfg2s3::kBT &&
+                    GemvCfg1::kKS == GemvCfg2::kKS && GemvCfg2::kKS == GemvCfg2s3::kKS,
+                "one grid for every GEMV tile");
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, GemvCfg2::kBF));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, GemvCfg2::kBT));
+  args.num_f_units = args.num_f_tiles;
+  args.num_units = args.num_f_units * args.num_t_tiles;
+  args.num_kb = static_cast<int>(args.K / GemvCfg2::kKS);
+  args.group_units = 16;
+  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
+  // 128-K stages.
+  const int S0 = choose_splits(args.num_units, 2 * args.num_kb, caps, op);
+  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
+  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+}
+
+// The ring depth of the two-CTA tile. Each SM holds up to two CTAs, i.e. up to 10 stages x
+// 16 KB of weight in flight at 5 stages. Where the grid puts two CTAs on an SM, 3 stages each
+// streamed faster; where it has at most one CTA per SM, that CTA's 5 stages did. H200, two
+// machines (results/h200/2026-12-04e_depth, calls 1 and 2), cold L2, us, 5 / 3 stages:
+//   more CTAs than SMs: 28672x8192 (224) fp16 M = 8 65.9, 65.2 / 64.5, 63.2; M = 16 66.8,
+//   65.4 / 64.5, 63.5; bf16 M = 16 69.1, 68.3 / 66.9, 66.0; 57344x8192 (448) fp16 M = 8
+//   129.6, 129.8 / 124.3, 126.9; 128256x4096 (1002) fp16 M = 16 139.6, 139.0 / 137.8, 137.2,
+//   bf16 143.0, 141.0 / 140.3, 138.2;
+//   at most one per SM: 14336x4096 (112) fp16 M = 8 20.7, 20.7 / 21.5, 21.5; 8192x28672 (64
+//   tiles x 2 splits) fp16 M = 16 67.3 / 69.6; 10240x8192 (80) level (35.0 / 35.4).
+// 4 stages sat between (call 1); 2 stages lost everywhere (call 2: 28672x8192 fp16 M = 16
+// 65.4; 14336x4096 26.9; 8192x28672 85.8).
+GemvTile choose_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
   if (const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_TILE")) {
     if (env[0] != '\0') {
       if (std::strcmp(env, "16x1") == 0) return GemvTile::k16x1;
       if (std::strcmp(env, "16x2") == 0) return GemvTile::k16x2;
-      if (std::strcmp(env, "16x2s4") == 0) return GemvTile::k16x2s4;
       if (std::strcmp(env, "16x2s3") == 0) return GemvTile::k16x2s3;
-      if (std::strcmp(env, "16x2s2") == 0) return GemvTile::k16x2s2;
       TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env,
-                  "' is not one of 16x1, 16x2, 16x2s4, 16x2s3, 16x2s2");
+                  "' is not one of 16x1, 16x2, 16x2s3");
     }
   }
-  return GemvTile::k16x2;
+  return int64_t{grid.num_units} * grid.splits > caps.sm_count ? GemvTile::k16x2s3
+                                                               : GemvTile::k16x2;
 }
 
 // bf16's conversion: through fp32 (e4m3x2_bf16_via_f32), or the re-seat (e4m3x2_exact) when
@@ -303,17 +332,7 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
                                                CU_TENSOR_MAP_SWIZZLE_128B, op);
   const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, 128, Cfg::kBT,
                                                CU_TENSOR_MAP_SWIZZLE_128B, op);
-  args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
-  args.num_t_tiles = static_cast<int>(ceil_div(args.M, Cfg::kBT));
-  args.num_f_units = args.num_f_tiles;
-  args.num_units = args.num_f_units * args.num_t_tiles;
-  args.num_kb = static_cast<int>(K / Cfg::kKS);
-  args.group_units = 16;
-  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
-  // 128-K stages.
-  const int S0 = choose_splits(args.num_units, 2 * args.num_kb, caps, op);
-  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
-  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+  // args carries gemv_grid's tiles and splits.
   const at::Tensor ws = split_workspace(args, like);
   const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
@@ -339,9 +358,9 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const Fp8Launch l = fp8_launch_args(x_in, w_in, w_scale, block_size, bias, s);
   const at::Tensor& x = l.x;
   const at::Tensor& w = l.w;
-  const DqArgs& args = l.args;
-
-  const GemvTile tile = choose_gemv_tile(op);
+  DqArgs args = l.args;
+  gemv_grid(args, caps, op);
+  const GemvTile tile = choose_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
   auto go = [&](auto elem, auto via_f32) {
@@ -351,14 +370,8 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
       case GemvTile::k16x1:
         return launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
                                                  stream, x, op);
-      case GemvTile::k16x2s4:
-        return launch_gemv<GemvCfg2s4, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                   stream, x, op);
       case GemvTile::k16x2s3:
         return launch_gemv<GemvCfg2s3, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                   stream, x, op);
-      case GemvTile::k16x2s2:
-        return launch_gemv<GemvCfg2s2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
                                                    stream, x, op);
       case GemvTile::k16x2:
         break;

@@ -63,22 +63,11 @@ using Cfg16x2 = SpConfig<16, 4, 1, 128, 2>;
 // tiles as SMs: layers of <= 4224 features on an H200) would otherwise stream on a fraction
 // of the SMs.
 using Cfg16k = SpConfig<16, 8, 1, 128, 1, true>;
-// Shallower rings of the three 16-token tiles, forced only (A/B of the ring depth; the fp8 mma
-// ring kernel streamed faster with 2 stages per warp than with 4, docs/fp8_gemv.md).
-using Cfg16c1s6 = SpConfig<16, 6, 1, 128>;
-using Cfg16c1s4 = SpConfig<16, 4, 1, 128>;
-using Cfg16x2s3 = SpConfig<16, 3, 1, 128, 2>;
-using Cfg16ks4 = SpConfig<16, 4, 1, 128, 1, true>;
 
-enum class SpTile {
-  k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2, k16k,
-  k16c1s6, k16c1s4, k16x2s3, k16ks4
-};
-constexpr SpTile kAllTiles[] = {SpTile::k256c2,  SpTile::k256c1,  SpTile::k128c1,
-                                SpTile::k64c1,   SpTile::k64n,    SpTile::k32c1,
-                                SpTile::k16c1,   SpTile::k16x2,   SpTile::k16k,
-                                SpTile::k16c1s6, SpTile::k16c1s4, SpTile::k16x2s3,
-                                SpTile::k16ks4};
+enum class SpTile { k256c2, k256c1, k128c1, k64c1, k64n, k32c1, k16c1, k16x2, k16k };
+constexpr SpTile kAllTiles[] = {SpTile::k256c2, SpTile::k256c1, SpTile::k128c1,
+                                SpTile::k64c1,  SpTile::k64n,   SpTile::k32c1,
+                                SpTile::k16c1,  SpTile::k16x2,  SpTile::k16k};
 
 const char* tile_name(SpTile t) {
   switch (t) {
@@ -91,10 +80,6 @@ const char* tile_name(SpTile t) {
     case SpTile::k16c1: return "16c1";
     case SpTile::k16x2: return "16c1x2";
     case SpTile::k16k: return "16c1k";
-    case SpTile::k16c1s6: return "16c1s6";
-    case SpTile::k16c1s4: return "16c1s4";
-    case SpTile::k16x2s3: return "16c1x2s3";
-    case SpTile::k16ks4: return "16c1ks4";
   }
   return "?";
 }
@@ -117,8 +102,7 @@ int active_clusters(const void* kernel, int threads, int smem, int cm, int devic
 
 // The one dispatch function of these ops: which tile configuration runs a shape (M tokens,
 // N features). TORCHQUANT_SP24_WGMMA_TILE=256c2|256c1|128c1|64c1|64c1n|32c1|16c1|16c1x2|16c1k forces
-// one (tests, benchmarks); 16c1s6|16c1s4|16c1x2s3|16c1ks4 are those 16-token tiles with
-// shallower rings (forced only).
+// one (tests, benchmarks).
 // The rule mirrors the dense int8 wgmma kernel's (int8_gemm_sm90a.cu). Measured for this kernel
 // on the H200 (2026-12-01, M = 2048, us, 256c2 / 128c1): int8 28672x8192 559 / 800,
 // 14336x4096 151 / 211, 4096x4096 43.7 / 62.0; bf16 1052 / 1756, 263 / 399, 76.5 / 114.
@@ -267,10 +251,6 @@ void launch_tile(SpTile t, const SpOperands& o, const SpArgs& args, int device,
     case SpTile::k16c1: launch<Cfg16c1, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16x2: launch<Cfg16x2, El, OutT>(o, args, device, caps, stream, op); break;
     case SpTile::k16k: launch<Cfg16k, El, OutT>(o, args, device, caps, stream, op); break;
-    case SpTile::k16c1s6: launch<Cfg16c1s6, El, OutT>(o, args, device, caps, stream, op); break;
-    case SpTile::k16c1s4: launch<Cfg16c1s4, El, OutT>(o, args, device, caps, stream, op); break;
-    case SpTile::k16x2s3: launch<Cfg16x2s3, El, OutT>(o, args, device, caps, stream, op); break;
-    case SpTile::k16ks4: launch<Cfg16ks4, El, OutT>(o, args, device, caps, stream, op); break;
   }
 }
 
