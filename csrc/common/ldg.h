@@ -19,6 +19,27 @@
 #define TQ_L2_HINT ""
 #endif
 
+// The per-warp cp.async weight rings (common/warp_ring.cuh: the fp8 GEMV's ring kernel and the
+// nvfp4 mma GEMV) copy without it. Each of their copies is a whole 128-byte line, and the same
+// row's next line is copied one or two stages later, so the 256-byte fetch only pulled it in
+// early. Same-machine A/B of two builds (results/h200/2026-12-04e_depth, calls 3 and 4, us,
+// cold L2, hint / none): fp8 28672x8192 fp16 M = 1 61.4, 62.8 / 60.0, 60.0, M = 4 61.5, 62.2 /
+// 61.2, 61.0; 128256x4096 M = 1 128.5, 128.3 / 124.4, 124.6; bf16 M = 1 62.1, 62.0 / 61.8, 61.5;
+// the fp8 Llama-3-8B layer chain M = 1 65.1, 65.0 / 63.6, 64.0; nvfp4 128256x4096 M = 8 106.5,
+// 106.5 / 102.5, 102.8, M = 1 84.0, 83.5 / 82.8, 82.9, 28672x8192 M = 1 43.2, 42.5 / 42.4, 42.4.
+// The int8 GEMV's direct 16-byte loads keep the hint: without it 28672x8192 M = 1 took 62.1
+// instead of 57.0 us (call 4). -DTORCHQUANT_RING_L2_PREFETCH=256 / 128 puts it back.
+#ifndef TORCHQUANT_RING_L2_PREFETCH
+#define TORCHQUANT_RING_L2_PREFETCH 0
+#endif
+#if TORCHQUANT_RING_L2_PREFETCH == 256
+#define TQ_RING_L2_HINT ".L2::256B"
+#elif TORCHQUANT_RING_L2_PREFETCH == 128
+#define TQ_RING_L2_HINT ".L2::128B"
+#else
+#define TQ_RING_L2_HINT ""
+#endif
+
 #include <stdint.h>
 
 namespace torchquant {

@@ -85,11 +85,11 @@ __device__ __forceinline__ void cp16ca_if(uint32_t dst, const void* src, uint32_
 }
 
 // 16-byte async copy issued only when `on` (a skipped copy leaves the
-// destination as it was).
+// destination as it was); no L2 prefetch hint (TQ_RING_L2_HINT, common/ldg.h).
 __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t src_size, bool on) {
   asm volatile(
       "{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n"
-      " @p cp.async.cg.shared.global" TQ_L2_HINT " [%0], [%1], 16, %2;\n}\n" ::"r"(dst),
+      " @p cp.async.cg.shared.global" TQ_RING_L2_HINT " [%0], [%1], 16, %2;\n}\n" ::"r"(dst),
       "l"(src), "r"(src_size), "r"(static_cast<uint32_t>(on))
       : "memory");
 }
