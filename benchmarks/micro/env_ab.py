@@ -42,7 +42,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   M <= 2 and K split 16; -1: x in registers; docs/fp8_gemv.md)
   TORCHQUANT_FP8_WGMMA_M5_MIN=W   fp8 auto: the wgmma GEMV at M = 5..8 from W * 2^20 weights
                                   (unset: 256)
-  TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2  fp8 path "wgmma": one or two CTAs per SM (unset: 16x2)
+  TORCHQUANT_FP8_WGMMA_TILE=16x1|16x2|16x2s3  fp8 path "wgmma": one CTA per SM, or two with 5 / 3
+                                  ring stages (unset: 16x2s3 on grids of more CTAs than SMs, else 16x2)
   TORCHQUANT_FP8_WGMMA_BF16=f32|reseat  fp8 path "wgmma", bf16's conversion (unset: f32)
   TORCHQUANT_DQ_WGMMA_SPLITS=S    fp8 path "wgmma" and the dequantizing GEMMs: K split (1 = never)
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
