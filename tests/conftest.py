@@ -48,6 +48,11 @@ def cuda_capability():
     return torch.cuda.get_device_capability()
 
 
+def sm_count():
+    """Streaming multiprocessors of the current CUDA device (launch-rule tests)."""
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+
+
 def requires_sm90a(*op_names):
     """Skip marker for the Hopper-only ops: a compute capability 9.0 GPU and every named op
     registered (torchquant._C_sm90a loaded)."""

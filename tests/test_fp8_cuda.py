@@ -19,7 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import HAS_CUDA, cuda_capability, poison_cuda, requires_sm90a
+from conftest import HAS_CUDA, cuda_capability, kernels_launched, poison_cuda, requires_sm90a, sm_count
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -416,10 +416,9 @@ def test_gemv_wgmma_ring_depth_rule(monkeypatch, dtype, extra_tiles, m, want_sta
     CTAs (feature tiles x token tiles x K splits) than SMs, else 5 (the template's first argument
     in the kernel name; None: half the SMs' worth of feature tiles, so M = 17 makes two token
     tiles). Its output is bit-identical to the other depth's, forced, and within the bound."""
-    from conftest import kernels_launched
     monkeypatch.delenv("TORCHQUANT_FP8_WGMMA_TILE", raising=False)
     monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
-    sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    sms = sm_count()
     tiles = sms // 2 + 1 if extra_tiles is None else sms + extra_tiles
     n, k, bs = 128 * tiles - 3, 512, 128  # 4 stages of K: never split (>= half the SMs of tiles)
     gen = torch.Generator().manual_seed(31 + tiles + m)

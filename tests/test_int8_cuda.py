@@ -17,7 +17,7 @@ import torchquant  # noqa: F401  (registers the ops)
 from torchquant import reference as ref
 from torchquant import report
 
-from conftest import HAS_CUDA, kernels_launched, poison_cuda  # noqa: F401
+from conftest import HAS_CUDA, kernels_launched, poison_cuda, sm_count  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -31,10 +31,6 @@ def _sm80():
 
 
 needs_sm80 = pytest.mark.skipif(not _sm80(), reason="int8 CUDA kernels need sm_80+")
-
-
-def _sms():
-    return torch.cuda.get_device_properties(0).multi_processor_count
 
 
 def _gen(seed):
@@ -168,7 +164,7 @@ def test_gemv_epilogue_operands_early(monkeypatch, epi, M, zero):
     TORCHQUANT_INT8_GEMV_EPI=-1 loads them after it. Every epilogue form, bit-exact against the
     CPU op either way, with odd N (a partial last block) and a K tail."""
     monkeypatch.setenv("TORCHQUANT_INT8_GEMV_EPI", epi)
-    N, K = 16 * _sms() + 5, 1024 + 16
+    N, K = 16 * sm_count() + 5, 1024 + 16
     for i, (bias_dtype, w_pc, a_pt) in enumerate([(None, True, True), (torch.bfloat16, False, True),
                                                    (torch.float32, True, False), (torch.float16, False, False)]):
         out_dtype = OUT_DTYPES[i % len(OUT_DTYPES)]
@@ -196,7 +192,7 @@ def test_epilogue_matches_float64_reference():
 
 # --------------------------------------- every tile config and split-K ----
 def _dispatch_shapes():
-    sms = _sms() if HAS_CUDA else 132
+    sms = sm_count() if HAS_CUDA else 132
     return [
         # auto -> gemv with split-K over blocks (N < 16 * SMs), K tail chunk; on sm_90 with the
         # wgmma module auto takes wgmma for both (int8_matmul.cu kGemvMaxM), path="gemv" the gemv
@@ -274,7 +270,7 @@ def test_gemv_deep_loads(monkeypatch, deep, shape):
     2 blocks per SM or of >= 16 chunks per warp, TORCHQUANT_INT8_GEMV_DEEP=1 forced) and with
     4 (-1): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto_deep = shape
-    N = 32 * _sms() + 8 if N is None else N
+    N = 32 * sm_count() + 8 if N is None else N
     _check_gemv_loads(monkeypatch, "TORCHQUANT_INT8_GEMV_DEEP", deep, (M, N, K, auto_deep), "1", 6, 8,
                       torch.bfloat16, M * 7 + N + K)
 
@@ -297,7 +293,7 @@ def test_gemv_loads16(monkeypatch, loads, shape):
     M >= 15 on long unsplit rows in deep grids, TORCHQUANT_INT8_GEMV_LOADS16=2 forced) and with
     4 (=4): bit-exact against the CPU op, and the variant asked for is the one launched."""
     M, N, K, auto2 = shape
-    N = {"wave": 16 * _sms() + 8, "deep": 16 * 12 * _sms() + 8}.get(N, N)
+    N = {"wave": 16 * sm_count() + 8, "deep": 16 * 12 * sm_count() + 8}.get(N, N)
     _check_gemv_loads(monkeypatch, "TORCHQUANT_INT8_GEMV_LOADS16", loads, (M, N, K, auto2), "2", 2, 16,
                       torch.float16, M * 5 + N + K)
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a
+from conftest import graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a, sm_count
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -370,16 +370,12 @@ def test_auto_half_rule(M, N, want_path):
     _assert_bit_equal(out["auto"], want, f"auto M={M} N={N}")
 
 
-def _sm_count():
-    return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-
-
 @pytest.mark.parametrize("extra_sms,want_per_sm", [(1, 2), (None, 2), (0, 1), (-8, 1), (8, 1)])
 def test_auto_two_ctas_per_sm_rule(monkeypatch, extra_sms, want_per_sm):
     """M <= 16 on the wgmma path: the 16-token tile runs two CTAs per SM (16c1x2) exactly when
     the 128-feature tiles number more than one and at most two per SM (the template's last
     argument in the kernel name); its bits equal the one-per-SM tile's."""
-    sms = _sm_count()
+    sms = sm_count()
     # feature tiles: sms + 1, 2 sms, sms, sms - 8, 2 sms + 8
     tiles = {1: sms + 1, None: 2 * sms, 0: sms, -8: sms - 8, 8: 2 * sms + 8}[extra_sms]
     N, K, M = 128 * tiles - 3, 256, 8
