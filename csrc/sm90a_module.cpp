@@ -73,4 +73,11 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   m.def(
       "_fp8_block_gemv_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
       "Tensor? bias=None) -> Tensor");
+
+  // nvfp4_gemv's path "wgmma" (nvfp4_gemv.cu calls it through the dispatcher): the nvfp4
+  // decode GEMV on the same TMA + wgmma structure, nvfp4_gemv's contract, validation and
+  // name, plus: compute capability 9.0 and K % 256 == 0. For decode (16-token tiles).
+  m.def(
+      "_nvfp4_gemv_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
+      "Tensor? bias=None) -> Tensor");
 }

@@ -19,13 +19,16 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import HAS_CUDA, poison_cuda
+from conftest import HAS_CUDA, poison_cuda, requires_sm90a
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
 ops = torch.ops.torchquant
 DTYPES = [torch.float16, torch.bfloat16]
 PATHS = ["fma", "mma"]
+# path "wgmma": the Hopper decode GEMV in torchquant._C_sm90a (TMA + warpgroup MMA)
+WGMMA = requires_sm90a("_nvfp4_gemv_sm90a") if HAS_CUDA else pytest.mark.skip(reason="needs a CUDA GPU")
+WGMMA_TILES = ["16x2s3", "16x2s4", "16x1"]
 INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 
 
@@ -449,6 +452,97 @@ def test_gemv_deterministic_and_graph_capturable(monkeypatch, path, splitk, K):
     assert torch.equal(y_g, ops.nvfp4_gemv(x, wp, ws, gs, bias, path))
 
 
+# ------------------------------------------------- (b3) the wgmma GEMV ----
+# path "wgmma" (sm_90, K % 256 == 0): 128 features x 16 tokens per tile, 256-wide K stages,
+# the weight decoded into the wgmma A operand, x permuted into the B layout by the producer
+# warpgroup. Every tile, split-K on and off, M = 1..16 and past one token tile.
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", WGMMA_TILES)
+def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile):
+    """x = I (M = K = 512: 32 token tiles): every byte value with signed and subnormal block
+    scales comes back bit for bit, through the producer's x permutation and the consumers'
+    decode and scale fold."""
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
+    N, K = 200, 512
+    wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
+    ws = _scales(N, K // 16, _gen(K + 1), negative=True)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, dtype).t()
+    x = torch.eye(K, dtype=dtype, device="cuda")
+    _poison()
+    y = ops.nvfp4_gemv(x, wp.cuda(), ws.cuda(), gs.cuda(), None, "wgmma").cpu()
+    assert y.dtype == dtype and y.shape == (K, N)
+    assert torch.equal(y, want)
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", WGMMA_TILES)
+@pytest.mark.parametrize("splits", ["", "1", "3"])
+@pytest.mark.parametrize("N,K", [(1, 256), (17, 768), (257, 4096), (1000, 2048)])
+def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
+    monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 7919 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    for M in list(range(1, 17)) + [17, 40]:
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            _poison()
+            y = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
+            assert y.dtype == dtype and y.shape == (M, N)
+            want = ref.linear_ref(x, wd, b)
+            bound = ref.fp32_accum_bound(x, wd, b, dtype)
+            frac = ref.worst_fraction(y, want, bound)
+            assert frac <= 1.0, f"wgmma {tile} splits={splits!r} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+
+
+@WGMMA
+def test_gemv_wgmma_views_graph_and_refusals(monkeypatch):
+    """Misaligned views are copied, the launch replays in a CUDA graph (and reads a new global
+    scale written in place), split or not, and unsupported requests raise clearly."""
+    M, N, K = 5, 130, 1024
+    x_all, wp_all, ws_all, gs, bias = _operands(M + 1, N + 1, K + 256, torch.bfloat16, seed=5)
+    x = x_all.reshape(-1)[3 : 3 + M * K].view(M, K)
+    wp = wp_all.reshape(-1)[8 : 8 + N * K // 2].view(N, K // 2)
+    ws = ws_all.reshape(-1)[1 : 1 + N * K // 16].view(N, K // 16)
+    assert x.data_ptr() % 16 != 0 and wp.data_ptr() % 16 == 8 and ws.data_ptr() % 2 == 1
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    b = bias[:N]
+    y = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
+    assert ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, torch.bfloat16)) <= 1.0
+    for splits in ("1", "4"):
+        monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+        xc, wc, sc = x.contiguous(), wp.contiguous(), ws.contiguous()
+        y0 = ops.nvfp4_gemv(xc, wc, sc, gs, b, "wgmma")
+        assert torch.equal(ops.nvfp4_gemv(xc, wc, sc, gs, b, "wgmma"), y0)  # deterministic
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            ops.nvfp4_gemv(xc, wc, sc, gs, b, "wgmma")
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y_g = ops.nvfp4_gemv(xc, wc, sc, gs, b, "wgmma")
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y_g, y0)
+        gs2 = gs.clone()
+        gs.mul_(2.0)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y_g, ops.nvfp4_gemv(xc, wc, sc, gs, b, "wgmma"))
+        gs.copy_(gs2)
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS")
+    x3, wp3, ws3, gs3, _ = _operands(2, 8, 320, torch.float16, seed=9)
+    with pytest.raises(RuntimeError, match="K % 256 == 0"):
+        ops.nvfp4_gemv(x3, wp3, ws3, gs3, None, "wgmma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", "16x3")
+    with pytest.raises(RuntimeError, match="is not one of 16x2s3, 16x2s4, 16x1"):
+        ops.nvfp4_gemv(x.contiguous(), wp.contiguous(), ws.contiguous(), gs, None, "wgmma")
+
+
 # --------------------------------------------------- (c) quantize / dequant --
 def _quant_inputs():
     g = _gen(5)
@@ -509,7 +603,9 @@ def test_bad_inputs_raise():
     x, wp, ws, gs, bias = _operands(2, 8, 64, torch.float16, seed=2)
     cases = [
         (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "cpu"), "not a CUDA path"),
-        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "wgmma"), "not a CUDA path"),
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "gemv"), "not a CUDA path"),
+        # K = 64: on sm_90 with _C_sm90a "needs K % 256 == 0", elsewhere "needs torchquant._C_sm90a"
+        (lambda: ops.nvfp4_gemv(x, wp, ws, gs, None, "wgmma"), "path 'wgmma' needs"),
         (lambda: ops.nvfp4_gemv(x.float(), wp, ws, gs, None, "auto"), "x must be float16 or bfloat16"),
         (lambda: ops.nvfp4_gemv(x, wp[:, :16].contiguous(), ws, gs, None, "auto"), "w_packed must be"),
         (lambda: ops.nvfp4_gemv(x, wp, ws.float(), gs, None, "auto"), "w_scale must be"),

@@ -78,9 +78,11 @@ def test_opcheck_every_op(device):
     covered = {str(op).split(".")[-1] for op, _ in _opcheck_cases(device)}
     # the internal sm_90a ops are tested in their own files (test_int8_wgmma_cuda.py,
     # test_sparse24_wgmma_cuda.py, test_fp8_wgmma_cuda.py, test_nvfp4_wgmma_cuda.py;
-    # _fp8_block_gemv_sm90a as fp8_block_gemv's path "wgmma" in test_fp8_cuda.py)
+    # _fp8_block_gemv_sm90a / _nvfp4_gemv_sm90a as the path "wgmma" of fp8_block_gemv /
+    # nvfp4_gemv in test_fp8_cuda.py / test_nvfp4_cuda.py)
     internal = {"_int8_gemm_sm90a", "_sparse24_int8_gemm_sm90a", "_sparse24_gemm_sm90a",
-                "_fp8_block_gemm_sm90a", "_nvfp4_gemm_sm90a", "_fp8_block_gemv_sm90a"}
+                "_fp8_block_gemm_sm90a", "_nvfp4_gemm_sm90a", "_fp8_block_gemv_sm90a",
+                "_nvfp4_gemv_sm90a"}
     assert names - internal <= covered, names - covered
 
 

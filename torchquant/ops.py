@@ -175,6 +175,10 @@ def _register_sm90a_fakes() -> None:
         torch.library.register_fake("torchquant::_fp8_block_gemm_sm90a")(
             lambda x, w_q, w_scale, block_size=128, bias=None: _fp8_block_gemv_fake(x, w_q, w_scale, block_size, bias)
         )
+    if has("_nvfp4_gemv_sm90a"):
+        torch.library.register_fake("torchquant::_nvfp4_gemv_sm90a")(
+            lambda x, w_packed, w_scale, global_scale, bias=None: _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias)
+        )
     if has("_fp8_block_gemv_sm90a"):
         torch.library.register_fake("torchquant::_fp8_block_gemv_sm90a")(
             lambda x, w_q, w_scale, block_size=128, bias=None: _fp8_block_gemv_fake(x, w_q, w_scale, block_size, bias)

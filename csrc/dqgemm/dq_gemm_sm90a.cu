@@ -421,6 +421,115 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   return y;
 }
 
+// _nvfp4_gemv_sm90a: nvfp4_gemv's path "wgmma" (the public op reaches it through the
+// dispatcher, nvfp4_gemv.cu), fp4_gemv_sm90a_kernel: nvfp4_gemv's contract (exact products
+// e2m1 * bs * 2^-7 in the 16-bit A operand, fp32 accumulation, * 2^7 * global, + bias, one
+// rounding) on 128-feature x 16-token tiles with 256-wide K stages (docs/nvfp4_gemv.md 20);
+// any M runs (ceil(M / 16) token tiles). Preconditions beyond the op's: compute capability
+// 9.0, K % 256 == 0.
+//
+// Tiles (TORCHQUANT_NVFP4_WGMMA_TILE=16x2s3|16x2s4|16x1 forces one; tests, A/B): two CTAs per
+// SM with 3 or 4 stages of 26 KB (18 KB of it by TMA), or one CTA with 8. Unset: 16x2s3 when
+// the grid has more CTAs than SMs, else 16x2s4 (the fp8 GEMV's measured rule: shallower rings
+// where two CTAs share an SM).
+using Fp4GemvCfg3 = Fp4GemvConfig<3, 2>;
+using Fp4GemvCfg4 = Fp4GemvConfig<4, 2>;
+using Fp4GemvCfg1 = Fp4GemvConfig<8, 1>;
+
+enum class Fp4GemvTile { k16x2s3, k16x2s4, k16x1 };
+
+void fp4_gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op) {
+  constexpr int kBF = Fp4GemvCfg3::kBF, kBT = Fp4GemvCfg3::kBT, kKS = Fp4GemvCfg3::kKS;
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, kBF));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, kBT));
+  args.num_f_units = args.num_f_tiles;
+  args.num_units = args.num_f_units * args.num_t_tiles;
+  args.num_kb = static_cast<int>(args.K / kKS);
+  args.group_units = 16;
+  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
+  // 256-K stages.
+  const int S0 = choose_splits(args.num_units, 4 * args.num_kb, caps, op);
+  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
+  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+}
+
+Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
+  if (const char* env = std::getenv("TORCHQUANT_NVFP4_WGMMA_TILE")) {
+    if (env[0] != '\0') {
+      if (std::strcmp(env, "16x2s3") == 0) return Fp4GemvTile::k16x2s3;
+      if (std::strcmp(env, "16x2s4") == 0) return Fp4GemvTile::k16x2s4;
+      if (std::strcmp(env, "16x1") == 0) return Fp4GemvTile::k16x1;
+      TORCH_CHECK(false, op, ": TORCHQUANT_NVFP4_WGMMA_TILE='", env,
+                  "' is not one of 16x2s3, 16x2s4, 16x1");
+    }
+  }
+  return int64_t{grid.num_units} * grid.splits > caps.sm_count ? Fp4GemvTile::k16x2s3
+                                                               : Fp4GemvTile::k16x2s4;
+}
+
+template <class Cfg, class T>
+void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& sc, DqArgs args,
+                     int device, const DeviceCaps& caps, cudaStream_t stream, const char* op) {
+  TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
+              " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
+  const int64_t K = args.K;
+  const CUtensorMap tmap_w = tma::make_tmap_2d(w.data_ptr(), args.N, K / 2, Cfg::kAK, Cfg::kBF,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
+  const CUtensorMap tmap_s = tma::make_tmap_2d(sc.data_ptr(), args.N, K / 16, Cfg::kSK, Cfg::kBF,
+                                               CU_TENSOR_MAP_SWIZZLE_NONE, op);
+  const at::Tensor ws = split_workspace(args, x);
+  const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T>;
+  const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
+                                          Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
+  tma::launch_clusters(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
+                       1, stream, tmap_w, tmap_s, static_cast<const T*>(x.data_ptr()), args);
+  reduce_splits<T>(args, args.global, caps, stream);
+}
+
+at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
+                            const at::Tensor& w_scale_in, const at::Tensor& global_scale,
+                            const c10::optional<at::Tensor>& bias) {
+  constexpr const char* op = "nvfp4_gemv";
+  const GemvShape s = validate_nvfp4_gemv(x_in, w_in, w_scale_in, global_scale, bias, op);
+  TORCH_CHECK(s.K % 256 == 0, op, ": path 'wgmma' needs K % 256 == 0 (its stages are 256 wide "
+              "and each row's block scales one TMA row of K / 16 bytes, a multiple of 16), got "
+              "K = ", s.K, "; path 'mma' takes K % 16 == 0");
+  const c10::cuda::CUDAGuard device_guard(x_in.device());
+  const DeviceCaps& caps = check_path(x_in, s, op, "path 'wgmma' ");
+  const int device = x_in.get_device();
+
+  const at::Tensor x = tma::tma_ready(x_in);  // 16-byte loads of x rows (K % 256: every row)
+  const at::Tensor w = tma::tma_ready(w_in);
+  const at::Tensor w_scale = tma::tma_ready(w_scale_in);
+  at::Tensor bias_f;
+  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+  at::Tensor y = at::empty({s.M, s.N}, x.options());
+  DqArgs args = base_args(s, y, bias_f, bias.has_value(), global_scale.data_ptr<float>());
+  args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
+  args.global = global_scale.data_ptr<float>();
+  args.sc_row_bytes = static_cast<int>(s.K / 16);
+  fp4_gemv_grid(args, caps, op);
+  const Fp4GemvTile tile = choose_fp4_gemv_tile(args, caps, op);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  auto go = [&](auto elem) {
+    using T = decltype(elem);
+    switch (tile) {
+      case Fp4GemvTile::k16x2s3:
+        return launch_fp4_gemv<Fp4GemvCfg3, T>(x, w, w_scale, args, device, caps, stream, op);
+      case Fp4GemvTile::k16x2s4:
+        return launch_fp4_gemv<Fp4GemvCfg4, T>(x, w, w_scale, args, device, caps, stream, op);
+      case Fp4GemvTile::k16x1:
+        return launch_fp4_gemv<Fp4GemvCfg1, T>(x, w, w_scale, args, device, caps, stream, op);
+    }
+  };
+  if (x.scalar_type() == at::kHalf) {
+    go(__half{});
+  } else {
+    go(__nv_bfloat16{});
+  }
+  return y;
+}
+
 }  // namespace
 }  // namespace dqg
 }  // namespace sm90a
@@ -430,4 +539,5 @@ TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("_fp8_block_gemm_sm90a", &torchquant::sm90a::dqg::fp8_block_gemm_sm90a);
   m.impl("_nvfp4_gemm_sm90a", &torchquant::sm90a::dqg::nvfp4_gemm_sm90a);
   m.impl("_fp8_block_gemv_sm90a", &torchquant::sm90a::dqg::fp8_block_gemv_sm90a);
+  m.impl("_nvfp4_gemv_sm90a", &torchquant::sm90a::dqg::nvfp4_gemv_sm90a);
 }

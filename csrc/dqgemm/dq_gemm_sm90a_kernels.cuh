@@ -41,6 +41,7 @@
 
 #include "common/e4m3_hw.cuh"
 #include "common/wgmma_operands.h"
+#include "nvfp4/nvfp4_kernels.cuh"
 #include "sparse/sparse24_gemm_sm90a_kernels.cuh"
 
 namespace torchquant {
@@ -806,6 +807,297 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         ring_advance<kStages>(stage, phase);
       }
       // The unit's last half ended a block: its sums are in acc.
+      dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, lane);
+      __syncwarp();
+    }
+  }
+#else
+  __trap();  // built for another target: the host refuses to launch on anything but sm_90
+#endif
+}
+
+// ------------------------------------------------------------------ nvfp4 GEMV kernel --
+// nvfp4_gemv's wgmma path (decode, M = 1..16 per token tile): fp4_gemv_sm90a_kernel. The fp8
+// GEMV's structure (a producer warpgroup, two consumer warpgroups of 64 features, the weight
+// the A operand from registers, 16 tokens the B operand of m64n16k16) with nvfp4_gemv's
+// contract and its mma kernel's decode (nvfp4::Ops: docs/nvfp4_gemv.md 2): each 32-bit word
+// of 8 codes becomes four 16-bit pairs e2m1 * bs * 2^-7 (exact), so every product is exact
+// and the whole K range accumulates in fp32 in the wgmma accumulators (no per-block flush:
+// the block scale is inside A); the epilogue multiplies by 2^7 * global, adds the bias and
+// rounds once.
+//
+// Stage (256 of K): the packed codes as one 128-row x 128-byte TMA box (128-byte swizzle:
+// byte c of row r at r * 128 + 16 ((c / 16) ^ (r % 8)) + c % 16), the rows' 16 e4m3 block
+// scales as a 128-row x 16-byte box (no swizzle), and x as four 16-row x 64-K boxes in the
+// wgmma B layout (K-major, 128-byte swizzle). Thread (g, t) of a consumer warp reads bytes
+// [32 t, 32 t + 32) of rows r0 and r1 = r0 + 8 (two 16-byte loads per row, conflict-free:
+// the 8 rows of a warp sit in 8 distinct swizzle phases), i.e. physical codes
+// [64 t, 64 t + 64): words i = 0..7, word i in scale block 4 t + i / 2 (byte i / 2 of the
+// row's 32-bit scale word at r * 16 + 4 t). Decoded word i gives the pairs h0..h3; h0 / h1 are
+// logical K {2t, 2t+1} / {2t+8, 2t+9} of k16 step 2i, h2 / h3 of step 2i + 1 (as in the mma
+// kernel). So the logical K order inside a stage differs from the physical one, and x must
+// be permuted to match (legal: K is a reduction axis); TMA cannot do that, so the producer
+// warpgroup stages x itself: each thread loads 16-byte pieces of x (8 consecutive halves =
+// one word's 8 codes), pairs them with nvfp4::Ops::pair_x (the mma kernel's x pairing) and
+// stores the four 4-byte pairs where the wgmma B layout wants them; then
+// fence.proxy.async (generic-proxy stores read by wgmma's async proxy) and one arrival on
+// the stage's full barrier (1 TMA arrival with its bytes + 128 producer arrivals). Rows of x
+// past M are never staged: their B columns hold stale bytes that reach only D columns of
+// tokens >= M, never stored. Preconditions (host): compute capability 9.0, K % 256 == 0
+// (the scale rows' TMA stride is K / 16 bytes, a multiple of 16; no stage reaches past K).
+template <int STAGES_, int PER_SM_>
+struct Fp4GemvConfig {
+  static constexpr int kBF = 128;          // features per tile
+  static constexpr int kBT = 16;           // tokens per tile (the wgmma N)
+  static constexpr int kKS = 256;          // K (codes) per stage
+  static constexpr int kAK = 128;          // packed weight bytes per row per stage
+  static constexpr int kSK = 16;           // scale bytes per row per stage
+  static constexpr int kBBox = kBT * 128;  // one x box: 16 rows x 64 of K
+  static constexpr int kStages = STAGES_;
+  static constexpr int kPerSm = PER_SM_;
+  static constexpr int kThreads = 384;
+  static constexpr int kConsumerWarps = 8;
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kProducerRegs = sp24::WgRegSplit<PER_SM_>::kProducer;
+  static constexpr int kConsumerRegs = sp24::WgRegSplit<PER_SM_>::kConsumer;
+  static constexpr int kABytes = kBF * kAK;      // 16 KB
+  static constexpr int kSBytes = kBF * kSK;      // 2 KB
+  static constexpr int kBBytes = 4 * kBBox;      // 8 KB
+  static constexpr int kTx = kABytes + kSBytes;  // the TMA's bytes per stage
+  static constexpr int kAcc = kBT / 2;
+  static constexpr int kSOffset = kStages * kABytes;
+  static constexpr int kBOffset = kSOffset + kStages * kSBytes;
+  static constexpr int kBarrierOffset = kBOffset + kStages * kBBytes;
+  static constexpr int kBarrierBytes = (2 * kStages * 8 + 127) / 128 * 128;
+  static constexpr int kSmemBytes = 1024 + kBarrierOffset + kBarrierBytes;
+  static_assert(kSmemBytes <= 227 * 1024, "sm_90 opt-in shared memory per block");
+  static_assert(kPerSm == 1 || (kPerSm == 2 && kSmemBytes + 1024 <= 114 * 1024),
+                "two CTAs per SM: within half of the SM's 228 KB");
+  static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0 && kBBox % 1024 == 0,
+                "x boxes 1024-byte aligned (128-byte swizzle atoms)");
+  static_assert(kTx < (1 << 20), "mbarrier transaction count range");
+};
+
+__device__ __forceinline__ uint4 lds_u128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ uint32_t lds_u32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ void sts_u32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory stores before later async-proxy reads
+// (wgmma operands) of the same bytes, once published through a barrier.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+template <class Cfg, class T>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
+    fp4_gemv_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
+                          const __grid_constant__ CUtensorMap tmap_s, const T* __restrict__ x,
+                          const DqArgs p) {
+#if defined(TQ_SM90A_ENABLED)
+  using O = nvfp4::Ops<T>;
+  constexpr int kStages = Cfg::kStages;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA = smem;                              // kStages x [128 x 128 B] codes
+  const uint32_t sS = smem + Cfg::kSOffset;              // kStages x [128 x 16 B] scales
+  const uint32_t sB = smem + Cfg::kBOffset;              // kStages x 4 x [16 x 128 B] x
+  const uint32_t bar_full = smem + Cfg::kBarrierOffset;  // kStages x 8 B
+  const uint32_t bar_empty = bar_full + kStages * 8;
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar_full + 8 * s, 1 + Cfg::kProducerThreads);
+      mbar_init(bar_empty + 8 * s, Cfg::kConsumerWarps);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer --
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      prefetch_tmap(&tmap_w);
+      prefetch_tmap(&tmap_s);
+    }
+    // Thread (warp pw, lane pl) stages x row m = 4 pw + pl % 4 of the tile; per stage and j
+    // = 0..3 the 8 halves of word i = 2 j + ih of weight-thread region tt (physical K
+    // 64 tt + 8 i .. + 7). Its four pairs land in box j (k16 steps 4 j .. 4 j + 3), row m,
+    // 16-byte unit (4 ih + pair) ^ (m % 8), 4-byte word tt: a warp's 32 stores of one pair
+    // cover 8 units x 4 words, all 32 banks.
+    const int pw = threadIdx.x >> 5, pl = threadIdx.x & 31;
+    const int m = 4 * pw + (pl & 3);
+    const int ih = (pl >> 2) & 1, tt = pl >> 3;
+    uint32_t soff[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      soff[q] = static_cast<uint32_t>(m * 128 + 16 * ((4 * ih + q) ^ (m & 7)) + 4 * tt);
+    const int xoff = 64 * tt + 8 * ih;  // halves, + 16 j per piece
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
+      int fu, tile_t, kb0, kb1, split;
+      dq_unit_work(u, p, fu, tile_t, kb0, kb1, split);
+      const int f_row = fu * Cfg::kBF;  // < N: every feature tile holds a real row
+      const int row = tile_t * Cfg::kBT + m;
+      const bool live = row < p.M;
+      const T* const xr = x + static_cast<int64_t>(live ? row : 0) * p.K + xoff;
+      for (int kb = kb0; kb < kb1; ++kb) {
+        // x's loads go out before the wait for the slot, so their latency overlaps it.
+        uint4 v[4];
+        if (live) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            v[j] = __ldg(reinterpret_cast<const uint4*>(xr + static_cast<int64_t>(kb) * Cfg::kKS + 16 * j));
+        }
+        mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+        const uint32_t full = bar_full + 8 * stage;
+        if (threadIdx.x == 0) {
+          mbar_arrive_expect_tx(full, Cfg::kTx);
+          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
+          tma_load_2d(sS + stage * Cfg::kSBytes, &tmap_s, kb * Cfg::kSK, f_row, full);
+        }
+        if (live) {
+          const uint32_t b = sB + stage * Cfg::kBBytes;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const uint4 pr = O::pair_x(v[j]);
+            const uint32_t bj = b + j * Cfg::kBBox;
+            sts_u32(bj + soff[0], pr.x);
+            sts_u32(bj + soff[1], pr.y);
+            sts_u32(bj + soff[2], pr.z);
+            sts_u32(bj + soff[3], pr.w);
+          }
+          fence_proxy_async_smem();
+        }
+        mbar_arrive_local(full, 1u);
+        ring_advance<kStages>(stage, phase);
+      }
+    }
+  } else {
+    // ---------------------------------------------------------------- consumers --
+    setmaxnreg_inc<Cfg::kConsumerRegs>();
+    const int cw = wg - 1;
+    const int warp = (threadIdx.x / 32) % 4;
+    const int lane = threadIdx.x % 32;
+    const int g = lane >> 2, t = lane & 3;
+    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8 (same swizzle phase g)
+    const uint32_t signal = lane == 0;
+    const uint32_t offa0 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t) ^ g));
+    const uint32_t offa1 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t + 1) ^ g));
+    const uint32_t offs = static_cast<uint32_t>(row_in_tile * 16 + 4 * t);
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
+      int fu, tile_t, kb0, kb1, split;
+      dq_unit_work(u, p, fu, tile_t, kb0, kb1, split);
+      const int t_base = tile_t * Cfg::kBT;
+      const int f0 = fu * Cfg::kBF + row_in_tile;
+      sp24::FeatParams fp = {};
+      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
+      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
+      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      // Read before the K loop: the epilogue's one global operand (not a round trip at the end).
+      const float g7 = __fmul_rn(__ldg(p.global), 128.0f);
+      float acc[Cfg::kAcc];
+#pragma unroll
+      for (int c = 0; c < Cfg::kAcc; ++c) acc[c] = 0.f;
+
+      uint32_t fa[4][4], fb[4][4];
+      int prev = 0;
+      for (int s = 0; s < kb1 - kb0; ++s) {
+        mbar_wait(bar_full + 8 * stage, phase);
+        const uint32_t a_st = sA + stage * Cfg::kABytes;
+        const uint32_t s_st = sS + stage * Cfg::kSBytes;
+        const uint32_t sc0 = lds_u32(s_st + offs), sc1 = lds_u32(s_st + 128 + offs);
+        // The stage's x descriptor; box q, k16 step j start 16 (q * kBBox + 32 j) bytes further,
+        // an add to the start-address field (bits 0..13, address / 16) that cannot carry out of
+        // it (shared memory ends below 2^18 bytes).
+        const uint64_t d_st = make_smem_desc(sB + stage * Cfg::kBBytes);
+        uint4 wl0, wl1;  // words 4 h .. 4 h + 3 of rows r0 / r1 (h = q / 2)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          uint32_t(&a)[4][4] = (q & 1) ? fb : fa;
+          if ((q & 1) == 0) {
+            const uint32_t off = (q == 0) ? offa0 : offa1;
+            wl0 = lds_u128(a_st + off);
+            wl1 = lds_u128(a_st + 1024 + off);
+          }
+          // Words 2q and 2q + 1 of both rows share scale block 4t + q: byte q of each row's
+          // scale word -> the packed factors {bs0, bs1} * 2^7 (fp16) / * 2^119 (bf16).
+          const uint32_t f = O::scale_pair(prmt_b32(sc0, sc1, static_cast<uint32_t>(q | ((q + 4) << 4))));
+          const uint32_t fs0 = nvfp4::dup_lo(f), fs1 = nvfp4::dup_hi(f);
+          // The group's words pass through a volatile asm placed after the previous group's
+          // wait: otherwise the compiler may hoist this decode (register-only arithmetic on
+          // words loaded at the top of the stage) above that wait, writing registers of a
+          // group still in flight, and ptxas then serializes every wgmma (C7513).
+          uint32_t wq0[2] = {(q & 1) ? wl0.z : wl0.x, (q & 1) ? wl0.w : wl0.y};
+          uint32_t wq1[2] = {(q & 1) ? wl1.z : wl1.x, (q & 1) ? wl1.w : wl1.y};
+          asm volatile("" : "+r"(wq0[0]), "+r"(wq0[1]), "+r"(wq1[0]), "+r"(wq1[1]));
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            uint32_t h0[4], h1[4];
+            O::decode(wq0[e], h0);
+            O::decode(wq1[e], h1);
+            a[2 * e][0] = O::mul(h0[0], fs0);
+            a[2 * e][1] = O::mul(h1[0], fs1);
+            a[2 * e][2] = O::mul(h0[1], fs0);
+            a[2 * e][3] = O::mul(h1[1], fs1);
+            a[2 * e + 1][0] = O::mul(h0[2], fs0);
+            a[2 * e + 1][1] = O::mul(h1[2], fs1);
+            a[2 * e + 1][2] = O::mul(h0[3], fs0);
+            a[2 * e + 1][3] = O::mul(h1[3], fs1);
+          }
+          __syncwarp();
+          sp24::fence_acc(acc);
+          fence_frag(a);
+          wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            rs_wgmma<T, Cfg::kBT>(acc, a[j], d_st + static_cast<uint64_t>((q * Cfg::kBBox + 32 * j) >> 4),
+                                  (s != 0 || q != 0 || j != 0) ? 1 : 0);
+          }
+          wgmma_commit();
+          sp24::fence_acc(acc);
+          fence_frag(a);
+          // One group in flight: the previous one (the other register set) has retired. The
+          // wait is unconditional (a no-op for a unit's first group): behind a branch, ptxas
+          // cannot rule out the other set's group still being in flight and serializes
+          // every wgmma (C7513).
+          wgmma_wait<1>();
+          sp24::fence_acc(acc);
+          // The previous stage's last group has retired: release it (a predicated arrive,
+          // not a branch: a group still in flight across a branch also makes ptxas
+          // serialize the wgmmas).
+          if (q == 0) release_stage<1>(bar_empty + 8 * prev, s != 0 ? signal : 0u);
+        }
+        prev = stage;
+        ring_advance<kStages>(stage, phase);
+      }
+      wgmma_wait<0>();
+      sp24::fence_acc(acc);
+      release_stage<1>(bar_empty + 8 * prev, signal);
+      if (p.splits == 1) {
+        // The weights carried 2^-7: y = acc * (2^7 * global), one rounding (the GEMV's).
+#pragma unroll
+        for (int c = 0; c < Cfg::kAcc; ++c) acc[c] = __fmul_rn(acc[c], g7);
+      }
       dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, lane);
       __syncwarp();
     }

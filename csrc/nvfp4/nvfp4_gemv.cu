@@ -45,6 +45,7 @@
 #include "common/device.h"
 #include "common/dq_tile_launch.h"
 #include "common/pdl.h"
+#include "common/sm90a_op.h"
 #include "nvfp4/nvfp4_kernels.cuh"
 
 namespace torchquant {
@@ -487,7 +488,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"fma", "mma", "tile"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   TORCH_CHECK(M <= kIntMax && N <= kIntMax && K <= kIntMax, kGemvOp,
@@ -514,6 +515,20 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     TORCH_CHECK(K % 128 == 0, kGemvOp, ": kernel 'tile' needs K % 128 == 0 (8 whole scale "
                 "blocks per k tile), got K = ", K, "; use kernel 'mma' or 'auto'");
     path = Nvfp4GemvKernel::kTile;
+  }
+  if (kernel == "wgmma") {
+    // The Hopper decode GEMV (TMA + warpgroup MMA, dq_gemm_sm90a_kernels.cuh) lives in
+    // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
+    // K % 256 itself.
+    const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
+    TORCH_CHECK(wgmma_op.has_value(), kGemvOp,
+                ": path 'wgmma' needs torchquant._C_sm90a (a build with 9.0 in "
+                "TORCH_CUDA_ARCH_LIST) and a compute capability 9.0 GPU; this device is sm_",
+                caps.cc());
+    return wgmma_op
+        ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                           const at::Tensor&, const c10::optional<at::Tensor>&)>()
+        .call(x_in, w_in, w_scale, global_scale, bias);
   }
   if (path == Nvfp4GemvKernel::kTile) {
     // 16-byte copies of the codes and 8-byte copies of the scales need those
