@@ -19,7 +19,7 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import HAS_CUDA, poison_cuda, requires_sm90a
+from conftest import HAS_CUDA, kernels_launched, poison_cuda, requires_sm90a
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -496,6 +496,29 @@ def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
             bound = ref.fp32_accum_bound(x, wd, b, dtype)
             frac = ref.worst_fraction(y, want, bound)
             assert frac <= 1.0, f"wgmma {tile} splits={splits!r} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+
+
+@WGMMA
+@pytest.mark.parametrize("knob", ["", "17", "3"])
+def test_gemv_auto_takes_wgmma_from_m5(monkeypatch, knob):
+    """auto on sm_90: the mma kernel up to M = 4, the wgmma GEMV at M = 5..16 when K % 256 == 0
+    (TORCHQUANT_NVFP4_WGMMA_MIN_M moves the threshold; 17 = never), the mma kernel when K is
+    not a multiple of 256; the result within the bound either way."""
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_MIN_M", knob)
+    lo = int(knob) if knob else 5
+    for K in (1024, 320):
+        x_all, wp, ws, gs, bias = _operands(16, 300, K, torch.bfloat16, seed=K)
+        wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+        for M in (1, lo - 1, lo, 8, 16):
+            if not 1 <= M <= 16:
+                continue
+            x = x_all[:M].contiguous()
+            out = {}
+            names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, wp, ws, gs, bias, "auto")))
+            wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
+            assert wg == (K % 256 == 0 and M >= lo), (knob, K, M, names)
+            bound = ref.fp32_accum_bound(x, wd, bias, torch.bfloat16)
+            assert ref.worst_fraction(out["y"], ref.linear_ref(x, wd, bias), bound) <= 1.0
 
 
 @WGMMA

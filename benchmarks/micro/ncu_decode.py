@@ -5,7 +5,8 @@ Default: 28672x8192 at M = 1 and 16 (every kernel), and 4096x4096 at M = 1, 8,
 --only N,K,M1/M2 (repeatable) --ops fp8,nvfp4,int8,sparse24,sparse24_int8 --paths mma narrow
 the set (sparse24: the bf16 2:4 GEMV, paths fma, mma and wgmma; sparse24_int8:
 sparse24_int8_matmul, paths gemv (the dp4a GEMV), mma and wgmma, so NCU_KERNEL=sparse24_int8);
---paths wgmma also launches fp8_block_gemv's Hopper GEMV (kernel dq_gemv_sm90a_kernel);
+--paths wgmma also launches fp8_block_gemv's and nvfp4_gemv's Hopper GEMVs (kernels
+dq_gemv_sm90a_kernel, fp4_gemv_sm90a_kernel);
 --dtype fp16 gives x (and the outputs) fp16 instead of bf16;
 --paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
 so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
@@ -55,7 +56,7 @@ for N, K, ms in shapes:
         for path in paths:
             if "fp8" in want:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
-            if "nvfp4" in want and path != "wgmma":
+            if "nvfp4" in want:
                 ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
             if "sparse24" in want and path in ("fma", "mma", "wgmma"):
                 ops.sparse24_gemv(x, sv, sm, None, path)

@@ -54,7 +54,7 @@ namespace {
 constexpr const char* kGemvOp = "nvfp4_gemv";
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
-enum class Nvfp4GemvKernel { kFma, kMma, kTile };
+enum class Nvfp4GemvKernel { kFma, kMma, kTile, kWgmma };
 
 // M above this (and K % 128 == 0) runs the tiled GEMM (common/dq_tile.cuh),
 // which decodes each weight element once per 64 rows of x instead of once
@@ -110,12 +110,34 @@ constexpr int64_t kTileMinM = 48;
 // mma). Below 4M weights fma is unmeasured against the new kernel, so it stays there.
 constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 
+// sm_90 with torchquant._C_sm90a, K % 256 == 0: the Hopper decode GEMV (path "wgmma",
+// fp4_gemv_sm90a_kernel: TMA stages, the decoded weight as the wgmma A operand, 16 tokens per
+// tile) from M = kWgmmaMinM to 16. Its time is nearly flat in M, the mma kernel's climbs:
+// H200 (results/h200/2026-12-04f_nvfp4_wgmma, call 1), bf16, us, mma (auto then) / wgmma:
+//   M = 1:  28672x8192 42.8 / 48.3, 128256x4096 84.5 / 94.5, 14336x4096 13.8 / 16.2,
+//           4096x4096 6.6 / 9.0 (the x-resident mma kernel wins);
+//   M = 4:  28672x8192 49.9 / 48.7, 128256x4096 101.0 / 98.9, 28672x4096 27.7 / 27.5, but
+//           14336x4096 15.2 / 16.4, 6144x4096 10.1 / 11.5, 4096x14336 16.4 / 18.1,
+//           4096x4096 7.8 / 9.1;
+//   M = 8:  28672x8192 54.2 / 49.3, 28672x4096 30.3 / 28.2, 14336x4096 18.3 / 16.6,
+//           4096x14336 22.3 / 18.9, 4096x4096 10.4 / 9.4, 6144x4096 11.7 / 11.7;
+//   M = 16: 28672x8192 65.6 / 51.0, 28672x4096 36.8 / 28.6, 14336x4096 23.9 / 17.2,
+//           4096x14336 28.2 / 19.4, 6144x4096 15.9 / 12.0, 4096x4096 11.7 / 9.5
+// (fp16 alike: 28672x8192 M = 8 53.0 / 47.0, M = 16 64.9 / 48.5). So from M = 5 on.
+// TORCHQUANT_NVFP4_WGMMA_MIN_M=m moves the threshold (17: never; A/B of a model's layers).
+constexpr int64_t kWgmmaMinM = 5;
+constexpr int64_t kWgmmaMaxM = 16;
+
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
-                                         int64_t K) {
+                                         int64_t K, bool have_wgmma) {
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   if (M > kTileMinM && K % 128 == 0) return Nvfp4GemvKernel::kTile;
+  if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
+    const int knob = env_int("TORCHQUANT_NVFP4_WGMMA_MIN_M");
+    if (M >= (knob > 0 ? knob : kWgmmaMinM)) return Nvfp4GemvKernel::kWgmma;
+  }
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
   const int64_t m1_min = env_weights("TORCHQUANT_NVFP4_M1_MMA_MIN", kMmaM1MinWeights);
   if (M == 1 && (K % 64 != 0 || N * K < m1_min))
@@ -498,7 +520,11 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
 
-  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K);
+  // The Hopper decode GEMV (TMA + warpgroup MMA, dq_gemm_sm90a_kernels.cuh) lives in
+  // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
+  // K % 256 itself.
+  const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
+  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value());
   if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -517,14 +543,13 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     path = Nvfp4GemvKernel::kTile;
   }
   if (kernel == "wgmma") {
-    // The Hopper decode GEMV (TMA + warpgroup MMA, dq_gemm_sm90a_kernels.cuh) lives in
-    // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
-    // K % 256 itself.
-    const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
     TORCH_CHECK(wgmma_op.has_value(), kGemvOp,
                 ": path 'wgmma' needs torchquant._C_sm90a (a build with 9.0 in "
                 "TORCH_CUDA_ARCH_LIST) and a compute capability 9.0 GPU; this device is sm_",
                 caps.cc());
+    path = Nvfp4GemvKernel::kWgmma;
+  }
+  if (path == Nvfp4GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                            const at::Tensor&, const c10::optional<at::Tensor>&)>()
