@@ -387,11 +387,19 @@ def test_dispatch_buckets():
     assert choose_path("nvfp4", 65, cuda, "w8a8") == "dequant_mm"  # w8a8 is an fp8_block option
     # nvfp4 through its wgmma GEMM (K % 64 == 0): every layer up to NVFP4_WGMMA_SMALL_N_MAX_M,
     # large-N layers up to NVFP4_WGMMA_MAX_M; K % 64 != 0 keeps the GEMV / dequantize paths.
-    from torchquant.nn.dispatch import (NVFP4_WGMMA_MAX_M, NVFP4_WGMMA_MIN_M, NVFP4_WGMMA_MIN_N,
-                                        NVFP4_WGMMA_SMALL_N_MAX_M, nvfp4_wgmma_runs)
+    # Where nvfp4_gemv's own Hopper GEMV runs (K % 256 == 0), M <= NVFP4_GEMV_WGMMA_MAX_M stays
+    # with the op ("gemv"); K = 4096 + 64 (K % 64 == 0 only) goes to the GEMM from NVFP4_WGMMA_MIN_M.
+    from torchquant.nn.dispatch import (NVFP4_GEMV_WGMMA_MAX_M, NVFP4_WGMMA_MAX_M, NVFP4_WGMMA_MIN_M,
+                                        NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_SMALL_N_MAX_M,
+                                        nvfp4_gemv_wgmma_runs, nvfp4_wgmma_runs)
     big, small = NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_MIN_N - 1
+    if nvfp4_gemv_wgmma_runs(cuda, 4096):
+        assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, cuda, k=4096, n=big) == "gemv"
+        assert choose_path("nvfp4", NVFP4_GEMV_WGMMA_MAX_M, cuda, k=4096, n=small) == "gemv"
+        assert choose_path("nvfp4", NVFP4_GEMV_WGMMA_MAX_M + 1, cuda, k=4096, n=small) == "dq_wgmma"
+        assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, cuda, k=4096 + 64, n=small) == "dq_wgmma"
     if nvfp4_wgmma_runs(cuda, 4096):
-        assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, cuda, k=4096, n=small) == "dq_wgmma"
+        assert choose_path("nvfp4", NVFP4_GEMV_WGMMA_MAX_M + 1, cuda, k=4096, n=small) == "dq_wgmma"
         assert choose_path("nvfp4", NVFP4_WGMMA_SMALL_N_MAX_M, cuda, k=4096, n=small) == "dq_wgmma"
         assert choose_path("nvfp4", NVFP4_WGMMA_SMALL_N_MAX_M + 1, cuda, k=4096, n=small) == "dequant_mm"
         assert choose_path("nvfp4", NVFP4_WGMMA_MAX_M, cuda, k=4096, n=big) == "dq_wgmma"

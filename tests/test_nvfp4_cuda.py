@@ -459,11 +459,13 @@ def test_gemv_deterministic_and_graph_capturable(monkeypatch, path, splitk, K):
 @WGMMA
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tile", WGMMA_TILES)
-def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile):
+@pytest.mark.parametrize("xpf", ["", "0"])
+def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile, xpf):
     """x = I (M = K = 512: 32 token tiles): every byte value with signed and subnormal block
     scales comes back bit for bit, through the producer's x permutation and the consumers'
     decode and scale fold."""
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_XPF", xpf)
     N, K = 200, 512
     wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
     ws = _scales(N, K // 16, _gen(K + 1), negative=True)
@@ -484,6 +486,8 @@ def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile):
 def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+    # the producer's x loads one stage ahead (default) and, with splits off, per stage
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_XPF", "0" if splits == "1" else "")
     x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 7919 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in list(range(1, 17)) + [17, 40]:
@@ -499,24 +503,24 @@ def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
 
 
 @WGMMA
-@pytest.mark.parametrize("knob", ["", "17", "3"])
+@pytest.mark.parametrize("knob", ["", "33", "3"])
 def test_gemv_auto_takes_wgmma_from_m5(monkeypatch, knob):
-    """auto on sm_90: the mma kernel up to M = 4, the wgmma GEMV at M = 5..16 when K % 256 == 0
-    (TORCHQUANT_NVFP4_WGMMA_MIN_M moves the threshold; 17 = never), the mma kernel when K is
-    not a multiple of 256; the result within the bound either way."""
+    """auto on sm_90: the mma kernel up to M = 4, the wgmma GEMV at M = 5..32 when K % 256 == 0
+    (TORCHQUANT_NVFP4_WGMMA_MIN_M moves the threshold; 33 = never), the mma kernel when K is
+    not a multiple of 256 and from M = 33; the result within the bound either way."""
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_MIN_M", knob)
     lo = int(knob) if knob else 5
     for K in (1024, 320):
-        x_all, wp, ws, gs, bias = _operands(16, 300, K, torch.bfloat16, seed=K)
+        x_all, wp, ws, gs, bias = _operands(40, 300, K, torch.bfloat16, seed=K)
         wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
-        for M in (1, lo - 1, lo, 8, 16):
-            if not 1 <= M <= 16:
+        for M in (1, lo - 1, lo, 8, 16, 32, 33, 40):
+            if not 1 <= M <= 40:
                 continue
             x = x_all[:M].contiguous()
             out = {}
             names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, wp, ws, gs, bias, "auto")))
             wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
-            assert wg == (K % 256 == 0 and M >= lo), (knob, K, M, names)
+            assert wg == (K % 256 == 0 and lo <= M <= 32), (knob, K, M, names)
             bound = ref.fp32_accum_bound(x, wd, bias, torch.bfloat16)
             assert ref.worst_fraction(out["y"], ref.linear_ref(x, wd, bias), bound) <= 1.0
 

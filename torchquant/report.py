@@ -31,8 +31,9 @@ import torch
 import torchquant  # noqa: F401  (registers the ops)
 from torchquant import reference as ref
 from torchquant.formats.fp8 import E4M3_MAX
-from torchquant.nn.dispatch import (FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M, NVFP4_WGMMA_MAX_M,
-                                    NVFP4_WGMMA_MIN_M, NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_SMALL_N_MAX_M)
+from torchquant.nn.dispatch import (FP8_WGMMA_MIN_M, FP8_WGMMA_MIN_N, FP8_WGMMA_SMALL_N_MAX_M,
+                                    NVFP4_GEMV_WGMMA_MAX_M, NVFP4_WGMMA_MAX_M, NVFP4_WGMMA_MIN_M,
+                                    NVFP4_WGMMA_MIN_N, NVFP4_WGMMA_SMALL_N_MAX_M)
 
 _LCG_A = 1664525
 _LCG_C = 1013904223
@@ -137,8 +138,12 @@ def capability_report() -> List[str]:
                                   " N >= 6144, and at M = 13..16 where K >= 8192 and N x K >="
                                   " 10240 x 8192)" if wg else "")
         lines.append(f"    int8_matmul     {gemv + '; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
-        lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16); above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
-        lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode); above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
+        fp8_wg = (" (wgmma GEMV at M = 9..16 on wide layers, from M = 5 on 256M+ weights)"
+                  if cc == 90 and _has_cuda_kernel("_fp8_block_gemv_sm90a") else "")
+        nv_wg = (f" (wgmma GEMV at M = 5..{NVFP4_GEMV_WGMMA_MAX_M} when K % 256 == 0)"
+                 if cc == 90 and _has_cuda_kernel("_nvfp4_gemv_sm90a") else "")
+        lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
+        lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         sp_big = "; M >= 64 (K % 128 == 0): sparse wgmma" if wg24 else ""
         lines.append(f"    sparse24_gemv   {'M <= 2: fma; then mma.sp' + sp_big if tc else 'fma (scalar)'}")
         lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp_big if tc else 'then simt'}")
@@ -147,7 +152,8 @@ def capability_report() -> List[str]:
             lines.append(f"    QuantLinear fp8_block  M >= {FP8_WGMMA_MIN_M}: dequantizing wgmma GEMM (every N to "
                          f"M = {FP8_WGMMA_SMALL_N_MAX_M}, N >= {FP8_WGMMA_MIN_N} beyond; else dequantize + cuBLAS)")
         if cc == 90 and _has_cuda_kernel("_nvfp4_gemm_sm90a"):
-            lines.append(f"    QuantLinear nvfp4      M >= {NVFP4_WGMMA_MIN_M}, K % 64 == 0: decoding wgmma GEMM (every N "
+            lines.append(f"    QuantLinear nvfp4      M >= {NVFP4_WGMMA_MIN_M}, K % 64 == 0 (M > {NVFP4_GEMV_WGMMA_MAX_M} "
+                         "where K % 256 == 0: the op's wgmma GEMV below): decoding wgmma GEMM (every N "
                          f"to M = {NVFP4_WGMMA_SMALL_N_MAX_M}, N >= {NVFP4_WGMMA_MIN_N} to M = {NVFP4_WGMMA_MAX_M}; "
                          "else GEMV to M = 64, dequantize + cuBLAS beyond)")
     return lines

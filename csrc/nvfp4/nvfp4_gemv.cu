@@ -123,10 +123,14 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 //           4096x14336 22.3 / 18.9, 4096x4096 10.4 / 9.4, 6144x4096 11.7 / 11.7;
 //   M = 16: 28672x8192 65.6 / 51.0, 28672x4096 36.8 / 28.6, 14336x4096 23.9 / 17.2,
 //           4096x14336 28.2 / 19.4, 6144x4096 15.9 / 12.0, 4096x4096 11.7 / 9.5
-// (fp16 alike: 28672x8192 M = 8 53.0 / 47.0, M = 16 64.9 / 48.5). So from M = 5 on.
-// TORCHQUANT_NVFP4_WGMMA_MIN_M=m moves the threshold (17: never; A/B of a model's layers).
+// (fp16 alike: 28672x8192 M = 8 53.0 / 47.0, M = 16 64.9 / 48.5). So from M = 5 on. With two
+// 16-token tiles it still wins (call 2, us, auto = mma GEMV / wgmma): 28672x8192 M = 17 111.6 /
+// 90.8, M = 32 113.0 / 93.7; 14336x4096 M = 32 33.2 / 26.3; 4096x14336 33.2 / 28.3; 4096x4096
+// 14.4 / 11.9; with three (M = 48) too (170.2 / 136.3), but there the dequantizing wgmma GEMM
+// that QuantLinear runs is faster (124.6), so the op's rule stops at two tiles as well.
+// TORCHQUANT_NVFP4_WGMMA_MIN_M=m moves the threshold (33: never; A/B of a model's layers).
 constexpr int64_t kWgmmaMinM = 5;
-constexpr int64_t kWgmmaMaxM = 16;
+constexpr int64_t kWgmmaMaxM = 32;
 
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K, bool have_wgmma) {

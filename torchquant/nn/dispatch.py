@@ -133,6 +133,23 @@ def nvfp4_wgmma_runs(device: torch.device, k: int) -> bool:
     return k > 0 and k % 64 == 0 and sm90a_op_runs(device, "_nvfp4_gemm_sm90a")
 
 
+# Below that GEMM, on the same GPUs: nvfp4_gemv's Hopper decode GEMV (path "wgmma", 16-token
+# tiles, K % 256 == 0), which the op's own "auto" takes from M = 5 to NVFP4_GEMV_WGMMA_MAX_M.
+# Up to two token tiles it beats the GEMM on every layer measured (H200, 2026-12-04f call 2,
+# results/h200/2026-12-04f_nvfp4_wgmma, bf16, us, the op's auto before (mma GEMV) / wgmma GEMV /
+# wgmma GEMM): 28672x8192 M = 17 111.6 / 90.8 / 124.0, M = 32 113.0 / 93.7 / 125.0;
+# 14336x4096 M = 17 32.7 / 26.6 / 33.2, M = 32 33.2 / 26.3 / 32.9; 4096x14336 M = 32 33.2 /
+# 28.3 / 32.8; 4096x4096 M = 32 14.4 / 11.9 / 13.9; with three (M = 48) the GEMM wins
+# (124.6 / 136.3 on 28672x8192, 33.2 / 36.0 on 14336x4096). So QuantLinear leaves M <= 32 to
+# the op ("gemv") where that GEMV runs.
+NVFP4_GEMV_WGMMA_MAX_M = 32
+
+
+def nvfp4_gemv_wgmma_runs(device: torch.device, k: int) -> bool:
+    """True when nvfp4_gemv's Hopper decode GEMV can run on this device for in_features k."""
+    return k > 0 and k % 256 == 0 and sm90a_op_runs(device, "_nvfp4_gemv_sm90a")
+
+
 # The two wgmma GEMMs' rules: (min M, every layer up to this M, layers of at least this many
 # outputs, ... up to this M (None: any)).
 _DQ_WGMMA_RULES = {
@@ -150,6 +167,8 @@ def dq_wgmma_pays(fmt: str, m: int, n: int, k: int, device: torch.device) -> boo
     min_m, small_n_max_m, min_n, max_m = rule
     if m < min_m or not (m <= small_n_max_m or (n >= min_n and (max_m is None or m <= max_m))):
         return False
+    if fmt == "nvfp4" and m <= NVFP4_GEMV_WGMMA_MAX_M and nvfp4_gemv_wgmma_runs(device, k):
+        return False  # the op's decode GEMV on wgmma is faster up to two token tiles
     return fp8_wgmma_runs(device) if fmt == "fp8_block" else nvfp4_wgmma_runs(device, k)
 
 
