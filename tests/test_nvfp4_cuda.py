@@ -459,13 +459,11 @@ def test_gemv_deterministic_and_graph_capturable(monkeypatch, path, splitk, K):
 @WGMMA
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("tile", WGMMA_TILES)
-@pytest.mark.parametrize("xpf", ["", "0"])
-def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile, xpf):
+def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile):
     """x = I (M = K = 512: 32 token tiles): every byte value with signed and subnormal block
     scales comes back bit for bit, through the producer's x permutation and the consumers'
     decode and scale fold."""
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
-    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_XPF", xpf)
     N, K = 200, 512
     wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
     ws = _scales(N, K // 16, _gen(K + 1), negative=True)
@@ -486,8 +484,6 @@ def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile, xpf):
 def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
-    # the producer's x loads one stage ahead (default) and, with splits off, per stage
-    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_XPF", "0" if splits == "1" else "")
     x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 7919 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in list(range(1, 17)) + [17, 40]:

@@ -49,8 +49,6 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_WGMMA_TILE=16x2s3|16x2s4|16x1  nvfp4 path "wgmma": two CTAs per SM with 3 / 4
                                   stages, or one with 8 (unset: 16x2s3 on grids of more CTAs than SMs)
   TORCHQUANT_NVFP4_WGMMA_MIN_M=m  nvfp4 auto: the wgmma GEMV from M = m to 32 (unset: 5; 33: never)
-  TORCHQUANT_NVFP4_WGMMA_XPF=0    nvfp4 path "wgmma": the producer loads x per stage, after storing
-                                  the previous one (unset / 1: one stage ahead)
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels

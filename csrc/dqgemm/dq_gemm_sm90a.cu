@@ -508,10 +508,6 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
   args.global = global_scale.data_ptr<float>();
   args.sc_row_bytes = static_cast<int>(s.K / 16);
-  // TORCHQUANT_NVFP4_WGMMA_XPF=0: the producer loads each stage's x after storing the previous
-  // one's (A/B); unset / 1: one stage ahead.
-  const char* xpf = std::getenv("TORCHQUANT_NVFP4_WGMMA_XPF");
-  args.xpf = (xpf != nullptr && std::strcmp(xpf, "0") == 0) ? 0 : 1;
   fp4_gemv_grid(args, caps, op);
   const Fp4GemvTile tile = choose_fp4_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();

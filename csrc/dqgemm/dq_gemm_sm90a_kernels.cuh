@@ -109,9 +109,6 @@ struct DqArgs {
   int kb_per_split;
   float* ws;
   int vec_store;  // see OutView
-  // fp4_gemv_sm90a_kernel: the producer loads x one stage ahead (1) or per stage after the
-  // previous stage's stores (0).
-  int xpf;
 };
 
 // Where an epilogue writes: y (T, + bias) or one split's fp32 slice of the workspace.
@@ -861,12 +858,8 @@ struct Fp4GemvConfig {
   static constexpr int kThreads = 384;
   static constexpr int kConsumerWarps = 8;
   static constexpr int kProducerThreads = 128;
-  // The producer holds two stages of its x pieces (32 registers): 64 / 80 at two CTAs per SM
-  // (launch bound 80; 48 / 96 and 56 / 88 spilled), 72 / 208 at one (launch bound 168; 64 / 216 spilled).
-  static constexpr int kProducerRegs = PER_SM_ == 2 ? 64 : 72;
-  static constexpr int kConsumerRegs = PER_SM_ == 2 ? 80 : 208;
-  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 384 * (65536 / (384 * PER_SM_) / 8 * 8),
-                "setmaxnreg redistributes the CTA's launch allocation");
+  static constexpr int kProducerRegs = sp24::WgRegSplit<PER_SM_>::kProducer;
+  static constexpr int kConsumerRegs = sp24::WgRegSplit<PER_SM_>::kConsumer;
   static constexpr int kABytes = kBF * kAK;      // 16 KB
   static constexpr int kSBytes = kBF * kSK;      // 2 KB
   static constexpr int kBBytes = 4 * kBBox;      // 8 KB
@@ -965,24 +958,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
       const int row = tile_t * Cfg::kBT + m;
       const bool live = row < p.M;
       const T* const xr = x + static_cast<int64_t>(live ? row : 0) * p.K + xoff;
-      auto load_x = [&](uint4 (&d)[4], int kb) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          d[j] = __ldg(reinterpret_cast<const uint4*>(xr + static_cast<int64_t>(kb) * Cfg::kKS + 16 * j));
-      };
-      // x's loads go out before the wait for the slot, so their latency overlaps it; with
-      // p.xpf a whole stage ahead (the next stage's pieces load while this one is stored).
-      uint4 v[4], vn[4];
-      if (live && p.xpf) load_x(vn, kb0);
       for (int kb = kb0; kb < kb1; ++kb) {
+        // x's loads go out before the wait for the slot, so their latency overlaps it. (Loading
+        // them a whole stage ahead instead, in 32 more producer registers, measured 2-5 %
+        // slower: docs/nvfp4_gemv.md 20.)
+        uint4 v[4];
         if (live) {
-          if (p.xpf) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) v[j] = vn[j];
-            if (kb + 1 < kb1) load_x(vn, kb + 1);
-          } else {
-            load_x(v, kb);
-          }
+          for (int j = 0; j < 4; ++j)
+            v[j] = __ldg(reinterpret_cast<const uint4*>(xr + static_cast<int64_t>(kb) * Cfg::kKS + 16 * j));
         }
         mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
         const uint32_t full = bar_full + 8 * stage;
