@@ -60,7 +60,8 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // nvfp4 weight x fp16/bf16 activations on the same Hopper kernel: nvfp4_gemv's contract
   // (E2M1 * E4M3 block scale exact in the 16-bit A operand, fp32 accumulation, * global, +
   // bias, one rounding), nvfp4_gemv's validation (under the name nvfp4_gemm), plus: compute
-  // capability 9.0 and K % 64 == 0. QuantLinear nvfp4 runs it from M = 17 (torchquant/nn/dispatch.py,
+  // capability 9.0 and K % 64 == 0. QuantLinear nvfp4 runs it from M = 17 (from M = 33 where
+  // K % 256 == 0 and _nvfp4_gemv_sm90a below runs; torchquant/nn/dispatch.py,
   // docs/fp8_wgmma.md).
   m.def(
       "_nvfp4_gemm_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "

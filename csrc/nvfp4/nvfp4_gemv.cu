@@ -5,9 +5,11 @@
 //
 // nvfp4_gemv: y[M, N] = global * x[M, K] @ (e2m1 * bs)[N, K]^T (+ bias), output
 // in x's dtype, fp32 accumulation, epilogue (acc * global) + bias in fp32
-// with one final rounding. Paths: "mma" (tensor cores, sm_80+) and "fma"
-// (scalar, any sm_75+); `choose_nvfp4_gemv_kernel` below is the one place
-// that picks between them. The global scale is read by the kernel from
+// with one final rounding. Paths: "mma" (tensor cores, sm_80+), "fma"
+// (scalar, any sm_75+), "tile" (the tiled GEMM, sm_80+, K % 128 == 0) and
+// "wgmma" (sm_90 with torchquant._C_sm90a, K % 256 == 0: the Hopper decode
+// GEMV, docs/nvfp4_gemv.md 20); `choose_nvfp4_gemv_kernel` below is the one
+// place that picks between them. The global scale is read by the kernel from
 // device memory and every launch goes on the current stream: no host
 // synchronization, so the op can be captured in a CUDA graph.
 //
@@ -89,6 +91,10 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | tiles), any N (masked 32-column warp
 //                      |         |        | tiles), any K % 16 == 0 (16-code
 //                      |         |        | granules when K % 64 != 0).
+//   >= 8.0             | M > 48, | tile   | decodes each weight once per 64
+//                      | K % 128 |        | rows of x (kTileMinM below)
+//   9.0 + _C_sm90a     | M 5..32,| wgmma  | TMA + warpgroup MMA, flat in M up
+//                      | K % 256 |        | to 16 tokens (kWgmmaMinM below)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
