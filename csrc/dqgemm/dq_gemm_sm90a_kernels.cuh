@@ -1078,10 +1078,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
           wgmma_commit();
           sp24::fence_acc(acc);
           fence_frag(a);
-          // One group in flight: the previous one (the other register set) has retired. The
-          // wait is unconditional (a no-op for a unit's first group): behind a branch, ptxas
-          // cannot rule out the other set's group still being in flight and serializes
-          // every wgmma (C7513).
+          // One group in flight: the previous one (the other register set) has retired (a
+          // no-op for a unit's first group).
           wgmma_wait<1>();
           sp24::fence_acc(acc);
           // The previous stage's last group has retired: release it (a predicated arrive,
