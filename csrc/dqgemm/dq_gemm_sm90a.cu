@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -262,26 +264,42 @@ using GemvCfg1 = DqGemvConfig<10, 1>;
 using GemvCfg2 = DqGemvConfig<5, 2>;
 using GemvCfg2s3 = DqGemvConfig<3, 2>;
 
-enum class GemvTile { k16x1, k16x2, k16x2s3 };
+enum class GemvTile { k16x1, k16x2, k16x2s3 };  // the order of choose_gemv_tile's names
 
-// The grid of a GEMV launch, the same for every tile (128 features x 16 tokens, 128 of K per
-// stage): tiles, K splits, and units = tiles x splits (the CTAs it wants).
-void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op) {
-  static_assert(GemvCfg1::kBF == GemvCfg2::kBF && GemvCfg2::kBF == GemvCfg2s3::kBF &&
-                    GemvCfg1::kBT == GemvCfg2::kBT && GemvCfg2::kBT == GemvCfg2s3::kBT &&
+// The grid of a GEMV launch (fp8_block's or nvfp4's; every tile of both is 128 features x 16
+// tokens, with `stage_k` of K per stage: 128 or 256): tiles, K splits, and units = tiles x
+// splits (the CTAs it wants).
+void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k) {
+  static_assert(GemvCfg1::kBF == 128 && GemvCfg2::kBF == 128 && GemvCfg2s3::kBF == 128 &&
+                    GemvCfg1::kBT == 16 && GemvCfg2::kBT == 16 && GemvCfg2s3::kBT == 16 &&
                     GemvCfg1::kKS == GemvCfg2::kKS && GemvCfg2::kKS == GemvCfg2s3::kKS,
                 "one grid for every GEMV tile");
-  args.num_f_tiles = static_cast<int>(ceil_div(args.N, GemvCfg2::kBF));
-  args.num_t_tiles = static_cast<int>(ceil_div(args.M, GemvCfg2::kBT));
+  args.num_f_tiles = static_cast<int>(ceil_div(args.N, 128));
+  args.num_t_tiles = static_cast<int>(ceil_div(args.M, 16));
   args.num_f_units = args.num_f_tiles;
   args.num_units = args.num_f_units * args.num_t_tiles;
-  args.num_kb = static_cast<int>(args.K / GemvCfg2::kKS);
+  args.num_kb = static_cast<int>(args.K / stage_k);
   args.group_units = 16;
   // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
-  // 128-K stages.
-  const int S0 = choose_splits(args.num_units, 2 * args.num_kb, caps, op);
+  // stages.
+  const int S0 = choose_splits(args.num_units, (stage_k / 64) * int64_t{args.num_kb}, caps, op);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
+}
+
+// The tile named by the environment variable `env` (its index in `names`), or -1 when unset.
+int forced_tile(const char* env, std::initializer_list<const char*> names, const char* op) {
+  const char* v = std::getenv(env);
+  if (v == nullptr || v[0] == '\0') return -1;
+  int i = 0;
+  std::string list;
+  for (const char* n : names) {
+    if (std::strcmp(v, n) == 0) return i;
+    list += (i++ ? ", " : "");
+    list += n;
+  }
+  TORCH_CHECK(false, op, ": ", env, "='", v, "' is not one of ", list);
+  return -1;
 }
 
 // The ring depth of the two-CTA tile. Each SM holds up to two CTAs, i.e. up to 10 stages x
@@ -297,15 +315,8 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op) {
 // 4 stages sat between (call 1); 2 stages lost everywhere (call 2: 28672x8192 fp16 M = 16
 // 65.4; 14336x4096 26.9; 8192x28672 85.8).
 GemvTile choose_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
-  if (const char* env = std::getenv("TORCHQUANT_FP8_WGMMA_TILE")) {
-    if (env[0] != '\0') {
-      if (std::strcmp(env, "16x1") == 0) return GemvTile::k16x1;
-      if (std::strcmp(env, "16x2") == 0) return GemvTile::k16x2;
-      if (std::strcmp(env, "16x2s3") == 0) return GemvTile::k16x2s3;
-      TORCH_CHECK(false, op, ": TORCHQUANT_FP8_WGMMA_TILE='", env,
-                  "' is not one of 16x1, 16x2, 16x2s3");
-    }
-  }
+  const int forced = forced_tile("TORCHQUANT_FP8_WGMMA_TILE", {"16x1", "16x2", "16x2s3"}, op);
+  if (forced >= 0) return static_cast<GemvTile>(forced);
   return int64_t{grid.num_units} * grid.splits > caps.sm_count ? GemvTile::k16x2s3
                                                                : GemvTile::k16x2;
 }
@@ -359,7 +370,7 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const at::Tensor& x = l.x;
   const at::Tensor& w = l.w;
   DqArgs args = l.args;
-  gemv_grid(args, caps, op);
+  gemv_grid(args, caps, op, GemvCfg2::kKS);
   const GemvTile tile = choose_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
@@ -436,33 +447,11 @@ using Fp4GemvCfg3 = Fp4GemvConfig<3, 2>;
 using Fp4GemvCfg4 = Fp4GemvConfig<4, 2>;
 using Fp4GemvCfg1 = Fp4GemvConfig<8, 1>;
 
-enum class Fp4GemvTile { k16x2s3, k16x2s4, k16x1 };
-
-void fp4_gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op) {
-  constexpr int kBF = Fp4GemvCfg3::kBF, kBT = Fp4GemvCfg3::kBT, kKS = Fp4GemvCfg3::kKS;
-  args.num_f_tiles = static_cast<int>(ceil_div(args.N, kBF));
-  args.num_t_tiles = static_cast<int>(ceil_div(args.M, kBT));
-  args.num_f_units = args.num_f_tiles;
-  args.num_units = args.num_f_units * args.num_t_tiles;
-  args.num_kb = static_cast<int>(args.K / kKS);
-  args.group_units = 16;
-  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
-  // 256-K stages.
-  const int S0 = choose_splits(args.num_units, 4 * args.num_kb, caps, op);
-  args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
-  args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
-}
+enum class Fp4GemvTile { k16x2s3, k16x2s4, k16x1 };  // the order of its forced names
 
 Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
-  if (const char* env = std::getenv("TORCHQUANT_NVFP4_WGMMA_TILE")) {
-    if (env[0] != '\0') {
-      if (std::strcmp(env, "16x2s3") == 0) return Fp4GemvTile::k16x2s3;
-      if (std::strcmp(env, "16x2s4") == 0) return Fp4GemvTile::k16x2s4;
-      if (std::strcmp(env, "16x1") == 0) return Fp4GemvTile::k16x1;
-      TORCH_CHECK(false, op, ": TORCHQUANT_NVFP4_WGMMA_TILE='", env,
-                  "' is not one of 16x2s3, 16x2s4, 16x1");
-    }
-  }
+  const int forced = forced_tile("TORCHQUANT_NVFP4_WGMMA_TILE", {"16x2s3", "16x2s4", "16x1"}, op);
+  if (forced >= 0) return static_cast<Fp4GemvTile>(forced);
   return int64_t{grid.num_units} * grid.splits > caps.sm_count ? Fp4GemvTile::k16x2s3
                                                                : Fp4GemvTile::k16x2s4;
 }
@@ -508,7 +497,11 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
   args.global = global_scale.data_ptr<float>();
   args.sc_row_bytes = static_cast<int>(s.K / 16);
-  fp4_gemv_grid(args, caps, op);
+  static_assert(Fp4GemvCfg3::kBF == 128 && Fp4GemvCfg4::kBF == 128 && Fp4GemvCfg1::kBF == 128 &&
+                    Fp4GemvCfg3::kBT == 16 && Fp4GemvCfg4::kBT == 16 && Fp4GemvCfg1::kBT == 16 &&
+                    Fp4GemvCfg3::kKS == Fp4GemvCfg4::kKS && Fp4GemvCfg4::kKS == Fp4GemvCfg1::kKS,
+                "gemv_grid's tile for every nvfp4 GEMV configuration");
+  gemv_grid(args, caps, op, Fp4GemvCfg3::kKS);
   const Fp4GemvTile tile = choose_fp4_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   auto go = [&](auto elem) {

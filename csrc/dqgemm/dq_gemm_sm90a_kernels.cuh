@@ -347,6 +347,40 @@ __device__ __forceinline__ uint32_t mul_x2(uint32_t a, uint32_t b) {
   }
 }
 
+// ------------------------------------------------------------------ consumer helpers --
+// A consumer thread of the two 64-feature warpgroups (threads 128..383): warpgroup cw, its warp,
+// lane = 4 g + t, and its rows r0 = 64 cw + 16 warp + g and r0 + 8 of the 128-feature tile (the
+// m64 A fragment's); lane 0 (signal) arrives on the empty barriers for its warp.
+struct ConsumerLane {
+  int cw, warp, lane, g, t, row_in_tile;
+  uint32_t signal;
+  __device__ __forceinline__ explicit ConsumerLane(int wg)
+      : cw(wg - 1),
+        warp(static_cast<int>(threadIdx.x / 32) % 4),
+        lane(static_cast<int>(threadIdx.x % 32)),
+        g(lane >> 2),
+        t(lane & 3),
+        row_in_tile(cw * 64 + warp * 16 + g),
+        signal(lane == 0 ? 1u : 0u) {}
+};
+
+// A unit's rows f0 and f0 + 8 clamped to N - 1 (rows past N are computed, never stored) and
+// their bias (fp32, step 0 and any valid float when there is none).
+struct FeatRows {
+  int64_t fc0, fc1;
+  sp24::FeatParams fp;
+};
+
+__device__ __forceinline__ FeatRows feat_rows(const DqArgs& p, int f0) {
+  FeatRows r;
+  r.fc0 = min(f0, p.N - 1);
+  r.fc1 = min(f0 + 8, p.N - 1);
+  r.fp = {};
+  r.fp.b0 = __ldg(p.bias + r.fc0 * p.bias_step);
+  r.fp.b1 = __ldg(p.bias + r.fc1 * p.bias_step);
+  return r;
+}
+
 // ------------------------------------------------------------------ kernel --
 // kFp4 = false: fp8_block (e4m3 codes, fp32 block scales; Cfg::kAK 64); true: nvfp4 (packed
 // e2m1 pairs, e4m3 scales per 16, global scale; Cfg::kAK 32).
@@ -403,12 +437,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   } else {
     // ---------------------------------------------------------------- consumers --
     setmaxnreg_inc<232>();
-    const int cw = wg - 1;
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int g = lane >> 2, t = lane & 3;
-    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8
-    const uint32_t signal = lane == 0;
+    const ConsumerLane cl(wg);
+    const int lane = cl.lane, g = cl.g, t = cl.t, row_in_tile = cl.row_in_tile;  // r0; r1 = r0 + 8
+    const uint32_t signal = cl.signal;
     // Byte offsets of this thread's two 16-bit pieces of step j in rows r0 / r1 of a stage:
     // r * 64 + 16 (j ^ swz) + 2t (+ 8); rows r0 and r1 = r0 + 8 share swz = (g / 2) % 4.
     // nvfp4 (32-byte rows, 32-byte swizzle: 16-byte half h of row r at 16 (h ^ ((r / 4) % 2))):
@@ -433,10 +464,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int t_base = tt * Cfg::kBT;
       const int f0 = ft * Cfg::kBF + row_in_tile;
 
-      sp24::FeatParams fp = {};
-      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
-      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
-      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      const FeatRows fr = feat_rows(p, f0);
+      const sp24::FeatParams& fp = fr.fp;
+      const int64_t fc0 = fr.fc0, fc1 = fr.fc1;
       const float* const srow0 = kFp4 ? nullptr : p.w_scale + fc0 * p.nb;
       const float* const srow1 = kFp4 ? nullptr : p.w_scale + fc1 * p.nb;
       // nvfp4: the 4 scale bytes of a stage (one per k16 step) of rows r0 / r1, s4r0 / s4r1;
@@ -698,12 +728,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   } else {
     // ---------------------------------------------------------------- consumers --
     setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const int cw = wg - 1;
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int g = lane >> 2, t = lane & 3;
-    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8 (same swizzle phase g)
-    const uint32_t signal = lane == 0;
+    const ConsumerLane cl(wg);
+    const int lane = cl.lane, g = cl.g, t = cl.t;
+    const int row_in_tile = cl.row_in_tile;  // r0; r1 = r0 + 8 (same swizzle phase g)
+    const uint32_t signal = cl.signal;
     // This thread's two 16-bit pieces of k16 step j (0..7) in row r0: bytes 2t, 2t + 1 and
     // 2t + 8, 2t + 9 of the step's 16, at r0 * 128 + 16 (j ^ g) + 2t (+ 8); row r1 at + 1024.
     // A warp's 16 words per load lie in 16 distinct banks (the 8 rows differ in j ^ g).
@@ -727,12 +755,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
       const int t_base = tt * Cfg::kBT;
       const int f0 = fu * Cfg::kBF + row_in_tile;
 
-      sp24::FeatParams fp = {};
-      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
-      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
-      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
-      const float* const srow0 = p.w_scale + fc0 * p.nb;
-      const float* const srow1 = p.w_scale + fc1 * p.nb;
+      const FeatRows fr = feat_rows(p, f0);
+      const sp24::FeatParams& fp = fr.fp;
+      const float* const srow0 = p.w_scale + fr.fc0 * p.nb;
+      const float* const srow1 = p.w_scale + fr.fc1 * p.nb;
       // The scale block being summed (rem: halves of it already issued) and its two scales.
       int rem = (2 * kb0) % sb;
       int blk = (2 * kb0) / sb;
@@ -995,12 +1021,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   } else {
     // ---------------------------------------------------------------- consumers --
     setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const int cw = wg - 1;
-    const int warp = (threadIdx.x / 32) % 4;
-    const int lane = threadIdx.x % 32;
-    const int g = lane >> 2, t = lane & 3;
-    const int row_in_tile = cw * 64 + warp * 16 + g;  // r0; r1 = r0 + 8 (same swizzle phase g)
-    const uint32_t signal = lane == 0;
+    const ConsumerLane cl(wg);
+    const int lane = cl.lane, g = cl.g, t = cl.t;
+    const int row_in_tile = cl.row_in_tile;  // r0; r1 = r0 + 8 (same swizzle phase g)
+    const uint32_t signal = cl.signal;
     const uint32_t offa0 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t) ^ g));
     const uint32_t offa1 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t + 1) ^ g));
     const uint32_t offs = static_cast<uint32_t>(row_in_tile * 16 + 4 * t);
@@ -1011,10 +1035,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
       dq_unit_work(u, p, fu, tile_t, kb0, kb1, split);
       const int t_base = tile_t * Cfg::kBT;
       const int f0 = fu * Cfg::kBF + row_in_tile;
-      sp24::FeatParams fp = {};
-      const int64_t fc0 = min(f0, p.N - 1), fc1 = min(f0 + 8, p.N - 1);
-      fp.b0 = __ldg(p.bias + fc0 * p.bias_step);
-      fp.b1 = __ldg(p.bias + fc1 * p.bias_step);
+      const sp24::FeatParams fp = feat_rows(p, f0).fp;
       // Read before the K loop: the epilogue's one global operand (not a round trip at the end).
       const float g7 = __fmul_rn(__ldg(p.global), 128.0f);
       float acc[Cfg::kAcc];
