@@ -229,6 +229,30 @@ Fp8Launch fp8_launch_args(const at::Tensor& x_in, const at::Tensor& w_in,
   return l;
 }
 
+// What both nvfp4 ops launch with: x, the packed codes and the block scales with TMA-ready
+// (16-byte aligned) bases, y, and the arguments (shape, output, bias widened to fp32, the scale
+// rows, the global scale on the device).
+struct Nvfp4Launch {
+  at::Tensor x, w, w_scale, bias_f, y;
+  DqArgs args;
+};
+
+Nvfp4Launch nvfp4_launch_args(const at::Tensor& x_in, const at::Tensor& w_in,
+                              const at::Tensor& w_scale_in, const at::Tensor& global_scale,
+                              const c10::optional<at::Tensor>& bias, const GemvShape& s) {
+  Nvfp4Launch l;
+  l.x = tma::tma_ready(x_in);
+  l.w = tma::tma_ready(w_in);
+  l.w_scale = tma::tma_ready(w_scale_in);
+  if (bias.has_value()) l.bias_f = bias->to(at::kFloat).contiguous();  // exact widening
+  l.y = at::empty({s.M, s.N}, l.x.options());
+  l.args = base_args(s, l.y, l.bias_f, bias.has_value(), global_scale.data_ptr<float>());
+  l.args.w_scale8 = static_cast<const uint8_t*>(l.w_scale.data_ptr());
+  l.args.global = global_scale.data_ptr<float>();
+  l.args.sc_row_bytes = static_cast<int>(s.K / 16);
+  return l;
+}
+
 at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
                                 const c10::optional<at::Tensor>& bias) {
@@ -415,21 +439,10 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const DeviceCaps& caps = check_path(x_in, s, op);
   const int device = x_in.get_device();
 
-  const at::Tensor x = tma::tma_ready(x_in);
-  const at::Tensor w = tma::tma_ready(w_in);
-  const at::Tensor w_scale = tma::tma_ready(w_scale_in);  // 16-byte aligned rows' base
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-
-  at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = base_args(s, y, bias_f, bias.has_value(), global_scale.data_ptr<float>());
-  args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
-  args.global = global_scale.data_ptr<float>();
-  args.sc_row_bytes = static_cast<int>(s.K / 16);
-  args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
-
-  launch_for<true>(x, choose_dq_config(s.M, s.N, caps, op), w.data_ptr(), args, device, caps, op);
-  return y;
+  Nvfp4Launch l = nvfp4_launch_args(x_in, w_in, w_scale_in, global_scale, bias, s);
+  l.args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
+  launch_for<true>(l.x, choose_dq_config(s.M, s.N, caps, op), l.w.data_ptr(), l.args, device, caps, op);
+  return l.y;
 }
 
 // _nvfp4_gemv_sm90a: nvfp4_gemv's path "wgmma" (the public op reaches it through the
@@ -487,16 +500,12 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const DeviceCaps& caps = check_path(x_in, s, op, "path 'wgmma' ");
   const int device = x_in.get_device();
 
-  const at::Tensor x = tma::tma_ready(x_in);  // 16-byte loads of x rows (K % 256: every row)
-  const at::Tensor w = tma::tma_ready(w_in);
-  const at::Tensor w_scale = tma::tma_ready(w_scale_in);
-  at::Tensor bias_f;
-  if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();  // exact widening
-  at::Tensor y = at::empty({s.M, s.N}, x.options());
-  DqArgs args = base_args(s, y, bias_f, bias.has_value(), global_scale.data_ptr<float>());
-  args.w_scale8 = static_cast<const uint8_t*>(w_scale.data_ptr());
-  args.global = global_scale.data_ptr<float>();
-  args.sc_row_bytes = static_cast<int>(s.K / 16);
+  // x's 16-byte loads by the producer need an aligned base (K % 256 then aligns every row).
+  const Nvfp4Launch l = nvfp4_launch_args(x_in, w_in, w_scale_in, global_scale, bias, s);
+  const at::Tensor& x = l.x;
+  const at::Tensor& w = l.w;
+  const at::Tensor& w_scale = l.w_scale;
+  DqArgs args = l.args;
   static_assert(Fp4GemvCfg3::kBF == 128 && Fp4GemvCfg4::kBF == 128 && Fp4GemvCfg1::kBF == 128 &&
                     Fp4GemvCfg3::kBT == 16 && Fp4GemvCfg4::kBT == 16 && Fp4GemvCfg1::kBT == 16 &&
                     Fp4GemvCfg3::kKS == Fp4GemvCfg4::kKS && Fp4GemvCfg4::kKS == Fp4GemvCfg1::kKS,
@@ -520,7 +529,7 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   } else {
     go(__nv_bfloat16{});
   }
-  return y;
+  return l.y;
 }
 
 }  // namespace

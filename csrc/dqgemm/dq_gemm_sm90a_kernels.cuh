@@ -1021,20 +1021,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   } else {
     // ---------------------------------------------------------------- consumers --
     setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const ConsumerLane cl(wg);
-    const int lane = cl.lane, g = cl.g, t = cl.t;
-    const int row_in_tile = cl.row_in_tile;  // r0; r1 = r0 + 8 (same swizzle phase g)
-    const uint32_t signal = cl.signal;
-    const uint32_t offa0 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t) ^ g));
-    const uint32_t offa1 = static_cast<uint32_t>(row_in_tile * 128 + 16 * ((2 * t + 1) ^ g));
-    const uint32_t offs = static_cast<uint32_t>(row_in_tile * 16 + 4 * t);
+    const ConsumerLane cl(wg);  // rows r0 = cl.row_in_tile and r0 + 8 (same swizzle phase cl.g)
+    const uint32_t offa0 = static_cast<uint32_t>(cl.row_in_tile * 128 + 16 * ((2 * cl.t) ^ cl.g));
+    const uint32_t offa1 = static_cast<uint32_t>(cl.row_in_tile * 128 + 16 * ((2 * cl.t + 1) ^ cl.g));
+    const uint32_t offs = static_cast<uint32_t>(cl.row_in_tile * 16 + 4 * cl.t);
     int stage = 0;
     uint32_t phase = 0;
     for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
       int fu, tile_t, kb0, kb1, split;
       dq_unit_work(u, p, fu, tile_t, kb0, kb1, split);
       const int t_base = tile_t * Cfg::kBT;
-      const int f0 = fu * Cfg::kBF + row_in_tile;
+      const int f0 = fu * Cfg::kBF + cl.row_in_tile;
       const sp24::FeatParams fp = feat_rows(p, f0).fp;
       // Read before the K loop: the epilogue's one global operand (not a round trip at the end).
       const float g7 = __fmul_rn(__ldg(p.global), 128.0f);
@@ -1106,20 +1103,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
           // The previous stage's last group has retired: release it (a predicated arrive,
           // not a branch: a group still in flight across a branch also makes ptxas
           // serialize the wgmmas).
-          if (q == 0) release_stage<1>(bar_empty + 8 * prev, s != 0 ? signal : 0u);
+          if (q == 0) release_stage<1>(bar_empty + 8 * prev, s != 0 ? cl.signal : 0u);
         }
         prev = stage;
         ring_advance<kStages>(stage, phase);
       }
       wgmma_wait<0>();
       sp24::fence_acc(acc);
-      release_stage<1>(bar_empty + 8 * prev, signal);
+      release_stage<1>(bar_empty + 8 * prev, cl.signal);
       if (p.splits == 1) {
         // The weights carried 2^-7: y = acc * (2^7 * global), one rounding (the GEMV's).
 #pragma unroll
         for (int c = 0; c < Cfg::kAcc; ++c) acc[c] = __fmul_rn(acc[c], g7);
       }
-      dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, lane);
+      dq_store<T, Cfg::kBT>(acc, fp, p, split, f0, t_base, cl.lane);
       __syncwarp();
     }
   }
