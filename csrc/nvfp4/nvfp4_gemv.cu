@@ -118,7 +118,8 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 
 // sm_90 with torchquant._C_sm90a, K % 256 == 0: the Hopper decode GEMV (path "wgmma",
 // fp4_gemv_sm90a_kernel: TMA stages, the decoded weight as the wgmma A operand, 16 tokens per
-// tile) from M = kWgmmaMinM to 16. Its time is nearly flat in M, the mma kernel's climbs:
+// tile) from M = kWgmmaMinM to kWgmmaMaxM. Its time is nearly flat in M within a 16-token
+// tile, the mma kernel's climbs:
 // H200 (results/h200/2026-12-04f_nvfp4_wgmma, call 1), bf16, us, mma (auto then) / wgmma:
 //   M = 1:  28672x8192 42.8 / 48.3, 128256x4096 84.5 / 94.5, 14336x4096 13.8 / 16.2,
 //           4096x4096 6.6 / 9.0 (the x-resident mma kernel wins);
