@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "common/device.h"
@@ -60,6 +61,31 @@ inline CUtensorMap make_tmap_2d(const void* base, int64_t rows, int64_t row_byte
               ") for a [", rows, ", ", row_bytes, "]-byte operand, box ", box_bytes, " x ",
               box_rows);
   return map;
+}
+
+// The tile configuration an environment variable forces (tests, A/B measurements): the index
+// in `all` of the value whose name(value) equals `env`'s string, or -1 when `env` is unset or
+// empty; any other string is an error listing the names. Shared by the sm_90a GEMMs' and GEMVs'
+// tile knobs (TORCHQUANT_INT8_WGMMA_TILE, TORCHQUANT_SP24_WGMMA_TILE, TORCHQUANT_DQ_WGMMA_TILE,
+// TORCHQUANT_FP8_WGMMA_TILE, TORCHQUANT_NVFP4_WGMMA_TILE).
+template <class E, size_t N, class NameFn>
+inline int forced_index(const char* env, const E (&all)[N], NameFn name, const char* op) {
+  const char* v = std::getenv(env);
+  if (v == nullptr || v[0] == '\0') return -1;
+  std::string names;
+  for (size_t i = 0; i < N; ++i) {
+    if (std::strcmp(v, name(all[i])) == 0) return static_cast<int>(i);
+    names += i ? ", " : "";
+    names += name(all[i]);
+  }
+  TORCH_CHECK(false, op, ": ", env, "='", v, "' is not one of ", names);
+  return -1;
+}
+
+// The same over a list of names (the index is the tile's position in that list).
+template <size_t N>
+inline int forced_index(const char* env, const char* const (&names)[N], const char* op) {
+  return forced_index(env, names, [](const char* n) { return n; }, op);
 }
 
 // Rows per TMA box of the operand that carries the tokens (M of them), out of a tile of

@@ -17,8 +17,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
-#include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -41,16 +39,7 @@ template <bool kFp4, int BT, int CM>
 using TileCfg = DqConfig<BT, BT == 256 ? (kFp4 ? 6 : 5) : 8, CM, kFp4 ? 32 : 64>;
 
 enum class DqTile { k256c2, k256c1, k128c1, k64c1 };
-
-const char* tile_name(DqTile t) {
-  switch (t) {
-    case DqTile::k256c2: return "256c2";
-    case DqTile::k256c1: return "256c1";
-    case DqTile::k128c1: return "128c1";
-    case DqTile::k64c1: return "64c1";
-  }
-  return "?";
-}
+constexpr const char* kDqTileNames[] = {"256c2", "256c1", "128c1", "64c1"};  // DqTile's order
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -61,15 +50,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // on its own). H200 (results/h200/2026-12-01_dq_wgmma, call 1, fp8, us): 28672x8192
 // M = 2048 256c2 1745, 256c1 1776, 128c1 2463; M = 512 256c2 460, 256c1 448, 128c1 602.
 DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps, const char* op) {
-  if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_TILE")) {
-    if (env[0] != '\0') {
-      for (DqTile t : {DqTile::k256c2, DqTile::k256c1, DqTile::k128c1, DqTile::k64c1}) {
-        if (std::strcmp(env, tile_name(t)) == 0) return t;
-      }
-      TORCH_CHECK(false, op, ": TORCHQUANT_DQ_WGMMA_TILE='", env,
-                  "' is not one of 256c2, 256c1, 128c1, 64c1");
-    }
-  }
+  const int forced = tma::forced_index("TORCHQUANT_DQ_WGMMA_TILE", kDqTileNames, op);
+  if (forced >= 0) return static_cast<DqTile>(forced);
   const int64_t f_tiles = ceil_div(N, 128);
   if (M <= 64) return DqTile::k64c1;
   if (M <= 128) return DqTile::k128c1;
@@ -288,7 +270,8 @@ using GemvCfg1 = DqGemvConfig<10, 1>;
 using GemvCfg2 = DqGemvConfig<5, 2>;
 using GemvCfg2s3 = DqGemvConfig<3, 2>;
 
-enum class GemvTile { k16x1, k16x2, k16x2s3 };  // the order of choose_gemv_tile's names
+enum class GemvTile { k16x1, k16x2, k16x2s3 };
+constexpr const char* kGemvTileNames[] = {"16x1", "16x2", "16x2s3"};  // GemvTile's order
 
 // The grid of a GEMV launch (fp8_block's or nvfp4's; every tile of both is 128 features x 16
 // tokens, with `stage_k` of K per stage: 128 or 256): tiles, K splits, and units = tiles x
@@ -311,21 +294,6 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
 }
 
-// The tile named by the environment variable `env` (its index in `names`), or -1 when unset.
-int forced_tile(const char* env, std::initializer_list<const char*> names, const char* op) {
-  const char* v = std::getenv(env);
-  if (v == nullptr || v[0] == '\0') return -1;
-  int i = 0;
-  std::string list;
-  for (const char* n : names) {
-    if (std::strcmp(v, n) == 0) return i;
-    list += (i++ ? ", " : "");
-    list += n;
-  }
-  TORCH_CHECK(false, op, ": ", env, "='", v, "' is not one of ", list);
-  return -1;
-}
-
 // The ring depth of the two-CTA tile. Each SM holds up to two CTAs, i.e. up to 10 stages x
 // 16 KB of weight in flight at 5 stages. Where the grid puts two CTAs on an SM, 3 stages each
 // streamed faster; where it has at most one CTA per SM, that CTA's 5 stages did. H200, two
@@ -339,7 +307,7 @@ int forced_tile(const char* env, std::initializer_list<const char*> names, const
 // 4 stages sat between (call 1); 2 stages lost everywhere (call 2: 28672x8192 fp16 M = 16
 // 65.4; 14336x4096 26.9; 8192x28672 85.8).
 GemvTile choose_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
-  const int forced = forced_tile("TORCHQUANT_FP8_WGMMA_TILE", {"16x1", "16x2", "16x2s3"}, op);
+  const int forced = tma::forced_index("TORCHQUANT_FP8_WGMMA_TILE", kGemvTileNames, op);
   if (forced >= 0) return static_cast<GemvTile>(forced);
   return int64_t{grid.num_units} * grid.splits > caps.sm_count ? GemvTile::k16x2s3
                                                                : GemvTile::k16x2;
@@ -460,10 +428,11 @@ using Fp4GemvCfg3 = Fp4GemvConfig<3, 2>;
 using Fp4GemvCfg4 = Fp4GemvConfig<4, 2>;
 using Fp4GemvCfg1 = Fp4GemvConfig<8, 1>;
 
-enum class Fp4GemvTile { k16x2s3, k16x2s4, k16x1 };  // the order of its forced names
+enum class Fp4GemvTile { k16x2s3, k16x2s4, k16x1 };
+constexpr const char* kFp4GemvTileNames[] = {"16x2s3", "16x2s4", "16x1"};  // Fp4GemvTile's order
 
 Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
-  const int forced = forced_tile("TORCHQUANT_NVFP4_WGMMA_TILE", {"16x2s3", "16x2s4", "16x1"}, op);
+  const int forced = tma::forced_index("TORCHQUANT_NVFP4_WGMMA_TILE", kFp4GemvTileNames, op);
   if (forced >= 0) return static_cast<Fp4GemvTile>(forced);
   return int64_t{grid.num_units} * grid.splits > caps.sm_count ? Fp4GemvTile::k16x2s3
                                                                : Fp4GemvTile::k16x2s4;

@@ -25,9 +25,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
-#include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -118,17 +116,8 @@ TileConfig split_64x64(int64_t tiles, int64_t num_kb) {
 // The one dispatch function of this op: which tile configuration runs a given shape.
 // TORCHQUANT_INT8_WGMMA_TILE=<a config_name> forces one (tests, benchmarks).
 TileConfig choose_config(int64_t M, int64_t N, int64_t K, const DeviceCaps& caps) {
-  if (const char* env = std::getenv("TORCHQUANT_INT8_WGMMA_TILE")) {
-    if (env[0] != '\0') {
-      std::string names;
-      for (TileConfig c : kAllConfigs) {
-        if (std::strcmp(env, config_name(c)) == 0) return c;
-        names += names.empty() ? "" : ", ";
-        names += config_name(c);
-      }
-      TORCH_CHECK(false, kOp, ": TORCHQUANT_INT8_WGMMA_TILE='", env, "' is not one of ", names);
-    }
-  }
+  const int forced = tma::forced_index("TORCHQUANT_INT8_WGMMA_TILE", kAllConfigs, config_name, kOp);
+  if (forced >= 0) return kAllConfigs[forced];
   // 64-row tiles (the two consumer warpgroups split the columns) whenever they fill at most one
   // wave: 64 x 64 if there is at most one such tile per SM, else 64 x 128. Measured on the H200
   // (results/h200/2026-12-02i_int8_bm64, cold L2, graph replay, bf16 out, us; the 128-row

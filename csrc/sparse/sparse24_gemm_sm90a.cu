@@ -20,8 +20,6 @@
 #include <mutex>
 #include <tuple>
 #include <cstdlib>
-#include <cstring>
-#include <string>
 
 #include "common/checks.h"
 #include "common/device.h"
@@ -110,17 +108,8 @@ int active_clusters(const void* kernel, int threads, int smem, int cm, int devic
 // 561, 4096x4096 60.5) and gave wrong 16-bit results in one forced test; not kept.
 SpTile choose_sp_config(int64_t M, int64_t N, int64_t K, bool int8, const DeviceCaps& caps,
                         const char* op) {
-  if (const char* env = std::getenv("TORCHQUANT_SP24_WGMMA_TILE")) {
-    if (env[0] != '\0') {
-      std::string names;
-      for (SpTile t : kAllTiles) {
-        if (std::strcmp(env, tile_name(t)) == 0) return t;
-        names += names.empty() ? "" : ", ";
-        names += tile_name(t);
-      }
-      TORCH_CHECK(false, op, ": TORCHQUANT_SP24_WGMMA_TILE='", env, "' is not one of ", names);
-    }
-  }
+  const int forced = tma::forced_index("TORCHQUANT_SP24_WGMMA_TILE", kAllTiles, tile_name, op);
+  if (forced >= 0) return kAllTiles[forced];
   const int64_t f_tiles = ceil_div(N, 128);
   // Up to 128 tokens a 256-token tile is at least half padding. H200 (2026-12-01_sp24,
   // 28672x8192, us, 256c2 / 128c1): M = 64 int8 130.2 / 76.6, bf16 233.2 / 146.7;
