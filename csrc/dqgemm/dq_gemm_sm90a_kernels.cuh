@@ -318,23 +318,6 @@ __device__ __forceinline__ uint32_t e4m3x2_bf16_via_f32(uint32_t s) {
   return f16x2_to_bf16x2_exact(e4m3x2_to_f16x2_hw(static_cast<uint16_t>(s)));
 }
 
-// Two e4m3 block scales (bits 0..7: row r0, 8..15: row r1) -> the packed T factors
-// {bs0, bs1} * 2^7 (fp16) or * 2^119 (bf16): with the decode's 2^-14 / 2^-126 the weight
-// becomes e2m1 * bs * 2^-7 exactly (at most 6 significant bits, 2^-17 .. 21: normal in bf16, a
-// multiple of fp16's subnormal step), and the epilogue multiplies by 2^7 * global.
-template <class T>
-__device__ __forceinline__ uint32_t e4m3x2_factor(uint32_t s) {
-  const uint32_t h = e4m3x2_exact<T>(s);
-  if constexpr (std::is_same<T, __half>::value) {
-    const __half2 r = __hmul2(*reinterpret_cast<const __half2*>(&h), __half2half2(__ushort_as_half(0x5800)));
-    return *reinterpret_cast<const uint32_t*>(&r);  // * 2^7, exact (<= 57344)
-  } else {
-    const __nv_bfloat162 r = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&h),
-                                     __bfloat162bfloat162(__ushort_as_bfloat16(0x7B00)));
-    return *reinterpret_cast<const uint32_t*>(&r);  // * 2^119
-  }
-}
-
 template <class T>
 __device__ __forceinline__ uint32_t mul_x2(uint32_t a, uint32_t b) {
   if constexpr (std::is_same<T, __half>::value) {
@@ -566,8 +549,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int j = 0; j < 4; ++j) {
             const uint32_t base = a_st + 16u * ((static_cast<uint32_t>(j) >> 1) ^ swz) + 8u * (j & 1);
             const uint2 q0 = lds_u64(base), q1 = lds_u64(base + 8 * 32);
-            // Scales of step j for rows r0, r1 -> packed factors, each broadcast to a pair.
-            const uint32_t f = e4m3x2_factor<T>(prmt_b32(s0w, s1w, static_cast<uint32_t>(j | ((j + 4) << 4))));
+            // Scales of step j for rows r0, r1 -> packed factors {bs0, bs1} * 2^7 (fp16) or
+            // * 2^119 (bf16), nvfp4_gemv's (A = e2m1 * bs * 2^-7 exactly), each broadcast to a pair.
+            const uint32_t f = nvfp4::Ops<T>::scale_pair(prmt_b32(s0w, s1w, static_cast<uint32_t>(j | ((j + 4) << 4))));
             const uint32_t f0 = prmt_b32(f, f, 0x1010u), f1 = prmt_b32(f, f, 0x3232u);
             a[j][0] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.x, 0u, sel_t)), f0);
             a[j][1] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.x, 0u, sel_t)), f1);
