@@ -151,7 +151,13 @@ def _one_hot_check(path, dtype, N, K, seed):
 @pytest.mark.parametrize("K", [16, 48, 144, 320, 2112, 4112, 8192])
 def test_gemv_forced_paths(path, dtype, N, K):
     _need(path)
-    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 100003 + K)
+    _m_sweep_check(path, dtype, N, K, seed=N * 100003 + K, label=path)
+
+
+def _m_sweep_check(path, dtype, N, K, seed, label):
+    """nvfp4_gemv on `path` at M = 1..16, 17, 40, with and without bias, on a poisoned
+    allocator, within the fp32-accumulation bound of a float64 reference."""
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=seed)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in list(range(1, 17)) + [17, 40]:
         x = x_all[:M].contiguous()
@@ -162,7 +168,7 @@ def test_gemv_forced_paths(path, dtype, N, K):
             want = ref.linear_ref(x, wd, b)
             bound = ref.fp32_accum_bound(x, wd, b, dtype)
             frac = ref.worst_fraction(y, want, bound)
-            assert frac <= 1.0, f"{path} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+            assert frac <= 1.0, f"{label} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
 
 
 # ------------------------------------------------------ (b2) tile GEMM ----
@@ -480,18 +486,7 @@ def test_gemv_wgmma_one_hot_decodes_every_byte(monkeypatch, dtype, tile):
 def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
-    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N * 7919 + K)
-    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
-    for M in list(range(1, 17)) + [17, 40]:
-        x = x_all[:M].contiguous()
-        for b in (None, bias):
-            _poison()
-            y = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
-            assert y.dtype == dtype and y.shape == (M, N)
-            want = ref.linear_ref(x, wd, b)
-            bound = ref.fp32_accum_bound(x, wd, b, dtype)
-            frac = ref.worst_fraction(y, want, bound)
-            assert frac <= 1.0, f"wgmma {tile} splits={splits!r} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
+    _m_sweep_check("wgmma", dtype, N, K, seed=N * 7919 + K, label=f"wgmma {tile} splits={splits!r}")
 
 
 @WGMMA
