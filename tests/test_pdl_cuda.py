@@ -9,6 +9,9 @@ The tests make every kernel depend on the one right before it:
   behind a slow reduction that writes the first input over a NaN-filled buffer;
 - (modes that load nothing before the wait) layers whose weight buffers are filled with
   garbage and rewritten by a copy kernel right before each call.
+- (sm_90 with torchquant._C_sm90a) chains of the two Hopper decode GEMVs (fp8_block_gemv and
+  nvfp4_gemv path "wgmma", PdlKernel::kHopperGemv), with and without a split-K reduction,
+  under TORCHQUANT_PDL=1 and under TORCHQUANT_PDL_HOPPER_GEMV=1 (that kind alone).
 Every run must give the bits of the same work without PDL (the arithmetic does not change),
 eagerly and replayed from a CUDA graph. On a GPU below compute capability 9.0 the variable
 is ignored and the tests check just that.
@@ -18,7 +21,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401
-from conftest import graph_replay_matches_eager, poison_cuda, requires_cuda
+from conftest import graph_replay_matches_eager, poison_cuda, requires_cuda, requires_sm90a
 
 N = K = 4096
 DEPTH = 4
@@ -146,3 +149,55 @@ def test_pdl_off_below_sm90_or_on(monkeypatch):
             outs.append(q(x * 2))  # x * 2: the kernel right before the layer writes its input
         torch.cuda.synchronize()
         assert all(torch.equal(o, outs[0]) for o in outs[1:])
+
+
+def _hopper_gemv_layers(fmt, n, seed, depth=3):
+    """depth square n x n layers for the op's wgmma path: a closure per layer, x -> y."""
+    ops = torch.ops.torchquant
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(depth):
+        w = torch.randn(n, n, generator=g) / n ** 0.5
+        b = (torch.randn(n, generator=g) * 0.1).to(torch.bfloat16).cuda()
+        if fmt == "fp8_block":
+            wq, ws = (t.cuda() for t in ops.quantize_fp8_block(w, 128))
+            out.append(lambda x, wq=wq, ws=ws, b=b: ops.fp8_block_gemv(x, wq, ws, 128, b, "wgmma"))
+        else:
+            wp, ws, gs = (t.cuda() for t in ops.quantize_nvfp4(w))
+            out.append(lambda x, wp=wp, ws=ws, gs=gs, b=b: ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma"))
+    torch.cuda.synchronize()
+    return out
+
+
+@requires_sm90a("_fp8_block_gemv_sm90a", "_nvfp4_gemv_sm90a")
+@pytest.mark.parametrize("fmt", ["fp8_block", "nvfp4"])
+# 4096: 32 feature tiles, one launch; 1024: 8 tiles, split over K (the reduction kernel follows)
+@pytest.mark.parametrize("n", [4096, 1024])
+@pytest.mark.parametrize("M", [1, 8, 16])
+def test_pdl_hopper_gemv_chain(monkeypatch, fmt, n, M):
+    layers = _hopper_gemv_layers(fmt, n, seed=11 + M + n)
+    g = torch.Generator().manual_seed(200 + M)
+    big = torch.randn(512, M, n, generator=g).to(torch.bfloat16).cuda()
+    xbuf = torch.empty(M, n, dtype=torch.bfloat16, device="cuda")
+    monkeypatch.delenv("TORCHQUANT_PDL_HOPPER_GEMV", raising=False)
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = [y.clone() for y in _chain(layers, big, xbuf)]
+    torch.cuda.synchronize()
+    assert all(torch.isfinite(y.float()).all() for y in want)
+
+    for var, mode in [("TORCHQUANT_PDL", "1"), ("TORCHQUANT_PDL_HOPPER_GEMV", "1"),
+                      ("TORCHQUANT_PDL_HOPPER_GEMV", "0")]:
+        monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
+        monkeypatch.setenv(var, mode)
+        for _ in range(2):
+            poison_cuda()
+            got = _chain(layers, big, xbuf)
+            torch.cuda.synchronize()
+            for i, (a, b) in enumerate(zip(got, want)):
+                assert torch.equal(a, b), f"{fmt} n={n} M={M} {var}={mode} layer {i}"
+        monkeypatch.delenv(var, raising=False)
+
+    monkeypatch.setenv("TORCHQUANT_PDL", "1")
+    graph_replay_matches_eager(lambda: tuple(_chain(layers, big, xbuf)), replays=3, poison=True)
+    got = _chain(layers, big, xbuf)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))

@@ -54,6 +54,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
+  TORCHQUANT_PDL_HOPPER_GEMV=0|1  the same for the two sm_90a decode GEMVs alone (fp8 / nvfp4
+                                  path "wgmma"), the other kernels at their defaults
   TORCHQUANT_SP24_MMA=bn64s3|bn64s4|bn128s3|bn128s4  bf16/fp16 2:4 mma.sp GEMV: rows per
                                   block and ring stages (--op sparse24 --path mma)
   TORCHQUANT_SP24_SPLITK=S        the same GEMV's (and the int8 2:4 mma kernel's) K split

@@ -16,7 +16,8 @@
 //     and its scales were written long before the GEMV, not by the kernel just before it
 //     (the predecessor's stores are guaranteed visible only after the wait): model weights
 //     loaded once, as in inference;
-//   unset: each kernel's measured default (pdl_default below: "1" for most, off for some).
+//   unset: each kernel's measured default (pdl_default below: "1" for most, off for some);
+//     then TORCHQUANT_PDL_HOPPER_GEMV=0/1 overrides it for the sm_90a decode GEMVs alone.
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
 // prefetch on every shape (results/h200/2026-12-02b_pdl, call 2: fused Llama-3-8B layer
@@ -43,6 +44,7 @@ enum class PdlKernel {
   kInt8Quant,     // quantize_int8 per token (dynamic W8A8's first launch)
   kSp24Fma,       // bf16 / fp16 2:4 CUDA-core GEMV
   kSp24Int8Gemv,  // int8 2:4 dp4a GEMV
+  kHopperGemv,    // the sm_90a decode GEMVs on TMA + wgmma (fp8_block and nvfp4 path "wgmma")
 };
 
 // With TORCHQUANT_PDL unset: "1" where it measured faster in a model-shaped chain. H200,
@@ -84,6 +86,9 @@ inline PdlMode pdl_mode(int device, PdlKernel k) {
   const char* v = std::getenv("TORCHQUANT_PDL");
   if (v == nullptr || *v == '\0') {
     m.on = pdl_default(k);
+    // A/B of one kind alone, the others at their defaults.
+    const char* h = k == PdlKernel::kHopperGemv ? std::getenv("TORCHQUANT_PDL_HOPPER_GEMV") : nullptr;
+    if (h != nullptr && *h != '\0') m.on = std::strcmp(h, "0") != 0;
   } else if (std::strcmp(v, "smem") == 0) {
     m.on = true;
     m.early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma || k == PdlKernel::kNvfp4MmaMulti;

@@ -20,6 +20,7 @@
 
 #include "common/checks.h"
 #include "common/device.h"
+#include "common/pdl.h"
 #include "common/sm90a_host.h"
 #include "dqgemm/dq_gemm_sm90a_kernels.cuh"
 
@@ -340,8 +341,8 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
   const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
-  tma::launch_clusters(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
-                       1, stream, tmap_w, tmap_x, args);
+  tma::launch_ctas(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
+                   pdl_mode(device, PdlKernel::kHopperGemv).on, stream, tmap_w, tmap_x, args);
   reduce_splits<T>(args, nullptr, caps, stream);
 }
 
@@ -452,8 +453,9 @@ void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
   const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
-  tma::launch_clusters(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
-                       1, stream, tmap_w, tmap_s, static_cast<const T*>(x.data_ptr()), args);
+  tma::launch_ctas(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
+                   pdl_mode(device, PdlKernel::kHopperGemv).on, stream, tmap_w, tmap_s,
+                   static_cast<const T*>(x.data_ptr()), args);
   reduce_splits<T>(args, args.global, caps, stream);
 }
 

@@ -666,6 +666,17 @@ struct DqGemvConfig {
   static_assert(kBOffset % 1024 == 0 && kBBytes % 1024 == 0, "stage buffers 1024-byte aligned");
 };
 
+// Programmatic dependent launch of the two decode GEMVs below (common/pdl.h, PdlKernel::
+// kHopperGemv; no-ops when launched without the attribute). Every CTA lets the next PDL kernel
+// on the stream launch, then waits for its predecessor before anything reads global memory
+// (x is the predecessor's output, and y or the split workspace may be memory it still reads).
+// What overlaps the predecessor's tail is this grid's launch, its CTAs becoming resident and
+// the barrier initialization above.
+__device__ __forceinline__ void gemv_pdl_prologue() {
+  pdl_launch_dependents();
+  pdl_wait();
+}
+
 // kViaF32 (bf16 only): e4m3x2_bf16_via_f32 instead of the re-seat (the default for bf16).
 template <class Cfg, class T, bool kViaF32 = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
@@ -683,6 +694,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   const int wg = threadIdx.x / 128;
 
   init_ring_barriers<kStages, Cfg::kConsumerWarps, 1>(bar_full, bar_empty);
+  gemv_pdl_prologue();
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -938,6 +950,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     fence_barrier_init();
   }
   __syncthreads();
+  gemv_pdl_prologue();
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
