@@ -7,6 +7,7 @@ compute-sanitizer memcheck: ragged N (rows past N), K tails inside a stage, spli
 compute-sanitizer --tool memcheck python benchmarks/micro/ring_memcheck.py
 """
 import os
+import runpy
 
 import torch
 import torchquant  # noqa: F401
@@ -51,20 +52,8 @@ for var, val in (("TORCHQUANT_NVFP4_SPLITK", "3"), ("TORCHQUANT_NVFP4_GROUP_SYNC
             else:
                 ops.fp8_block_gemv(x, wq8, ws8, 64, None, "mma")
     del os.environ[var]
-# nvfp4 with x resident in shared memory (kXRes), forced, unsplit and split
-# across blocks, at every KS: the one-pass staging, rows past M, K tails.
-os.environ["TORCHQUANT_NVFP4_XRES"] = "1"
-for ks in ("1", "2", "8"):
-    os.environ["TORCHQUANT_NVFP4_KS"] = ks
-    for splits in ("1", "3"):
-        os.environ["TORCHQUANT_NVFP4_SPLITK"] = splits
-        for N, K in ((17, 2112), (257, 4160)):
-            w = torch.randn(N, K, device="cuda") * 0.05
-            wp4, s4, g4 = ops.quantize_nvfp4(w)
-            for M in (1, 3, 8):
-                ops.nvfp4_gemv(torch.randn(M, K, device="cuda", dtype=torch.bfloat16), wp4, s4, g4, None, "mma")
-for var in ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK"):
-    del os.environ[var]
+# nvfp4 with x resident in shared memory (kXRes): its own script, also run alone.
+runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvfp4_xres_memcheck.py"))
 # The 2:4 mma.sp GEMVs (bf16 and int8) with K split across blocks and every
 # int8 launch shape: the partial buffers, the reduce kernels, rows past N and M.
 for splits in ("2", "3", ""):

@@ -226,6 +226,13 @@ __host__ __device__ constexpr I mma_xres_stride(I groups_per_row) {
   return groups_per_row + 4;
 }
 
+// kXRes staging: 16-byte x loads each thread keeps in flight (TORCHQUANT_NVFP4_XRES_LOADS
+// build flag, for A/B; default 16: the 4 rows x 8192 of K of a 4-row tile in one round).
+#ifndef TORCHQUANT_NVFP4_XRES_LOADS
+#define TORCHQUANT_NVFP4_XRES_LOADS 16
+#endif
+constexpr int kMmaXresLoads = TORCHQUANT_NVFP4_XRES_LOADS;
+
 // ----------------------------------------------------------- primitives --
 using dqt::prmt;  // common/dq_tile.cuh
 
@@ -662,24 +669,29 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     // x, the bias, the global scale and y wait for the predecessor here.
     if (p.pdl_early) pdl_wait();
     if constexpr (kXRes) {
-      // Every row's groups of the block's K range, 4 loads in flight per thread.
+      // Every row's groups of the block's K range: the rows' groups as one sequence
+      // (u = r * per_row + v), kMmaXresLoads loads in flight per thread, so staging takes
+      // ceil(rows * per_row / (kMmaXresLoads * 256)) round trips to L2 rather than one per
+      // 4 loads (docs/nvfp4_gemv.md 21).
       const int per_row = nch * KS * 32;
-      for (int r = 0; r < rows; ++r) {
-        const T* xrow = x + static_cast<size_t>(m0 + r) * K + K0;
-        uint4* dst = smem + r * mma_xres_stride(per_row);
-        for (int v0 = tid; v0 < per_row; v0 += 4 * kMmaThreads) {
-          uint4 val[4];
+      const int total = rows * per_row;
+      for (int u0 = tid; u0 < total; u0 += kMmaXresLoads * kMmaThreads) {
+        uint4 val[kMmaXresLoads];
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int v = v0 + j * kMmaThreads;
-            val[j] = make_uint4(0u, 0u, 0u, 0u);
-            if (v < per_row && K0 + 8 * v < K) val[j] = __ldg(reinterpret_cast<const uint4*>(xrow + 8 * v));
-          }
+        for (int j = 0; j < kMmaXresLoads; ++j) {
+          const int u = u0 + j * kMmaThreads;
+          const int r = u / per_row, v = u - r * per_row;
+          val[j] = make_uint4(0u, 0u, 0u, 0u);
+          if (u < total && K0 + 8 * v < K)
+            val[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
+        }
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int v = v0 + j * kMmaThreads;
-            if (v < per_row) dst[(v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
-          }
+        for (int j = 0; j < kMmaXresLoads; ++j) {
+          const int u = u0 + j * kMmaThreads;
+          const int r = u / per_row, v = u - r * per_row;
+          if (u < total)
+            smem[r * mma_xres_stride(per_row) + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] =
+                O::pair_x(val[j]);
         }
       }
       __syncthreads();

@@ -1,0 +1,31 @@
+"""nvfp4_gemv's x-resident mma kernel (kXRes) forced, unsplit and split across blocks, at
+every KS, for compute-sanitizer memcheck: the staging of the rows' groups (several rounds of
+loads per thread where rows x K range exceeds one, a partial last round), rows past M and
+N, K tails. Run alone or from ring_memcheck.py:
+
+compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_xres_memcheck.py
+"""
+import os
+
+import torch
+import torchquant  # noqa: F401
+from torchquant import ops
+
+torch.manual_seed(0)
+os.environ["TORCHQUANT_NVFP4_XRES"] = "1"
+try:
+    for ks in ("1", "2", "8"):
+        os.environ["TORCHQUANT_NVFP4_KS"] = ks
+        for splits in ("1", "3"):
+            os.environ["TORCHQUANT_NVFP4_SPLITK"] = splits
+            for N, K in ((17, 2112), (257, 4160), (33, 8192 + 64)):
+                w = torch.randn(N, K, device="cuda") * 0.05
+                wp4, s4, g4 = ops.quantize_nvfp4(w)
+                for M in (1, 2, 3, 4, 8):
+                    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                    ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
+    torch.cuda.synchronize()
+finally:
+    for var in ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK"):
+        os.environ.pop(var, None)
+print("nvfp4 x-resident launches done")
