@@ -669,29 +669,41 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     // x, the bias, the global scale and y wait for the predecessor here.
     if (p.pdl_early) pdl_wait();
     if constexpr (kXRes) {
-      // Every row's groups of the block's K range: the rows' groups as one sequence
-      // (u = r * per_row + v), kMmaXresLoads loads in flight per thread, so staging takes
-      // ceil(rows * per_row / (kMmaXresLoads * 256)) round trips to L2 rather than one per
-      // 4 loads (docs/nvfp4_gemv.md 21).
+      // Every row's groups of the block's K range: thread tid's groups (r, v), v = tid + 256 i,
+      // walked row after row, kMmaXresLoads loads in flight per round, so staging takes
+      // ceil(rows * groups per thread / kMmaXresLoads) round trips to L2 rather than one per 4
+      // loads of each row (docs/nvfp4_gemv.md 21). A round ends early at the last group.
       const int per_row = nch * KS * 32;
-      const int total = rows * per_row;
-      for (int u0 = tid; u0 < total; u0 += kMmaXresLoads * kMmaThreads) {
+      const int stride = mma_xres_stride(per_row);
+      int r = tid < per_row ? 0 : rows, v = tid;  // the thread's next group
+      while (r < rows) {
+        const int r0 = r, v0 = v;
         uint4 val[kMmaXresLoads];
+        int n = 0;
 #pragma unroll
         for (int j = 0; j < kMmaXresLoads; ++j) {
-          const int u = u0 + j * kMmaThreads;
-          const int r = u / per_row, v = u - r * per_row;
+          if (r >= rows) break;
           val[j] = make_uint4(0u, 0u, 0u, 0u);
-          if (u < total && K0 + 8 * v < K)
+          if (K0 + 8 * v < K)
             val[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
+          n = j + 1;
+          v += kMmaThreads;
+          if (v >= per_row) {
+            v = tid;
+            ++r;
+          }
         }
+        r = r0;
+        v = v0;
 #pragma unroll
         for (int j = 0; j < kMmaXresLoads; ++j) {
-          const int u = u0 + j * kMmaThreads;
-          const int r = u / per_row, v = u - r * per_row;
-          if (u < total)
-            smem[r * mma_xres_stride(per_row) + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] =
-                O::pair_x(val[j]);
+          if (j >= n) break;
+          smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
+          v += kMmaThreads;
+          if (v >= per_row) {
+            v = tid;
+            ++r;
+          }
         }
       }
       __syncthreads();
