@@ -305,7 +305,9 @@ def test_gemv_mma_group_sync_variant(monkeypatch, dtype, ks, K):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("ks", [1, 2, 4, 8])
 @pytest.mark.parametrize("splits", [1, 3])
-@pytest.mark.parametrize("K", [2112, 4160])  # chunk tails past K at every KS
+# chunk tails past K at every KS; 8256: up to 21 staged groups per thread at M = 4 unsplit (two
+# rounds of the staging's 16 loads, the second partial)
+@pytest.mark.parametrize("K", [2112, 4160, 8256])
 def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
     """x resident in shared memory for the block's K range (kXRes, forced by
     TORCHQUANT_NVFP4_XRES=1) at every forced KS, unsplit and split across
@@ -319,7 +321,8 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
     N = 257
     x_all, wp, ws, gs, bias = _operands(16, N, K, dtype, seed=ks * 31 + splits * 7 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
-    for M, tile in ((1, None), (2, None), (3, None), (5, "2"), (8, None), (8, "3"), (9, None), (16, None)):
+    for M, tile in ((1, None), (2, None), (3, None), (4, None), (5, "2"), (8, None), (8, "3"), (9, None),
+                    (16, None)):
         if tile is None:
             monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
         else:

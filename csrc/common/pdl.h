@@ -60,6 +60,12 @@ enum class PdlKernel {
 // M = 1 6.2 / 6.8 alone, yet the layer with that projection in it won 4 %).
 // ("smem" was faster still for fp8_block and nvfp4, 67.6 and 65.2 at M = 1, but is correct
 // only under its precondition, so it is never a default.)
+// kHopperGemv stays off (results/h200/2026-12-04g_hopper_pdl, call 1, bf16, two rounds, us,
+// off / on): the layer chain nvfp4 M = 4 65.7, 67.6 / 67.3, 68.0, M = 8 71.9, 72.4 / 72.9,
+// 73.1, M = 16 and 32 level, fp8_block M = 16 83.2, 84.9 / 84.1, 84.1; one op back to back,
+// fp8 14336x4096 M = 16 (112 CTAs) 23.2-23.5 / 27.9-28.1, 28672x8192 66.2-67.2 / 67.5-68.7,
+// nvfp4 level. Not profiled; a plausible cause: these grids are persistent, so a CTA placed
+// early on an SM still running the predecessor's tail keeps its fixed share of the units.
 constexpr bool pdl_default(PdlKernel k) {
   switch (k) {
     case PdlKernel::kFp8Ring:
