@@ -65,35 +65,51 @@ def _set_mode(monkeypatch, mode):
         monkeypatch.setenv("TORCHQUANT_PDL", mode)
 
 
-@requires_cuda
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("M", [1, 2, 8, 16])
-def test_pdl_chain_matches_serial(monkeypatch, fmt, M):
-    layers = _layers(fmt, seed=M)
-    g = torch.Generator().manual_seed(100 + M)
-    big = torch.randn(512, M, K, generator=g).to(torch.bfloat16).cuda()  # the producer's input
-    xbuf = torch.empty(M, K, dtype=torch.bfloat16, device="cuda")
+PDL_VARS = ("TORCHQUANT_PDL", "TORCHQUANT_PDL_HOPPER_GEMV")
 
-    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+
+def _set_env(monkeypatch, setting):
+    """Every PDL variable unset, then those of `setting` (a dict; a None value stays unset)."""
+    for var in PDL_VARS:
+        monkeypatch.delenv(var, raising=False)
+    for var, value in setting.items():
+        if value is not None:
+            monkeypatch.setenv(var, value)
+
+
+def _check_chain_settings(monkeypatch, layers, M, n, seed, settings, what):
+    """The chain behind a slow producer with TORCHQUANT_PDL=0 is the reference. Under each
+    setting it must give the same bits, twice over poisoned memory; captured with
+    TORCHQUANT_PDL=1 (programmatic edges in the graph) and replayed over NaN, the eager bits."""
+    g = torch.Generator().manual_seed(seed)
+    big = torch.randn(512, M, n, generator=g).to(torch.bfloat16).cuda()  # the producer's input
+    xbuf = torch.empty(M, n, dtype=torch.bfloat16, device="cuda")
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": "0"})
     want = [y.clone() for y in _chain(layers, big, xbuf)]
     torch.cuda.synchronize()
     assert all(torch.isfinite(y.float()).all() for y in want)
 
-    for mode in MODES:
-        _set_mode(monkeypatch, mode)
+    for setting in settings:
+        _set_env(monkeypatch, setting)
         for _ in range(2):
             poison_cuda()
             got = _chain(layers, big, xbuf)
             torch.cuda.synchronize()
             for i, (a, b) in enumerate(zip(got, want)):
-                assert torch.equal(a, b), f"{fmt} M={M} mode={mode} layer {i}"
+                assert torch.equal(a, b), f"{what} {setting} layer {i}"
 
-    # Captured with PDL (programmatic edges in the graph), replayed over NaN: the eager bits,
-    # which are the serial chain's (above).
-    monkeypatch.setenv("TORCHQUANT_PDL", "1")
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": "1"})
     graph_replay_matches_eager(lambda: tuple(_chain(layers, big, xbuf)), replays=3, poison=True)
     got = _chain(layers, big, xbuf)
     assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+@requires_cuda
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("M", [1, 2, 8, 16])
+def test_pdl_chain_matches_serial(monkeypatch, fmt, M):
+    _check_chain_settings(monkeypatch, _layers(fmt, seed=M), M, K, 100 + M,
+                          [{"TORCHQUANT_PDL": mode} for mode in MODES], f"{fmt} M={M}")
 
 
 def _garbage_(b):
@@ -176,28 +192,6 @@ def _hopper_gemv_layers(fmt, n, seed, depth=3):
 @pytest.mark.parametrize("M", [1, 8, 16])
 def test_pdl_hopper_gemv_chain(monkeypatch, fmt, n, M):
     layers = _hopper_gemv_layers(fmt, n, seed=11 + M + n)
-    g = torch.Generator().manual_seed(200 + M)
-    big = torch.randn(512, M, n, generator=g).to(torch.bfloat16).cuda()
-    xbuf = torch.empty(M, n, dtype=torch.bfloat16, device="cuda")
-    monkeypatch.delenv("TORCHQUANT_PDL_HOPPER_GEMV", raising=False)
-    monkeypatch.setenv("TORCHQUANT_PDL", "0")
-    want = [y.clone() for y in _chain(layers, big, xbuf)]
-    torch.cuda.synchronize()
-    assert all(torch.isfinite(y.float()).all() for y in want)
-
-    for var, mode in [("TORCHQUANT_PDL", "1"), ("TORCHQUANT_PDL_HOPPER_GEMV", "1"),
-                      ("TORCHQUANT_PDL_HOPPER_GEMV", "0")]:
-        monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-        monkeypatch.setenv(var, mode)
-        for _ in range(2):
-            poison_cuda()
-            got = _chain(layers, big, xbuf)
-            torch.cuda.synchronize()
-            for i, (a, b) in enumerate(zip(got, want)):
-                assert torch.equal(a, b), f"{fmt} n={n} M={M} {var}={mode} layer {i}"
-        monkeypatch.delenv(var, raising=False)
-
-    monkeypatch.setenv("TORCHQUANT_PDL", "1")
-    graph_replay_matches_eager(lambda: tuple(_chain(layers, big, xbuf)), replays=3, poison=True)
-    got = _chain(layers, big, xbuf)
-    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    settings = [{"TORCHQUANT_PDL": "1"}, {"TORCHQUANT_PDL_HOPPER_GEMV": "1"},
+                {"TORCHQUANT_PDL_HOPPER_GEMV": "0"}]
+    _check_chain_settings(monkeypatch, layers, M, n, 200 + M, settings, f"{fmt} n={n} M={M}")
