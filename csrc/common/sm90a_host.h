@@ -196,25 +196,6 @@ void launch_clusters(void (*kernel)(Params...), int ctas, int threads, int smem,
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Launches `kernel` on `ctas` single CTAs, with programmatic dependent launch when pdl is true
-// (common/pdl.h; the kernel must call griddepcontrol.wait before it reads its predecessor's
-// outputs or writes memory the predecessor may still read).
-template <class... Params, class... Args>
-void launch_ctas(void (*kernel)(Params...), int ctas, int threads, int smem, bool pdl,
-                 cudaStream_t stream, Args&&... args) {
-  cudaLaunchConfig_t cfg;
-  cudaLaunchAttribute attr;
-  cluster_config(cfg, attr, ctas, threads, smem, 1, stream);
-  if (pdl) {
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 // Whether a wgmma GEMM's epilogue stores regrouped 16-byte pieces (int8_gemm_sm90a_kernels.cuh
 // epilogue_vec, sparse24_gemm_sm90a_kernels.cuh sp_epilogue_vec): only for a 16-bit output whose
 // rows hold whole 8-element groups (N % 8 == 0; outputs are fresh allocations, so row starts are

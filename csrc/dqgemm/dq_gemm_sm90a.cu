@@ -307,11 +307,16 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k
 //   tiles x 2 splits) fp16 M = 16 67.3 / 69.6; 10240x8192 (80) level (35.0 / 35.4).
 // 4 stages sat between (call 1); 2 stages lost everywhere (call 2: 28672x8192 fp16 M = 16
 // 65.4; 14336x4096 26.9; 8192x28672 85.8).
+// True where the grid (feature tiles x token tiles x K splits) has more CTAs than SMs, so two
+// CTAs share an SM: there the two-CTA tiles of both GEMVs take their shallower ring.
+bool gemv_ctas_share_sms(const DqArgs& grid, const DeviceCaps& caps) {
+  return int64_t{grid.num_units} * grid.splits > caps.sm_count;
+}
+
 GemvTile choose_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
   const int forced = tma::forced_index("TORCHQUANT_FP8_WGMMA_TILE", kGemvTileNames, op);
   if (forced >= 0) return static_cast<GemvTile>(forced);
-  return int64_t{grid.num_units} * grid.splits > caps.sm_count ? GemvTile::k16x2s3
-                                                               : GemvTile::k16x2;
+  return gemv_ctas_share_sms(grid, caps) ? GemvTile::k16x2s3 : GemvTile::k16x2;
 }
 
 // bf16's conversion: through fp32 (e4m3x2_bf16_via_f32), or the re-seat (e4m3x2_exact) when
@@ -341,8 +346,9 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
   const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
-  tma::launch_ctas(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
-                   pdl_mode(device, PdlKernel::kHopperGemv).on, stream, tmap_w, tmap_x, args);
+  launch_kernel(kernel, dim3(std::min(args.num_units, max_ctas)), dim3(Cfg::kThreads),
+                Cfg::kSmemBytes, stream, pdl_mode(device, PdlKernel::kHopperGemv).on, tmap_w, tmap_x,
+                args);
   reduce_splits<T>(args, nullptr, caps, stream);
 }
 
@@ -435,8 +441,7 @@ constexpr const char* kFp4GemvTileNames[] = {"16x2s3", "16x2s4", "16x1"};  // Fp
 Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, const char* op) {
   const int forced = tma::forced_index("TORCHQUANT_NVFP4_WGMMA_TILE", kFp4GemvTileNames, op);
   if (forced >= 0) return static_cast<Fp4GemvTile>(forced);
-  return int64_t{grid.num_units} * grid.splits > caps.sm_count ? Fp4GemvTile::k16x2s3
-                                                               : Fp4GemvTile::k16x2s4;
+  return gemv_ctas_share_sms(grid, caps) ? Fp4GemvTile::k16x2s3 : Fp4GemvTile::k16x2s4;
 }
 
 template <class Cfg, class T>
@@ -453,9 +458,9 @@ void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
   const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
-  tma::launch_ctas(kernel, std::min(args.num_units, max_ctas), Cfg::kThreads, Cfg::kSmemBytes,
-                   pdl_mode(device, PdlKernel::kHopperGemv).on, stream, tmap_w, tmap_s,
-                   static_cast<const T*>(x.data_ptr()), args);
+  launch_kernel(kernel, dim3(std::min(args.num_units, max_ctas)), dim3(Cfg::kThreads),
+                Cfg::kSmemBytes, stream, pdl_mode(device, PdlKernel::kHopperGemv).on, tmap_w, tmap_s,
+                static_cast<const T*>(x.data_ptr()), args);
   reduce_splits<T>(args, args.global, caps, stream);
 }
 
