@@ -27,8 +27,6 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -106,72 +104,26 @@ inline PdlMode pdl_mode(int device, PdlKernel k) {
   return m;
 }
 
-// The L1 / shared-memory split of a decode launch (measurement knob; unset = the driver's
-// choice). The decode kernels read their activation rows through L1 (ld.global.nc) while
-// their weight goes to shared memory or registers, so the split decides whether x stays in
-// L1 (at M = 8, K = 8192 in bf16 x is 128 KB). TORCHQUANT_CARVEOUT (read per launch):
-//   unset or empty: no attribute;
-//   0..100: cudaLaunchAttributePreferredSharedMemoryCarveout, percent of the SM's shared
-//     memory (a hint: the driver rounds to a configuration that runs at least one block);
-//   "fit": the smallest sm_90 configuration (0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB)
-//     that holds the blocks this grid puts on each SM (at most what occupancy allows), each
-//     with its static + dynamic shared memory and the 1 KB the runtime reserves per block;
-//     the rest is L1. Other architectures: no attribute.
-// Returns -1 for no attribute.
-inline int carveout_percent(const void* kernel, dim3 grid, dim3 block, size_t smem) {
-  const char* v = std::getenv("TORCHQUANT_CARVEOUT");
-  if (v == nullptr || *v == '\0') return -1;
-  if (std::strcmp(v, "fit") != 0) return std::clamp(std::atoi(v), 0, 100);
-  int device = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&device));
-  const DeviceCaps& caps = device_caps(device);
-  if (caps.major != 9 || caps.smem_per_sm <= 0) return -1;
-  int occ = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &occ, kernel, static_cast<int>(block.x * block.y * block.z), smem));
-  cudaFuncAttributes fa{};
-  C10_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
-  const int64_t per_sm =
-      std::max<int64_t>(1, std::min<int64_t>(occ, (blocks + caps.sm_count - 1) / caps.sm_count));
-  const int64_t need = per_sm * (static_cast<int64_t>(smem) + static_cast<int64_t>(fa.sharedSizeBytes) + 1024);
-  const int total_kb = caps.smem_per_sm / 1024;  // 228 on sm_90
-  for (int kb : {0, 8, 16, 32, 64, 100, 132, 164, 196, 228})
-    if (int64_t{kb} * 1024 >= need && kb <= total_kb)
-      return std::min(100, (kb * 100 + total_kb - 1) / total_kb);
-  return 100;
-}
-
 // kernel<<<grid, block, smem, stream>>>(args...), through cudaLaunchKernelEx with the
-// programmatic-serialization attribute when pdl is true, and the carveout above when asked.
+// programmatic-serialization attribute when pdl is true.
 template <typename... KArgs, typename... Args>
 void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
                    cudaStream_t stream, bool pdl, Args&&... args) {
-  const int carve = carveout_percent(reinterpret_cast<const void*>(kernel), grid, block, smem);
-  if (!pdl && carve < 0) {
+  if (!pdl) {
     kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
-  cudaLaunchAttribute attr[2];
-  unsigned n = 0;
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  if (carve >= 0) {
-    attr[n].id = cudaLaunchAttributePreferredSharedMemoryCarveout;
-    attr[n].val.sharedMemCarveout = static_cast<unsigned>(carve);
-    ++n;
-  }
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cfg.attrs = attr;
-  cfg.numAttrs = n;
+  cfg.numAttrs = 1;
   C10_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
