@@ -314,8 +314,10 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
     blocks, over one and several (ragged) M tiles: within the bound and
     bit-identical to the double-buffered kernel (XRES=-1: same B values, same
     mma order). M = 9 and 16 (two n-tiles) ignore the knob and must still
-    agree."""
+    agree. bf16 x stays on the bf16 loop here (TORCHQUANT_NVFP4_F16=-1); its
+    fp16 loop is test_gemv_mma_x_resident_f16's."""
     _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_F16", "-1")
     monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
     monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
     N = 257
@@ -335,6 +337,61 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
             monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "-1")
             _poison()
             assert torch.equal(ops.nvfp4_gemv(x, wp, ws, gs, b, "mma"), y), f"{what}: differs from XRES=-1"
+
+
+@pytest.mark.parametrize("ks", [1, 2, 4, 8])
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("K", [2112, 8256])
+def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
+    """bf16 x through the fp16 decode and mma of the x-resident kernel (kF16,
+    TORCHQUANT_NVFP4_F16, the default for bf16): within the bound, and the same
+    bits as the fp16 loop run without the exactness check (F16=2) when every x
+    value converts to fp16 exactly, edge values included (+-2^-17, -65280, zeros),
+    so those blocks did run fp16. With one value fp16 cannot hold (too large,
+    too small for its bits, a bf16 subnormal) the blocks whose K range holds it
+    stage bf16 again and run the bf16 loop: within the bound, unsplit the same
+    bits as F16=-1, while the unchecked loop turns the large value into inf."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
+    monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
+    monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(4, N, K, torch.bfloat16, seed=ks * 53 + splits * 11 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+
+    def run(mode, x, b):
+        if mode == "auto":
+            monkeypatch.delenv("TORCHQUANT_NVFP4_F16", raising=False)
+        else:
+            monkeypatch.setenv("TORCHQUANT_NVFP4_F16", mode)
+        _poison()
+        return ops.nvfp4_gemv(x, wp, ws, gs, b, "mma")
+
+    def checked(mode, x, b, what):
+        y = run(mode, x, b)
+        frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+        assert frac <= 1.0, f"{what} F16={mode}: {frac}"
+        return y
+
+    bad_values = {"large": 1.0e5, "tiny": 2.0**-18 * (1 + 2.0**-7), "subnormal": 1.0e-39}
+    for M in (1, 2, 3, 4):
+        x = x_all[:M].contiguous()
+        x[0, 5], x[M - 1, 9], x[M - 1, K - 3], x[0, 7] = 2.0**-17, -(2.0**-17), -65280.0, 0.0
+        for b in (None, bias):
+            what = f"f16 ks={ks} splits={splits} M={M} K={K} bias={b is not None}"
+            y16 = checked("auto", x, b, what)
+            assert torch.equal(run("2", x, b), y16), f"{what}: not the fp16 loop"
+            checked("-1", x, b, what)
+        for name, v in bad_values.items():
+            xb = x.clone()
+            xb[M - 1, K // 2 + 1] = v
+            assert xb[M - 1, K // 2 + 1].item() != 0.0
+            what = f"f16 fallback ({name}) ks={ks} splits={splits} M={M} K={K}"
+            y = checked("1", xb, None, what)
+            if splits == 1:
+                assert torch.equal(y, run("-1", xb, None)), f"{what}: not the bf16 loop"
+            if name == "large":
+                assert not torch.isfinite(run("2", xb, None)).all(), f"{what}: fp16 held 1e5?"
 
 
 @pytest.mark.parametrize("xres", ["1", "-1"])

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -386,7 +387,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 
 
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kXRes = false>
+          bool kXRes = false, bool kF16 = false>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -402,7 +403,7 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   prm.ring_off = kXRes ? static_cast<int>(xres_ring_offset(c.xres_bytes, c.ks)) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes>;
+  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes, kF16>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -442,12 +443,35 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
          reinterpret_cast<uintptr_t>(s) % static_cast<uintptr_t>(lw / 2) == 0;
 }
 
+// bf16 x in the x-resident kernel (kF16): the block stages x as fp16 and runs the fp16 decode
+// (11 instructions per 8 codes against bf16's 13, docs/nvfp4_gemv.md 2) and mma when every
+// value of its x converts exactly, else bf16 as before. TORCHQUANT_NVFP4_F16 (read per call):
+// 1 always, -1 never, unset the rule below; 2 (tests only) as 1 without the exactness check,
+// which is wrong for x that fp16 cannot hold. docs/nvfp4_gemv.md 22.
+bool xres_f16(const MmaConfig& c) {
+  const int v = env_int("TORCHQUANT_NVFP4_F16");
+  if (v != 0) return v >= 1;
+  (void)c;
+  return true;
+}
+
 template <typename T>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
                 cudaStream_t stream) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      if (xres_f16(c)) {  // bf16 x through the fp16 decode and mma where exact
+        nvfp4::GemvParams p16 = prm;
+        p16.f16_unchecked = env_int("TORCHQUANT_NVFP4_F16") == 2 ? 1 : 0;
+        if (c.splits > 1)
+          launch_mma_t<T, 1, true, true, false, true, true>(p16, c, caps, device, stream);
+        else
+          launch_mma_t<T, 1, true, false, false, true, true>(p16, c, caps, device, stream);
+        return;
+      }
+    }
     if (c.splits > 1)
       launch_mma_t<T, 1, true, true, false, true>(prm, c, caps, device, stream);
     else

@@ -211,6 +211,9 @@ struct GemvParams {
   // kXRes kernels: byte offset of the weight ring in shared memory (after the
   // resident x, or the K-split reduction if that is larger).
   int ring_off = 0;
+  // kF16 kernels, tests only (TORCHQUANT_NVFP4_F16=2): run the fp16 loop without the exactness
+  // check, so a test can tell which loop a block ran. Wrong for x that fp16 cannot hold.
+  int f16_unchecked = 0;
 };
 
 // kXRes (NT = 1, the aligned ring kernel): the tile's rows of x over the
@@ -270,6 +273,15 @@ __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d = 0u;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+#endif
+  return d;
+}
+
+// Packed bf16x2 maximum (sm_80+); a NaN half yields the other operand's half.
+__device__ __forceinline__ uint32_t max_bf16x2(uint32_t a, uint32_t b) {
+  uint32_t d = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
 #endif
   return d;
 }
@@ -418,6 +430,44 @@ __device__ __forceinline__ T epilogue(float acc, float so, const T* bias, int n)
   return Ops<T>::from_float(v);
 }
 
+// ------------------------------------------- bf16 x through fp16 mma --
+// A bf16 value converts to fp16 exactly when it is 0 or its magnitude lies in [2^-17, 2^16)
+// (bf16 bits 0x3700 .. 0x477F): the exponent then fits fp16's normal range or its subnormal
+// range down to where bf16's 8 significant bits still sit on multiples of 2^-24. For such
+// x the fp16 mma computes the same exact products as the bf16 one (the decoded weight is
+// exact in both: section "Block scale fold" above), with the cheaper fp16 decode. TypeTag
+// names the mma type of a loop instance.
+template <typename C>
+struct TypeTag {
+  using type = C;
+};
+
+// 8 bf16 (natural order) -> 8 fp16 (RNE; exact when in range), and the range bookkeeping:
+// amax = packed max of |x| (bf16x2), bmin = packed max of (|x| bits + 0x7FFF), which for
+// |x| != 0 is the bf16 -(bits of |x| - 1): the largest of them belongs to the smallest
+// nonzero |x|; for x = 0 it is NaN, which max ignores (as it ignores NaN x: NaN in, NaN
+// out on both paths).
+__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 v, uint32_t& amax, uint32_t& bmin) {
+  uint32_t u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint32_t a = u[j] & 0x7FFF7FFFu;
+    amax = max_bf16x2(amax, a);
+    bmin = max_bf16x2(bmin, a + 0x7FFF7FFFu);  // no carry between the halves: a <= 0x7FFF
+    const __half2 h = __floats2half2_rn(__uint_as_float(u[j] << 16), __uint_as_float(u[j] & 0xFFFF0000u));
+    memcpy(&u[j], &h, sizeof(h));
+  }
+  return make_uint4(u[0], u[1], u[2], u[3]);
+}
+
+// Every x seen by bf16x8_to_f16x8 converted exactly: both halves of amax below 0x4780 (2^16)
+// and both halves of bmin at or above 0x36FF (smallest nonzero |x| >= 0x3700 = 2^-17) or NaN
+// (no nonzero x: 0x7FFF and any NaN pass the same test).
+__device__ __forceinline__ bool bf16_range_fits_f16(uint32_t amax, uint32_t bmin) {
+  return (amax & 0xFFFFu) < 0x4780u && (amax >> 16) < 0x4780u && (bmin & 0x7FFFu) >= 0x36FFu &&
+         ((bmin >> 16) & 0x7FFFu) >= 0x36FFu;
+}
+
 // ------------------------------------------------------ mma GEMV kernel --
 // Loads of the lane's 8 * LW codes starting at code kb of a row. `nv` = how
 // many of its 16-code granules lie below K (0 .. LW / 2; all or nothing when
@@ -483,11 +533,16 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // M = 1: 0.82 barrier-stall cycles per issued instruction, docs/nvfp4_gemv.md
 // 8b). The same B values reach the same mma in the same order as the
 // double-buffered kernel, so the results are the same bits.
+// kF16 (bf16 x, kXRes only): x is staged as fp16 and the loop runs the fp16 decode and mma
+// when every staged x value converts exactly (bf16_range_fits_f16, decided per block after
+// staging); otherwise the block stages bf16 again and runs the bf16 loop, the same bits as
+// the kernel without kF16. docs/nvfp4_gemv.md 22.
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kXRes = false>
+          bool kXRes = false, bool kF16 = false>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
+  static_assert(!kF16 || (kXRes && std::is_same_v<T, __nv_bfloat16>), "kF16: bf16 x resident");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
@@ -640,6 +695,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
+  bool use_f16 = false;  // kF16: this block's loop runs on fp16 (x staged exactly)
   // PDL (common/pdl.h): wait for the predecessor before loading anything, or ("smem")
   // after the first weight stages below are in flight.
   if (!p.pdl_early) pdl_wait();
@@ -669,42 +725,58 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     // x, the bias, the global scale and y wait for the predecessor here.
     if (p.pdl_early) pdl_wait();
     if constexpr (kXRes) {
-      // Every row's groups of the block's K range: thread tid's groups (r, v), v = tid + 256 i,
-      // walked row after row, kMmaXresLoads loads in flight per round, so staging takes
-      // ceil(rows * groups per thread / kMmaXresLoads) round trips to L2 rather than one per 4
-      // loads of each row (docs/nvfp4_gemv.md 21). A round ends early at the last group.
-      const int per_row = nch * KS * 32;
-      const int stride = mma_xres_stride(per_row);
-      int r = tid < per_row ? 0 : rows, v = tid;  // the thread's next group
-      while (r < rows) {
-        const int r0 = r, v0 = v;
-        uint4 val[kMmaXresLoads];
-        int n = 0;
+      // Stages x as C's pairs; with C = fp16 for bf16 x (kF16), returns whether a value did not
+      // convert exactly.
+      auto xres_stage = [&](auto tag) {
+        using C = typename decltype(tag)::type;
+        constexpr bool kConv = !std::is_same_v<C, T>;
+        uint32_t amax = 0u, bmin = 0x7FFF7FFFu;
+        // Every row's groups of the block's K range: thread tid's groups (r, v), v = tid + 256 i,
+        // walked row after row, kMmaXresLoads loads in flight per round, so staging takes
+        // ceil(rows * groups per thread / kMmaXresLoads) round trips to L2 rather than one per 4
+        // loads of each row (docs/nvfp4_gemv.md 21). A round ends early at the last group.
+        const int per_row = nch * KS * 32;
+        const int stride = mma_xres_stride(per_row);
+        int r = tid < per_row ? 0 : rows, v = tid;  // the thread's next group
+        while (r < rows) {
+          const int r0 = r, v0 = v;
+          uint4 val[kMmaXresLoads];
+          int n = 0;
 #pragma unroll
-        for (int j = 0; j < kMmaXresLoads; ++j) {
-          if (r >= rows) break;
-          val[j] = make_uint4(0u, 0u, 0u, 0u);
-          if (K0 + 8 * v < K)
-            val[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
-          n = j + 1;
-          v += kMmaThreads;
-          if (v >= per_row) {
-            v = tid;
-            ++r;
+          for (int j = 0; j < kMmaXresLoads; ++j) {
+            if (r >= rows) break;
+            val[j] = make_uint4(0u, 0u, 0u, 0u);
+            if (K0 + 8 * v < K)
+              val[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
+            n = j + 1;
+            v += kMmaThreads;
+            if (v >= per_row) {
+              v = tid;
+              ++r;
+            }
+          }
+          r = r0;
+          v = v0;
+#pragma unroll
+          for (int j = 0; j < kMmaXresLoads; ++j) {
+            if (j >= n) break;
+            uint4 xv = val[j];
+            if constexpr (kConv) xv = bf16x8_to_f16x8(xv, amax, bmin);
+            smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = Ops<C>::pair_x(xv);
+            v += kMmaThreads;
+            if (v >= per_row) {
+              v = tid;
+              ++r;
+            }
           }
         }
-        r = r0;
-        v = v0;
-#pragma unroll
-        for (int j = 0; j < kMmaXresLoads; ++j) {
-          if (j >= n) break;
-          smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = O::pair_x(val[j]);
-          v += kMmaThreads;
-          if (v >= per_row) {
-            v = tid;
-            ++r;
-          }
-        }
+        return kConv && !bf16_range_fits_f16(amax, bmin);
+      };
+      if constexpr (kF16) {
+        use_f16 = !__syncthreads_or(xres_stage(TypeTag<__half>{})) || p.f16_unchecked;
+        if (!use_f16) xres_stage(TypeTag<T>{});  // every thread passed the barrier above
+      } else {
+        xres_stage(TypeTag<T>{});
       }
       __syncthreads();
     } else {
@@ -721,114 +793,126 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   const uint4* const xres =
       smem + (kXRes ? min(g, rows - 1) * mma_xres_stride(nch * KS * 32) + kw * (LW * 4) + t : 0);
 
-  for (int c = 0; c < nch; ++c) {
-    const bool more = c + 1 < nch;
-    if constexpr (kRing) {
-      // Chunk c's stage has landed; copy it to registers, then refill the
-      // slot with chunk c + kMmaRingStages.
-      ring::wait_pending<kMmaRingStages - 1>();
-      __syncwarp();
-      const uint32_t st = ring0 + ring_slot * kMmaRingStageBytes;
-#pragma unroll
-      for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const uint4 v = ring::lds128(st + mt * ring::kStageBytes + rd_off[h][q]);
-            W[mt][h][4 * q + 0] = v.x;
-            W[mt][h][4 * q + 1] = v.y;
-            W[mt][h][4 * q + 2] = v.z;
-            W[mt][h][4 * q + 3] = v.w;
-          }
-#pragma unroll
-      for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)  // this lane's 4 block scales of row (mt, h)
-          S[mt][h] = ring::lds32(st + kMmaRingWeightBytes + 16 * (16 * mt + 8 * h + g) + 4 * t);
-      __syncwarp();  // every lane has read the slot before it is refilled
-      if (c + kMmaRingStages < nch) ring_issue(c + kMmaRingStages, st);
-      ring::commit();
-      ring_slot = ring_slot + 1 == kMmaRingStages ? 0 : ring_slot + 1;
-    }
-    const int kb_next = lane_k(c + 1), nv_next = granules(kb_next);
-    const uint4* xs = kXRes ? xres + c * (KS * LW * 4) : smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
-    uint4 xr;  // one 16-byte group of chunk c+1's x, bound for the other buffer
-    // Block scales as packed pairs: blocks 0,1 (words 0..3) now; with LW = 8
-    // blocks 2,3 at word 4. Then S is free for chunk c+1's.
-    uint32_t SP[kMmaMT][2];
-#pragma unroll
-    for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        SP[mt][h] = O::scale_pair(S[mt][h]);
-        if (LW == 4 && more)
-          S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
-      }
-
-#pragma unroll
-    for (int i = 0; i < LW; ++i) {
-      // x group i / 2 of chunk c+1 (LW = 8: all four groups; LW = 4: groups
-      // 0, 1 here, 2, 3 after the loop): loaded at even words, stored at odd.
-      if (!kXRes && more && (i & 1) == 0) xr = stage_load(c + 1, i >> 1);
-      if (LW == 8 && i == 4) {
-#pragma unroll
-        for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            SP[mt][h] = O::scale_pair(S[mt][h] >> 16);
-            if (!kRing && more)
-              S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
-          }
-      }
-      // B fragments of word i: {b0, b1} of step 2i and of step 2i+1. Lanes of
-      // x rows >= M may read slots never staged (garbage, even NaN): those
-      // only reach D columns (x rows) that are never stored, since an mma
-      // column depends on its own B column alone, so no predicate is needed.
-      uint4 B[NT];
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-        B[nt] = kXRes ? xs[i * 4] : xs[((i * NT + nt) * 32 + lane) ^ (i * XS)];
-      // Word i lies in block i / 2 of the lane's codes: half (i / 2) & 1 of
-      // the current scale pair.
-#pragma unroll
-      for (int mt = 0; mt < kMmaMT; ++mt) {
-        uint32_t a[4], b[4];  // rows g and g + 8
-        O::decode(W[mt][0][i], a);
-        O::decode(W[mt][1][i], b);
-        const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
-        const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          a[j] = O::mul(a[j], sa);
-          b[j] = O::mul(b[j], sbb);
-        }
-        // Both n-tiles always: a tile with <= 8 rows of x leaves n-tile 1 on
-        // garbage B columns that are never stored. (Branching around it makes
-        // ptxas keep more live across the branch and spill.)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          O::mma(acc[mt][nt], a[0], b[0], a[1], b[1], B[nt].x, B[nt].y);
-          O::mma(acc[mt][nt], a[2], b[2], a[3], b[3], B[nt].z, B[nt].w);
-        }
-      }
-      if (!kXRes && more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
-      if (!kRing && more && (i & 3) == 3) {
-        // Refill the consumed 4 words of every row with chunk c+1 (prefetch
-        // distance: one chunk).
+  // The K loop, on C's decode and mma (C = T, or fp16 for kF16 blocks whose x staged exactly).
+  auto kloop = [&](auto tag) {
+    using OC = Ops<typename decltype(tag)::type>;
+    for (int c = 0; c < nch; ++c) {
+      const bool more = c + 1 < nch;
+      if constexpr (kRing) {
+        // Chunk c's stage has landed; copy it to registers, then refill the
+        // slot with chunk c + kMmaRingStages.
+        ring::wait_pending<kMmaRingStages - 1>();
+        __syncwarp();
+        const uint32_t st = ring0 + ring_slot * kMmaRingStageBytes;
 #pragma unroll
         for (int mt = 0; mt < kMmaMT; ++mt)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
-            mma_load_words<LW, kAligned>(wrow(mt, h), kb_next, nv_of(nv_next, mt, h), i >> 2,
-                                         W[mt][h]);
-      }
-    }
-    if (LW == 4 && more) {
 #pragma unroll
-      for (int j = 2; j < kMmaMaxStage; ++j) stage_store((c + 1) & 1, j, stage_load(c + 1, j));
+            for (int q = 0; q < 2; ++q) {
+              const uint4 v = ring::lds128(st + mt * ring::kStageBytes + rd_off[h][q]);
+              W[mt][h][4 * q + 0] = v.x;
+              W[mt][h][4 * q + 1] = v.y;
+              W[mt][h][4 * q + 2] = v.z;
+              W[mt][h][4 * q + 3] = v.w;
+            }
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)  // this lane's 4 block scales of row (mt, h)
+            S[mt][h] = ring::lds32(st + kMmaRingWeightBytes + 16 * (16 * mt + 8 * h + g) + 4 * t);
+        __syncwarp();  // every lane has read the slot before it is refilled
+        if (c + kMmaRingStages < nch) ring_issue(c + kMmaRingStages, st);
+        ring::commit();
+        ring_slot = ring_slot + 1 == kMmaRingStages ? 0 : ring_slot + 1;
+      }
+      const int kb_next = lane_k(c + 1), nv_next = granules(kb_next);
+      const uint4* xs = kXRes ? xres + c * (KS * LW * 4) : smem + (c & 1) * buf_slots + kw * (LW * NT * 32);
+      uint4 xr;  // one 16-byte group of chunk c+1's x, bound for the other buffer
+      // Block scales as packed pairs: blocks 0,1 (words 0..3) now; with LW = 8
+      // blocks 2,3 at word 4. Then S is free for chunk c+1's.
+      uint32_t SP[kMmaMT][2];
+#pragma unroll
+      for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          SP[mt][h] = OC::scale_pair(S[mt][h]);
+          if (LW == 4 && more)
+            S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
+        }
+
+#pragma unroll
+      for (int i = 0; i < LW; ++i) {
+        // x group i / 2 of chunk c+1 (LW = 8: all four groups; LW = 4: groups
+        // 0, 1 here, 2, 3 after the loop): loaded at even words, stored at odd.
+        if (!kXRes && more && (i & 1) == 0) xr = stage_load(c + 1, i >> 1);
+        if (LW == 8 && i == 4) {
+#pragma unroll
+          for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              SP[mt][h] = OC::scale_pair(S[mt][h] >> 16);
+              if (!kRing && more)
+                S[mt][h] = mma_load_scales<LW, kAligned>(srow(mt, h), kb_next, nv_of(nv_next, mt, h));
+            }
+        }
+        // B fragments of word i: {b0, b1} of step 2i and of step 2i+1. Lanes of
+        // x rows >= M may read slots never staged (garbage, even NaN): those
+        // only reach D columns (x rows) that are never stored, since an mma
+        // column depends on its own B column alone, so no predicate is needed.
+        uint4 B[NT];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+          B[nt] = kXRes ? xs[i * 4] : xs[((i * NT + nt) * 32 + lane) ^ (i * XS)];
+        // Word i lies in block i / 2 of the lane's codes: half (i / 2) & 1 of
+        // the current scale pair.
+#pragma unroll
+        for (int mt = 0; mt < kMmaMT; ++mt) {
+          uint32_t a[4], b[4];  // rows g and g + 8
+          OC::decode(W[mt][0][i], a);
+          OC::decode(W[mt][1][i], b);
+          const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
+          const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            a[j] = OC::mul(a[j], sa);
+            b[j] = OC::mul(b[j], sbb);
+          }
+          // Both n-tiles always: a tile with <= 8 rows of x leaves n-tile 1 on
+          // garbage B columns that are never stored. (Branching around it makes
+          // ptxas keep more live across the branch and spill.)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            OC::mma(acc[mt][nt], a[0], b[0], a[1], b[1], B[nt].x, B[nt].y);
+            OC::mma(acc[mt][nt], a[2], b[2], a[3], b[3], B[nt].z, B[nt].w);
+          }
+        }
+        if (!kXRes && more && (i & 1) == 1) stage_store((c + 1) & 1, i >> 1, xr);
+        if (!kRing && more && (i & 3) == 3) {
+          // Refill the consumed 4 words of every row with chunk c+1 (prefetch
+          // distance: one chunk).
+#pragma unroll
+          for (int mt = 0; mt < kMmaMT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              mma_load_words<LW, kAligned>(wrow(mt, h), kb_next, nv_of(nv_next, mt, h), i >> 2,
+                                           W[mt][h]);
+        }
+      }
+      if (LW == 4 && more) {
+#pragma unroll
+        for (int j = 2; j < kMmaMaxStage; ++j) stage_store((c + 1) & 1, j, stage_load(c + 1, j));
+      }
+      if constexpr (!kXRes) chunk_sync();  // chunk c's buffer is free; chunk c+1's is complete
     }
-    if constexpr (!kXRes) chunk_sync();  // chunk c's buffer is free; chunk c+1's is complete
+  };
+  if constexpr (kF16) {
+    if (use_f16)
+      kloop(TypeTag<__half>{});
+    else
+      kloop(TypeTag<T>{});
+  } else {
+    kloop(TypeTag<T>{});
   }
   if constexpr (kRing) ring::wait_pending<0>();
   if constexpr (kGroupSync || kXRes) __syncthreads();  // all k-warps are done with the x buffers
