@@ -344,7 +344,7 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
 @pytest.mark.parametrize("K", [2112, 8256])
 def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
     """bf16 x through the fp16 decode and mma of the x-resident kernel (kF16,
-    TORCHQUANT_NVFP4_F16, the default for bf16): within the bound, and the same
+    TORCHQUANT_NVFP4_F16=1; by default on tiles of one row): within the bound, and the same
     bits as the fp16 loop run without the exactness check (F16=2) when every x
     value converts to fp16 exactly, edge values included (+-2^-17, -65280, zeros),
     so those blocks did run fp16. With one value fp16 cannot hold (too large,
@@ -357,6 +357,9 @@ def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
     monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
     N = 257
     x_all, wp, ws, gs, bias = _operands(4, N, K, torch.bfloat16, seed=ks * 53 + splits * 11 + K)
+    # randn can give |x| < 2^-17 (ks = 1, splits = 1, K = 8256 does: row 2), which sends that
+    # x's blocks to the bf16 loop; keep the bit comparisons below about the values placed here
+    x_all[x_all.abs() < 2.0**-10] = 2.0**-10
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
 
     def run(mode, x, b):
@@ -379,19 +382,53 @@ def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
         x[0, 5], x[M - 1, 9], x[M - 1, K - 3], x[0, 7] = 2.0**-17, -(2.0**-17), -65280.0, 0.0
         for b in (None, bias):
             what = f"f16 ks={ks} splits={splits} M={M} K={K} bias={b is not None}"
-            y16 = checked("auto", x, b, what)
+            y16 = checked("1", x, b, what)
             assert torch.equal(run("2", x, b), y16), f"{what}: not the fp16 loop"
             checked("-1", x, b, what)
         for name, v in bad_values.items():
+            # in every row: M may run as several one-row tiles (N = 257), each block staging its own
             xb = x.clone()
-            xb[M - 1, K // 2 + 1] = v
-            assert xb[M - 1, K // 2 + 1].item() != 0.0
+            xb[:, K // 2 + 1] = v
+            assert (xb[:, K // 2 + 1] != 0.0).all()
             what = f"f16 fallback ({name}) ks={ks} splits={splits} M={M} K={K}"
             y = checked("1", xb, None, what)
             if splits == 1:
                 assert torch.equal(y, run("-1", xb, None)), f"{what}: not the bf16 loop"
             if name == "large":
                 assert not torch.isfinite(run("2", xb, None)).all(), f"{what}: fp16 held 1e5?"
+
+
+def _mma_kernel_args(names):
+    """Template arguments of the one nvfp4_gemv_mma_kernel launched, as strings."""
+    found = [n for n in names if "nvfp4_gemv_mma_kernel<" in n]
+    assert len(found) == 1, names
+    inner = found[0].split("nvfp4_gemv_mma_kernel<", 1)[1].rsplit(">(", 1)[0]
+    return [a.strip() for a in inner.split(",")]
+
+
+@pytest.mark.parametrize("M,tile", [(1, None), (4, "1"), (2, "2"), (4, "4")])
+def test_gemv_mma_f16_rule(monkeypatch, M, tile):
+    """The default takes kF16 (the last template argument) on x-resident tiles of one row
+    only, for bf16 x; fp16 x never has it; TORCHQUANT_NVFP4_F16=1 / -1 force it on / off."""
+    _need("mma")
+    monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
+    if tile is None:
+        monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+    N, K = 4096, 4096
+    for dtype in DTYPES:
+        x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M * 3 + (tile is None))
+        rows = min(M, int(tile)) if tile else M
+        for knob, want in (("auto", rows == 1), ("1", True), ("-1", False)):
+            if knob == "auto":
+                monkeypatch.delenv("TORCHQUANT_NVFP4_F16", raising=False)
+            else:
+                monkeypatch.setenv("TORCHQUANT_NVFP4_F16", knob)
+            args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")))
+            assert args[5] in ("true", "1", "(bool)1"), args  # kXRes
+            on = args[6] in ("true", "1", "(bool)1")
+            assert on == (want and dtype == torch.bfloat16), (dtype, M, tile, knob, args)
 
 
 @pytest.mark.parametrize("xres", ["1", "-1"])

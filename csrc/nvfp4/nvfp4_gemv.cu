@@ -445,14 +445,20 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 
 // bf16 x in the x-resident kernel (kF16): the block stages x as fp16 and runs the fp16 decode
 // (11 instructions per 8 codes against bf16's 13, docs/nvfp4_gemv.md 2) and mma when every
-// value of its x converts exactly, else bf16 as before. TORCHQUANT_NVFP4_F16 (read per call):
-// 1 always, -1 never, unset the rule below; 2 (tests only) as 1 without the exactness check,
-// which is wrong for x that fp16 cannot hold. docs/nvfp4_gemv.md 22.
-bool xres_f16(const MmaConfig& c) {
+// value of its x converts exactly, else it stages x again as bf16 and runs the bf16 loop.
+// TORCHQUANT_NVFP4_F16 (read per call): 1 always, -1 never, unset the rule: tiles of one row.
+// 2 (tests only): as 1 without the exactness check, wrong for x that fp16 cannot hold.
+// H200, results/h200/2026-12-04h_f16 call 2, bf16, us, two rounds, kF16 / bf16 loop:
+// M = 1: 28672x8192 41.3, 41.1 / 42.6, 42.4; 128256x4096 82.8, 85.7 / 86.8, 87.0; the
+// Llama-3-8B layer chain 51.5, 51.4 / 52.5, 52.2; the small layers level. M = 2..4: mixed alone
+// (28672x8192 M = 2 44.9-45.4 / 46.7-46.8, but 28672x4096 M = 2 26.0-26.1 / 24.7 and 6144x4096
+// M = 3 10.1-10.2 / 9.1-9.2, where the random x held a value below 2^-17, so every block staged
+// twice) and slower in the chain (M = 2 61.5-61.8 / 60.4-60.5, M = 4 69.2-69.7 / 65.5-65.7).
+// docs/nvfp4_gemv.md 22.
+bool xres_f16(const MmaConfig& c, int64_t M) {
   const int v = env_int("TORCHQUANT_NVFP4_F16");
   if (v != 0) return v >= 1;
-  (void)c;
-  return true;
+  return std::min<int64_t>(M, c.tile_m) == 1;
 }
 
 template <typename T>
@@ -462,7 +468,7 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      if (xres_f16(c)) {  // bf16 x through the fp16 decode and mma where exact
+      if (xres_f16(c, prm.M)) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
         p16.f16_unchecked = env_int("TORCHQUANT_NVFP4_F16") == 2 ? 1 : 0;
         if (c.splits > 1)
