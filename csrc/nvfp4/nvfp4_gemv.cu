@@ -387,7 +387,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 
 
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kXRes = false, bool kF16 = false>
+          bool kXRes = false, int kF16 = 0>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -448,6 +448,9 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // value of its x converts exactly, else it stages x again as bf16 and runs the bf16 loop.
 // TORCHQUANT_NVFP4_F16 (read per call): 1 always, -1 never, unset the rule: tiles of one row.
 // 2 (tests only): as 1 without the exactness check, wrong for x that fp16 cannot hold.
+// 3: every x-resident tile, the block's x scaled by a power of two into fp16's range and
+// decided without a second load where it fits one round of loads (kernel kF16 = 2; not yet
+// measured).
 // H200, results/h200/2026-12-04h_f16 call 2, bf16, us, two rounds, kF16 / bf16 loop:
 // M = 1: 28672x8192 41.3, 41.1 / 42.6, 42.4; 128256x4096 82.8, 85.7 / 86.8, 87.0; the
 // Llama-3-8B layer chain 51.5, 51.4 / 52.5, 52.2; the small layers level. M = 2..4: mixed alone
@@ -455,10 +458,11 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // M = 3 10.1-10.2 / 9.1-9.2, where the random x held a value below 2^-17, so every block staged
 // twice) and slower in the chain (M = 2 61.5-61.8 / 60.4-60.5, M = 4 69.2-69.7 / 65.5-65.7).
 // docs/nvfp4_gemv.md 22.
-bool xres_f16(const MmaConfig& c, int64_t M) {
+// Returns the kernel's kF16: 0, 1 or 2.
+int xres_f16(const MmaConfig& c, int64_t M) {
   const int v = env_int("TORCHQUANT_NVFP4_F16");
-  if (v != 0) return v >= 1;
-  return std::min<int64_t>(M, c.tile_m) == 1;
+  if (v != 0) return v == 3 ? 2 : v >= 1 ? 1 : 0;
+  return std::min<int64_t>(M, c.tile_m) == 1 ? 1 : 0;
 }
 
 template <typename T>
@@ -468,13 +472,18 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      if (xres_f16(c, prm.M)) {  // bf16 x through the fp16 decode and mma where exact
+      const int f16 = xres_f16(c, prm.M);
+      if (f16 != 0) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
         p16.f16_unchecked = env_int("TORCHQUANT_NVFP4_F16") == 2 ? 1 : 0;
-        if (c.splits > 1)
-          launch_mma_t<T, 1, true, true, false, true, true>(p16, c, caps, device, stream);
+        if (f16 == 2 && c.splits > 1)
+          launch_mma_t<T, 1, true, true, false, true, 2>(p16, c, caps, device, stream);
+        else if (f16 == 2)
+          launch_mma_t<T, 1, true, false, false, true, 2>(p16, c, caps, device, stream);
+        else if (c.splits > 1)
+          launch_mma_t<T, 1, true, true, false, true, 1>(p16, c, caps, device, stream);
         else
-          launch_mma_t<T, 1, true, false, false, true, true>(p16, c, caps, device, stream);
+          launch_mma_t<T, 1, true, false, false, true, 1>(p16, c, caps, device, stream);
         return;
       }
     }
