@@ -455,7 +455,7 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // M = 1: 28672x8192 41.3, 41.1 / 42.6, 42.4; 128256x4096 82.8, 85.7 / 86.8, 87.0; the
 // Llama-3-8B layer chain 51.5, 51.4 / 52.5, 52.2; the small layers level. M = 2..4: mixed alone
 // (28672x8192 M = 2 44.9-45.4 / 46.7-46.8, but 28672x4096 M = 2 26.0-26.1 / 24.7 and 6144x4096
-// M = 3 10.1-10.2 / 9.1-9.2, where the random x held a value below 2^-17, so every block staged
+// M = 3 10.1-10.2 / 9.1-9.2, likely a random x holding a value below 2^-17, so every block staged
 // twice) and slower in the chain (M = 2 61.5-61.8 / 60.4-60.5, M = 4 69.2-69.7 / 65.5-65.7).
 // docs/nvfp4_gemv.md 22.
 // Returns the kernel's kF16: 0, 1 or 2.
