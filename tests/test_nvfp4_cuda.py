@@ -344,7 +344,7 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
 @pytest.mark.parametrize("K", [2112, 8256])
 def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
     """bf16 x through the fp16 decode and mma of the x-resident kernel (kF16,
-    TORCHQUANT_NVFP4_F16=1; by default on tiles of one row): within the bound, and the same
+    TORCHQUANT_NVFP4_F16=1; off by default): within the bound, and the same
     bits as the fp16 loop run without the exactness check (F16=2) when every x
     value converts to fp16 exactly, edge values included (+-2^-17, -65280, zeros),
     so those blocks did run fp16. With one value fp16 cannot hold (too large,
@@ -419,9 +419,10 @@ def _mma_kernel_args(names):
 
 
 @pytest.mark.parametrize("M,tile", [(1, None), (4, "1"), (2, "2"), (4, "4")])
-def test_gemv_mma_f16_rule(monkeypatch, M, tile):
-    """The default takes kF16 (the last template argument) on x-resident tiles of one row
-    only, for bf16 x; fp16 x never has it; TORCHQUANT_NVFP4_F16=1 / -1 force it on / off."""
+def test_gemv_mma_f16_knob(monkeypatch, M, tile):
+    """kF16 (the last template argument of the x-resident kernel) is off by default;
+    TORCHQUANT_NVFP4_F16=1 / 3 take it (1 / 2) for bf16 x on tiles of any size, -1 not;
+    fp16 x never has it."""
     _need("mma")
     monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
     if tile is None:
@@ -431,16 +432,14 @@ def test_gemv_mma_f16_rule(monkeypatch, M, tile):
     N, K = 4096, 4096
     for dtype in DTYPES:
         x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M * 3 + (tile is None))
-        rows = min(M, int(tile)) if tile else M
-        for knob, want in (("auto", rows == 1), ("1", True), ("-1", False)):
+        for knob, want in (("auto", "0"), ("1", "1"), ("3", "2"), ("-1", "0")):
             if knob == "auto":
                 monkeypatch.delenv("TORCHQUANT_NVFP4_F16", raising=False)
             else:
                 monkeypatch.setenv("TORCHQUANT_NVFP4_F16", knob)
             args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")))
             assert args[5] in ("true", "1", "(bool)1"), args  # kXRes
-            on = args[6] in ("true", "1", "(bool)1")
-            assert on == (want and dtype == torch.bfloat16), (dtype, M, tile, knob, args)
+            assert args[6] == (want if dtype == torch.bfloat16 else "0"), (dtype, M, tile, knob, args)
 
 
 @pytest.mark.parametrize("xres", ["1", "-1"])

@@ -446,7 +446,7 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // bf16 x in the x-resident kernel (kF16): the block stages x as fp16 and runs the fp16 decode
 // (11 instructions per 8 codes against bf16's 13, docs/nvfp4_gemv.md 2) and mma when every
 // value of its x converts exactly, else it stages x again as bf16 and runs the bf16 loop.
-// TORCHQUANT_NVFP4_F16 (read per call): 1 always, -1 never, unset the rule: tiles of one row.
+// TORCHQUANT_NVFP4_F16 (read per call): 1 on for every x-resident bf16 tile, -1 or unset off.
 // 2 (tests only): as 1 without the exactness check, wrong for x that fp16 cannot hold.
 // 3: every x-resident tile, the block's x scaled by a power of two into fp16's range and
 // decided without a second load where it fits one round of loads (kernel kF16 = 2; not yet
@@ -457,12 +457,14 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // (28672x8192 M = 2 44.9-45.4 / 46.7-46.8, but 28672x4096 M = 2 26.0-26.1 / 24.7 and 6144x4096
 // M = 3 10.1-10.2 / 9.1-9.2, likely a random x holding a value below 2^-17, so every block staged
 // twice) and slower in the chain (M = 2 61.5-61.8 / 60.4-60.5, M = 4 69.2-69.7 / 65.5-65.7).
-// docs/nvfp4_gemv.md 22.
+// Off by default although M = 1 gained on that normal random x: a real model's activations fall
+// outside [2^-17, 2^16) often (all-MiniLM-L6-v2's FFN output projections: 2-96 % of the rows
+// fit, 88 % over all its layers; benchmarks/micro/act_range.py), so its blocks would stage twice;
+// with the power-of-two scale of F16=3 every row fits. docs/nvfp4_gemv.md 22.
 // Returns the kernel's kF16: 0, 1 or 2.
-int xres_f16(const MmaConfig& c, int64_t M) {
+int xres_f16() {
   const int v = env_int("TORCHQUANT_NVFP4_F16");
-  if (v != 0) return v == 3 ? 2 : v >= 1 ? 1 : 0;
-  return std::min<int64_t>(M, c.tile_m) == 1 ? 1 : 0;
+  return v == 3 ? 2 : v >= 1 ? 1 : 0;
 }
 
 template <typename T>
@@ -472,7 +474,7 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      const int f16 = xres_f16(c, prm.M);
+      const int f16 = xres_f16();
       if (f16 != 0) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
         p16.f16_unchecked = env_int("TORCHQUANT_NVFP4_F16") == 2 ? 1 : 0;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # NOT RUN (written 2026-12-04h when no device was lent): the first call for the next session.
 # Full sm_90 build of main; the CUDA tests of every format (the final test_gemv_mma_x_resident_f16
-# and test_gemv_mma_f16_rule have not run on a GPU yet); memcheck of the x-resident kernel with
-# F16=1 / -1 / 3; the nvfp4 x-resident op at M = 1..4 with F16 unset / -1 / 3 (two rounds); the
+# and test_gemv_mma_f16_knob have not run on a GPU yet); memcheck of the x-resident kernel with
+# F16=1 / -1 / 3; the nvfp4 x-resident op at M = 1..4 with F16 -1 (the default) / 1 / 3 (two rounds); the
 # layer chain with the same three; bench_e2e at M = 1 / 2 / 8.
 # Run from the repository root on the device: bash <this> $OUT
 set -uo pipefail
@@ -25,13 +25,13 @@ ab() {  # name, timeout, args...
   PYTHONPATH=. timeout "$to" $PY benchmarks/micro/env_ab.py "$@" --out "$R/$name.csv" > "$R/$name.log" 2>&1
   echo "$name rc=$?"; grep "M=" "$R/$name.log"
 }
-ab f16 120 --op nvfp4 --path mma --act-dtype bf16 --var TORCHQUANT_NVFP4_F16 --values auto,-1,3,auto,-1,3 \
+ab f16 120 --op nvfp4 --path mma --act-dtype bf16 --var TORCHQUANT_NVFP4_F16 --values -1,1,3,-1,1,3 \
   --shapes 28672x8192,128256x4096,28672x4096,4096x14336,6144x4096,4096x4096 --ms 1,2,3,4
 # the same with no x value below 2^-10, so no block falls back by chance: the fp16 loop itself
 ab f16_clean 90 --op nvfp4 --path mma --act-dtype bf16 --var TORCHQUANT_NVFP4_F16 --values -1,1,3,-1,1,3 \
   --shapes 28672x8192,28672x4096,6144x4096,4096x4096 --ms 2,3,4 --x-min-abs 0.0009765625
 PYTHONPATH=. timeout 100 $PY benchmarks/micro/pdl_ab.py --formats nvfp4 --ms 1,2,4 \
-  --var TORCHQUANT_NVFP4_F16 --modes auto,-1,3,auto,-1,3 --out "$R/chain.csv" > "$R/chain.log" 2>&1
+  --var TORCHQUANT_NVFP4_F16 --modes -1,1,3,-1,1,3 --out "$R/chain.csv" > "$R/chain.log" 2>&1
 echo "chain rc=$?"; grep "fused" "$R/chain.log"
 PYTHONPATH=. timeout 100 $PY benchmarks/bench_e2e.py --ms 1,2,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
 echo "e2e rc=$?"; grep "fused" "$R/e2e.log" | grep -E "QuantLinear|bf16 F.linear" | sed 's/\[e2e\] Llama-3-8B //'
