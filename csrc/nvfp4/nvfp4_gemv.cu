@@ -461,11 +461,7 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // outside [2^-17, 2^16) often (all-MiniLM-L6-v2's FFN output projections: 2-96 % of the rows
 // fit, 88 % over all its layers; benchmarks/micro/act_range.py), so its blocks would stage twice;
 // with the power-of-two scale of F16=3 every row fits. docs/nvfp4_gemv.md 22.
-// Returns the kernel's kF16: 0, 1 or 2.
-int xres_f16() {
-  const int v = env_int("TORCHQUANT_NVFP4_F16");
-  return v == 3 ? 2 : v >= 1 ? 1 : 0;
-}
+// The knob picks the kernel's kF16 (3 -> 2, 1 and 2 -> 1) in launch_mma below.
 
 template <typename T>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
@@ -473,26 +469,27 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
+    // The x-resident kernel with kF16 = F, unsplit or with the K split across blocks.
+    auto xres = [&](auto f16, const nvfp4::GemvParams& p) {
+      constexpr int F = decltype(f16)::value;
+      if (c.splits > 1)
+        launch_mma_t<T, 1, true, true, false, true, F>(p, c, caps, device, stream);
+      else
+        launch_mma_t<T, 1, true, false, false, true, F>(p, c, caps, device, stream);
+    };
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      const int f16 = xres_f16();
-      if (f16 != 0) {  // bf16 x through the fp16 decode and mma where exact
+      const int knob = env_int("TORCHQUANT_NVFP4_F16");  // the comment above
+      if (knob >= 1) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
-        p16.f16_unchecked = env_int("TORCHQUANT_NVFP4_F16") == 2 ? 1 : 0;
-        if (f16 == 2 && c.splits > 1)
-          launch_mma_t<T, 1, true, true, false, true, 2>(p16, c, caps, device, stream);
-        else if (f16 == 2)
-          launch_mma_t<T, 1, true, false, false, true, 2>(p16, c, caps, device, stream);
-        else if (c.splits > 1)
-          launch_mma_t<T, 1, true, true, false, true, 1>(p16, c, caps, device, stream);
+        p16.f16_unchecked = knob == 2 ? 1 : 0;
+        if (knob == 3)
+          xres(std::integral_constant<int, 2>{}, p16);
         else
-          launch_mma_t<T, 1, true, false, false, true, 1>(p16, c, caps, device, stream);
+          xres(std::integral_constant<int, 1>{}, p16);
         return;
       }
     }
-    if (c.splits > 1)
-      launch_mma_t<T, 1, true, true, false, true>(prm, c, caps, device, stream);
-    else
-      launch_mma_t<T, 1, true, false, false, true>(prm, c, caps, device, stream);
+    xres(std::integral_constant<int, 0>{}, prm);
     return;
   }
   if (aligned && c.splits > 1) {  // K split across blocks (aligned ring kernels only)

@@ -442,43 +442,33 @@ struct TypeTag {
   using type = C;
 };
 
-// 8 bf16 (natural order) -> 8 fp16 (RNE; exact when in range), and the range bookkeeping:
-// amax = packed max of |x| (bf16x2), bmin = packed max of (|x| bits + 0x7FFF), which for
-// |x| != 0 is the bf16 -(bits of |x| - 1): the largest of them belongs to the smallest
-// nonzero |x|; for x = 0 it is NaN, which max ignores (as it ignores NaN x: NaN in, NaN
-// out on both paths).
-__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 v, uint32_t& amax, uint32_t& bmin) {
-  uint32_t u[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const uint32_t a = u[j] & 0x7FFF7FFFu;
-    amax = max_bf16x2(amax, a);
-    bmin = max_bf16x2(bmin, a + 0x7FFF7FFFu);  // no carry between the halves: a <= 0x7FFF
-    const __half2 h = __floats2half2_rn(__uint_as_float(u[j] << 16), __uint_as_float(u[j] & 0xFFFF0000u));
-    memcpy(&u[j], &h, sizeof(h));
-  }
-  return make_uint4(u[0], u[1], u[2], u[3]);
-}
-
-// The range bookkeeping of bf16x8_to_f16x8 alone (the values stay bf16).
+// The range bookkeeping of bf16 x bound for fp16: amax = packed max of |x| (bf16x2), bmin =
+// packed max of (|x| bits + 0x7FFF), which for |x| != 0 is the bf16 -(bits of |x| - 1): the
+// largest of them belongs to the smallest nonzero |x|; for x = 0 it is NaN, which max ignores
+// (as it ignores NaN x: NaN in, NaN out on both paths).
 __device__ __forceinline__ void bf16x8_range(uint4 v, uint32_t& amax, uint32_t& bmin) {
   const uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const uint32_t a = u[j] & 0x7FFF7FFFu;
     amax = max_bf16x2(amax, a);
-    bmin = max_bf16x2(bmin, a + 0x7FFF7FFFu);
+    bmin = max_bf16x2(bmin, a + 0x7FFF7FFFu);  // no carry between the halves: a <= 0x7FFF
   }
 }
 
-// 8 bf16 (natural order) times 2^s (`scale`, exact) -> 8 fp16, exact for values the caller's
-// range check admitted.
-__device__ __forceinline__ uint4 bf16x8_to_f16x8_scaled(uint4 v, float scale) {
+// 8 bf16 (natural order) -> 8 fp16, RNE, with kScaled first times `scale` (a power of two,
+// exact): exact for values the caller's range check admitted.
+template <bool kScaled = false>
+__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 v, float scale = 1.0f) {
   uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const __half2 h = __floats2half2_rn(__fmul_rn(__uint_as_float(u[j] << 16), scale),
-                                        __fmul_rn(__uint_as_float(u[j] & 0xFFFF0000u), scale));
+    float lo = __uint_as_float(u[j] << 16), hi = __uint_as_float(u[j] & 0xFFFF0000u);
+    if constexpr (kScaled) {
+      lo = __fmul_rn(lo, scale);
+      hi = __fmul_rn(hi, scale);
+    }
+    const __half2 h = __floats2half2_rn(lo, hi);
     memcpy(&u[j], &h, sizeof(h));
   }
   return make_uint4(u[0], u[1], u[2], u[3]);
@@ -506,7 +496,7 @@ __device__ __forceinline__ int f16_scale_exponent(uint32_t hi, uint32_t lo) {
   return s;
 }
 
-// Every x seen by bf16x8_to_f16x8 converted exactly: both halves of amax below 0x4780 (2^16)
+// Every x seen by bf16x8_range converts to fp16 exactly: both halves of amax below 0x4780 (2^16)
 // and both halves of bmin at or above 0x36FF (smallest nonzero |x| >= 0x3700 = 2^-17) or NaN
 // (no nonzero x: 0x7FFF and any NaN pass the same test).
 __device__ __forceinline__ bool bf16_range_fits_f16(uint32_t amax, uint32_t bmin) {
@@ -813,7 +803,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           for (int j = 0; j < kMmaXresLoads; ++j) {
             if (j >= n) break;
             uint4 xv = val[j];
-            if constexpr (kConv) xv = bf16x8_to_f16x8(xv, amax, bmin);
+            if constexpr (kConv) {
+              bf16x8_range(xv, amax, bmin);
+              xv = bf16x8_to_f16x8(xv);
+            }
             smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = Ops<C>::pair_x(xv);
             v += kMmaThreads;
             if (v >= per_row) {
@@ -879,7 +872,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
         for (int j = 0; j < kMmaXresLoads; ++j) {
           if (j >= n) break;
           smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] =
-              f16 ? Ops<__half>::pair_x(bf16x8_to_f16x8_scaled(val[j], scale)) : Ops<T>::pair_x(val[j]);
+              f16 ? Ops<__half>::pair_x(bf16x8_to_f16x8<true>(val[j], scale)) : Ops<T>::pair_x(val[j]);
           v += kMmaThreads;
           if (v >= per_row) {
             v = tid;
