@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# 2026-12-04i call 1: the nvfp4 x-resident kernel's fp16 loop for bf16 x, checked (F16=1) and
+# scaled (F16=3, kF16 = 2, first GPU run), against the bf16 loop (-1, the default). Build of nvfp4
+# alone; the nvfp4 CUDA tests and nvfp4 PDL tests; compute-sanitizer memcheck of the x-resident
+# kernel; the op on six shapes at M = 1..4 (two rounds), again on x with no |x| below 2^-10; the
+# Llama-3-8B layer chain at M = 1 / 2 / 4.
+# Run from the repository root on the device: bash <this> $OUT
+set -uo pipefail
+OUT=${1:?}
+R=$OUT/r; mkdir -p "$R"
+. benchmarks/device_env.sh 16
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$R/env.txt"
+export TORCHQUANT_ONLY_SOURCES=csrc/nvfp4/nvfp4_gemv.cu
+t0=$(date +%s)
+timeout 240 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
+echo "build rc=$? $(( $(date +%s) - t0 )) s"; grep -i "spill stores" "$R/build.log" | grep -v " 0 bytes spill" | head -3
+t1=$(date +%s)
+timeout -k 5 200 $PY -m pytest -q --timeout=150 -p no:cacheprovider -n 16 tests/test_nvfp4_cuda.py \
+  > "$R/tests.log" 2>&1
+echo "tests rc=$? $(( $(date +%s) - t1 )) s"; grep -E "^FAILED|^ERROR" "$R/tests.log" | head -12; tail -n 1 "$R/tests.log"
+t1=$(date +%s)
+timeout -k 5 100 $PY -m pytest -q --timeout=90 -p no:cacheprovider -n 16 tests/test_pdl_cuda.py -k nvfp4 \
+  > "$R/tests_pdl.log" 2>&1
+echo "pdl tests rc=$? $(( $(date +%s) - t1 )) s"; grep -E "^FAILED|^ERROR" "$R/tests_pdl.log" | head -6; tail -n 1 "$R/tests_pdl.log"
+t1=$(date +%s)
+PYTHONPATH=. timeout 150 compute-sanitizer --tool memcheck --print-limit 20 $PY benchmarks/micro/nvfp4_xres_memcheck.py > "$R/memcheck.log" 2>&1
+echo "memcheck rc=$? $(( $(date +%s) - t1 )) s"; tail -n 3 "$R/memcheck.log"
+ab() {  # name, timeout, args...
+  local name=$1 to=$2; shift 2
+  PYTHONPATH=. timeout "$to" $PY benchmarks/micro/env_ab.py "$@" --out "$R/$name.csv" > "$R/$name.log" 2>&1
+  echo "$name rc=$?"; grep "M=" "$R/$name.log"
+}
+ab f16 120 --op nvfp4 --path mma --act-dtype bf16 --var TORCHQUANT_NVFP4_F16 --values -1,1,3,-1,1,3 \
+  --shapes 28672x8192,128256x4096,28672x4096,4096x14336,6144x4096,4096x4096 --ms 1,2,3,4
+ab f16_clean 90 --op nvfp4 --path mma --act-dtype bf16 --var TORCHQUANT_NVFP4_F16 --values -1,1,3,-1,1,3 \
+  --shapes 28672x8192,28672x4096,6144x4096,4096x4096 --ms 1,2,3,4 --x-min-abs 0.0009765625
+PYTHONPATH=. timeout 100 $PY benchmarks/micro/pdl_ab.py --formats nvfp4 --ms 1,2,4 \
+  --var TORCHQUANT_NVFP4_F16 --modes -1,1,3,-1,1,3 --out "$R/chain.csv" > "$R/chain.log" 2>&1
+echo "chain rc=$?"; grep "fused" "$R/chain.log"
+echo "elapsed $(( $(date +%s) - t0 )) s"
+gzip "$R/build.log"
+(cd "$OUT" && tar czf r.tgz r && rm -rf r)
