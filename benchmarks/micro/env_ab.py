@@ -114,6 +114,9 @@ def main() -> None:
     ap.add_argument("--x-min-abs", type=float, default=0.0,
                     help="raise |x| below this to it, sign kept (0: plain randn). With 2^-10, no bf16 x "
                          "falls outside fp16's exact range [2^-17, 2^16) by chance (TORCHQUANT_NVFP4_F16)")
+    ap.add_argument("--x-gelu", type=float, default=0.0,
+                    help="x = gelu(S * randn) in fp32, then cast (0: plain randn): an FFN down projection's "
+                         "input, with the tiny negative tail that leaves fp16's exact range")
     ap.add_argument("--env", action="append", default=[],
                     help="VAR=VALUE set for the whole run (repeatable), e.g. a second knob")
     args = timing.micro_args(ap)
@@ -157,6 +160,8 @@ def main() -> None:
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=act)
+            if args.x_gelu > 0:
+                x = torch.nn.functional.gelu(args.x_gelu * torch.randn(M, K, device="cuda")).to(act)
             if args.x_min_abs > 0:
                 x = torch.where(x.abs() < args.x_min_abs, torch.copysign(torch.full_like(x, args.x_min_abs), x), x)
             if args.op in ("int8", "sparse24_int8"):
