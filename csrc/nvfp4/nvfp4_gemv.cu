@@ -446,22 +446,17 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // bf16 x in the x-resident kernel (kF16): the block stages x as fp16 and runs the fp16 decode
 // (11 instructions per 8 codes against bf16's 13, docs/nvfp4_gemv.md 2) and mma when every
 // value of its x converts exactly, else it stages x again as bf16 and runs the bf16 loop.
-// TORCHQUANT_NVFP4_F16 (read per call): 1 on for every x-resident bf16 tile, -1 or unset off.
-// 2 (tests only): as 1 without the exactness check, wrong for x that fp16 cannot hold.
-// 3: every x-resident tile, the block's x scaled by a power of two into fp16's range and
-// decided without a second load where it fits one round of loads (kernel kF16 = 2; not yet
-// measured).
-// H200, results/h200/2026-12-04h_f16 call 2, bf16, us, two rounds, kF16 / bf16 loop:
-// M = 1: 28672x8192 41.3, 41.1 / 42.6, 42.4; 128256x4096 82.8, 85.7 / 86.8, 87.0; the
-// Llama-3-8B layer chain 51.5, 51.4 / 52.5, 52.2; the small layers level. M = 2..4: mixed alone
-// (28672x8192 M = 2 44.9-45.4 / 46.7-46.8, but 28672x4096 M = 2 26.0-26.1 / 24.7 and 6144x4096
-// M = 3 10.1-10.2 / 9.1-9.2, likely a random x holding a value below 2^-17, so every block staged
-// twice) and slower in the chain (M = 2 61.5-61.8 / 60.4-60.5, M = 4 69.2-69.7 / 65.5-65.7).
-// Off by default although M = 1 gained on that normal random x: a real model's activations fall
-// outside [2^-17, 2^16) often (all-MiniLM-L6-v2's FFN output projections: 2-96 % of the rows
-// fit, 88 % over all its layers; benchmarks/micro/act_range.py), so its blocks would stage twice;
-// with the power-of-two scale of F16=3 every row fits. docs/nvfp4_gemv.md 22.
-// The knob picks the kernel's kF16 (3 -> 2, 1 and 2 -> 1) in launch_mma below.
+// TORCHQUANT_NVFP4_F16 (read per call): 1 on for every x-resident bf16 tile, unset or -1 off
+// (the default); 2 (tests only) as 1 without the exactness check, wrong for x fp16 cannot hold.
+// H200, cold L2, us (results/h200/2026-12-04i_f16s call 2, bf16, two rounds, on / off):
+// faster where x fits fp16's exact range (28672x8192 M = 1 41.2-41.6 / 42.3-42.7, M = 2
+// 44.8-44.9 / 46.8-47.2; small layers level), slower where it does not: x = gelu(1.5 randn),
+// an FFN down projection's input, 28672x8192 M = 4 53.1-53.3 / 47.5-47.9 (every block stages
+// twice), and the Llama-3-8B layer chain at M = 2 / 4 61.8-62.2 / 60.2-60.4, 69.3-69.5 /
+// 65.5-66.1. Real activations leave the range often (all-MiniLM-L6-v2: 2-96 % of the FFN output
+// projections' rows fit, benchmarks/micro/act_range.py), hence off by default. A scaled form (x
+// times a power of two per block, no reload; 2026-12-04h) measured no faster than off at M = 1
+// and slower at M >= 3 and in the chain, and was removed. docs/nvfp4_gemv.md 22.
 
 template <typename T>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
@@ -479,13 +474,10 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
     };
     if constexpr (std::is_same_v<T, __nv_bfloat16>) {
       const int knob = env_int("TORCHQUANT_NVFP4_F16");  // the comment above
-      if (knob >= 1) {  // bf16 x through the fp16 decode and mma where exact
+      if (knob == 1 || knob == 2) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
         p16.f16_unchecked = knob == 2 ? 1 : 0;
-        if (knob == 3)
-          xres(std::integral_constant<int, 2>{}, p16);
-        else
-          xres(std::integral_constant<int, 1>{}, p16);
+        xres(std::integral_constant<int, 1>{}, p16);
         return;
       }
     }

@@ -456,44 +456,15 @@ __device__ __forceinline__ void bf16x8_range(uint4 v, uint32_t& amax, uint32_t& 
   }
 }
 
-// 8 bf16 (natural order) -> 8 fp16, RNE, with kScaled first times `scale` (a power of two,
-// exact): exact for values the caller's range check admitted.
-template <bool kScaled = false>
-__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 v, float scale = 1.0f) {
+// 8 bf16 (natural order) -> 8 fp16, RNE: exact for values the caller's range check admitted.
+__device__ __forceinline__ uint4 bf16x8_to_f16x8(uint4 v) {
   uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    float lo = __uint_as_float(u[j] << 16), hi = __uint_as_float(u[j] & 0xFFFF0000u);
-    if constexpr (kScaled) {
-      lo = __fmul_rn(lo, scale);
-      hi = __fmul_rn(hi, scale);
-    }
-    const __half2 h = __floats2half2_rn(lo, hi);
+    const __half2 h = __floats2half2_rn(__uint_as_float(u[j] << 16), __uint_as_float(u[j] & 0xFFFF0000u));
     memcpy(&u[j], &h, sizeof(h));
   }
   return make_uint4(u[0], u[1], u[2], u[3]);
-}
-
-// The bits of the smallest nonzero |x| behind one half of bf16x8_range's bmin; 0xFFFF where
-// there was none (a NaN half).
-__device__ __forceinline__ uint32_t bf16_min_nonzero_bits(uint32_t h) {
-  h &= 0x7FFFu;
-  return h >= 0x7F81u ? 0xFFFFu : h + 1u;
-}
-
-constexpr int kNoF16Scale = 1 << 20;
-
-// The power of two 2^s that puts a block's x into fp16 exactly, from the bits of its largest
-// |x| (hi) and smallest nonzero |x| (lo, 0xFFFF for none): s = 15 - floor(log2 max), so the
-// largest lands in [2^15, 2^16), if then the smallest is >= 2^-17; kNoF16Scale if not (a
-// range over 2^32, a bf16 subnormal or Inf, or |s| > 64).
-__device__ __forceinline__ int f16_scale_exponent(uint32_t hi, uint32_t lo) {
-  if (hi == 0u) return 0;  // all zero (or NaN: NaN on either loop)
-  if (hi < 0x0080u || hi >= 0x7F80u || lo < 0x0080u) return kNoF16Scale;
-  const int s = 15 - (static_cast<int>(hi >> 7) - 127);
-  if (s > 64 || s < -64) return kNoF16Scale;
-  if (lo != 0xFFFFu && static_cast<int>(lo >> 7) - 127 + s < -17) return kNoF16Scale;
-  return s;
 }
 
 // Every x seen by bf16x8_range converts to fp16 exactly: both halves of amax below 0x4780 (2^16)
@@ -572,17 +543,13 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // kF16 (bf16 x, kXRes only): x is staged as fp16 and the loop runs the fp16 decode and mma
 // when every staged x value converts exactly (bf16_range_fits_f16, decided per block after
 // staging); otherwise the block stages bf16 again and runs the bf16 loop, the same bits as
-// the kernel without kF16. kF16 = 2: where the block's x fits one round of loads, the values
-// stay in registers while the block finds its largest and smallest nonzero |x|, then they are
-// stored as fp16 times 2^s (f16_scale_exponent; the accumulators are multiplied by 2^-s before
-// the epilogue, exact) or as bf16, with no second load; otherwise as kF16 = 1.
-// docs/nvfp4_gemv.md 22.
+// the kernel without kF16. docs/nvfp4_gemv.md 22.
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
           bool kXRes = false, int kF16 = 0>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
-  static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 2),
+  static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
@@ -737,7 +704,6 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       for (int j = 0; j < 4; ++j) acc[mt][nt][j] = 0.0f;
 
   bool use_f16 = false;   // kF16: this block's loop runs on fp16 (x staged exactly)
-  float f16_descale = 1.0f;  // kF16 = 2: 2^-s, undoing the scale x was staged with
   // PDL (common/pdl.h): wait for the predecessor before loading anything, or ("smem")
   // after the first weight stages below are in flight.
   if (!p.pdl_early) pdl_wait();
@@ -817,83 +783,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
         }
         return kConv && !bf16_range_fits_f16(amax, bmin);
       };
-      // kF16 = 2, x in one round of loads: range first, then fp16 times 2^s or bf16, no reload.
-      // Returns whether the block staged fp16.
-      auto xres_stage_scaled = [&]() {
-        const int per_row = nch * KS * 32;
-        const int stride = mma_xres_stride(per_row);
-        int r = tid < per_row ? 0 : rows, v = tid;
-        uint4 val[kMmaXresLoads];
-        int n = 0;
-#pragma unroll
-        for (int j = 0; j < kMmaXresLoads; ++j) {
-          if (r >= rows) break;
-          val[j] = make_uint4(0u, 0u, 0u, 0u);
-          if (K0 + 8 * v < K)
-            val[j] = __ldg(reinterpret_cast<const uint4*>(x + static_cast<size_t>(m0 + r) * K + K0 + 8 * v));
-          n = j + 1;
-          v += kMmaThreads;
-          if (v >= per_row) {
-            v = tid;
-            ++r;
-          }
-        }
-        uint32_t amax = 0u, bmin = 0x7FFF7FFFu;
-#pragma unroll
-        for (int j = 0; j < kMmaXresLoads; ++j) {
-          if (j >= n) break;
-          bf16x8_range(val[j], amax, bmin);
-        }
-        // The block's largest |x| and smallest nonzero |x| (bf16 bits of non-negative values
-        // order as the values), through the first 64 bytes of the x region.
-        uint32_t hi = max(amax & 0xFFFFu, amax >> 16);
-        uint32_t lo = min(bf16_min_nonzero_bits(bmin), bf16_min_nonzero_bits(bmin >> 16));
-        hi = __reduce_max_sync(0xFFFFFFFFu, hi);
-        lo = __reduce_min_sync(0xFFFFFFFFu, lo);
-        uint32_t* const scratch = reinterpret_cast<uint32_t*>(smem);
-        if (lane == 0) {
-          scratch[warp] = hi;
-          scratch[kMmaWarps + warp] = lo;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int w = 0; w < kMmaWarps; ++w) {
-          hi = max(hi, scratch[w]);
-          lo = min(lo, scratch[kMmaWarps + w]);
-        }
-        __syncthreads();  // every thread has read the scratch before x overwrites it
-        const int sc = f16_scale_exponent(hi, lo);
-        const bool f16 = sc != kNoF16Scale;
-        const float scale = f16 ? __int_as_float((127 + sc) << 23) : 1.0f;
-        if (f16) f16_descale = __int_as_float((127 - sc) << 23);
-        r = tid < per_row ? 0 : rows;
-        v = tid;
-#pragma unroll
-        for (int j = 0; j < kMmaXresLoads; ++j) {
-          if (j >= n) break;
-          smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] =
-              f16 ? Ops<__half>::pair_x(bf16x8_to_f16x8<true>(val[j], scale)) : Ops<T>::pair_x(val[j]);
-          v += kMmaThreads;
-          if (v >= per_row) {
-            v = tid;
-            ++r;
-          }
-        }
-        return f16;
-      };
       if constexpr (kF16 != 0) {
-        bool staged = false;
-        if constexpr (kF16 == 2) {
-          // every thread's groups (rows x its share of a row) in one round; block-uniform
-          if (rows * ((nch * KS * 32 + kMmaThreads - 1) / kMmaThreads) <= kMmaXresLoads) {
-            use_f16 = xres_stage_scaled();
-            staged = true;
-          }
-        }
-        if (!staged) {
-          use_f16 = !__syncthreads_or(xres_stage(TypeTag<__half>{})) || p.f16_unchecked;
-          if (!use_f16) xres_stage(TypeTag<T>{});  // every thread passed the barrier above
-        }
+        use_f16 = !__syncthreads_or(xres_stage(TypeTag<__half>{})) || p.f16_unchecked;
+        if (!use_f16) xres_stage(TypeTag<T>{});  // every thread passed the barrier above
       } else {
         xres_stage(TypeTag<T>{});
       }
@@ -1065,16 +957,6 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
 
-  if constexpr (kF16 == 2) {  // undo the block's 2^s (exact: a power of two)
-    if (kw == 0 && use_f16) {
-#pragma unroll
-      for (int mt = 0; mt < kMmaMT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc[mt][nt][j] = __fmul_rn(acc[mt][nt][j], f16_descale);
-    }
-  }
   if (kw == 0) {
     // kSplit: raw fp32 sums to this split's slice of the workspace (the
     // reduce kernel applies the epilogue); otherwise the epilogue here.
