@@ -208,7 +208,8 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // narrow rule: M <= 2 and K split over 16 warps with at most kXrMaxStages stages each (N up to
 // ~2100 at K <= 16384: small layers such as 2048x4096 and 1024x4096; until 2026-12-04d a K split
 // of 8+, which also took 4096x4096, Llama-3-8B's o projection); 1, the wide rule: any M and a K
-// split of 4+ warps (K <= 1024 ks); 2 / 3 / 4 force that ring depth S with XR where it is built
+// split of 4+ warps (K <= 1024 ks); 6, the narrow rule and also every K split of exactly 4
+// (measured 2026-12-04i, not the default); 2 / 3 / 4 force that ring depth S with XR where it is built
 // and a block can have that much shared memory (else as 1); 0 or -1: never (x loaded into
 // registers one stage ahead, S = kMmaCpStages = 2).
 // Why x through the ring: Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring)
@@ -239,6 +240,7 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // shared memory): MT = 1 tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, XR stays off.
 constexpr int kXrMaxStages = 8;
 constexpr int kXrNarrow = 5;            // TORCHQUANT_FP8_XRING's value for the narrow rule
+constexpr int kXrSplit4 = 6;            // ... for the narrow rule plus every K split of exactly 4
 constexpr int kXrDefault = kXrNarrow;   // unset or empty
 constexpr int kXrNarrowMaxM = 2;        // the narrow rule's largest M
 constexpr int kXrNarrowMinKs = 16;      // the narrow rule's smallest K split (8 before 2026-12-04d)
@@ -262,12 +264,14 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
   const char* xr_env = std::getenv("TORCHQUANT_FP8_XRING");
   const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : std::atoi(xr_env);
-  const bool narrow = forced == kXrNarrow;
+  const bool narrow = forced == kXrNarrow || forced == kXrSplit4;
+  const bool narrow_ok = ks >= kXrNarrowMinKs && a.M <= kXrNarrowMaxM;
+  const bool split4_ok = forced == kXrSplit4 && ks == 4;
   int S = 0;
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced >= 1 && ks >= (narrow ? kXrNarrowMinKs : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
+  else if (forced >= 1 && (narrow ? narrow_ok || split4_ok : ks >= 4) &&
            (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
