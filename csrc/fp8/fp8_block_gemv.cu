@@ -208,8 +208,7 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 // narrow rule: M <= 2 and K split over 16 warps with at most kXrMaxStages stages each (N up to
 // ~2100 at K <= 16384: small layers such as 2048x4096 and 1024x4096; until 2026-12-04d a K split
 // of 8+, which also took 4096x4096, Llama-3-8B's o projection); 1, the wide rule: any M and a K
-// split of 4+ warps (K <= 1024 ks); 6, the narrow rule and also every K split of exactly 4
-// (measured 2026-12-04i, not the default); 2 / 3 / 4 force that ring depth S with XR where it is built
+// split of 4+ warps (K <= 1024 ks); 2 / 3 / 4 force that ring depth S with XR where it is built
 // and a block can have that much shared memory (else as 1); 0 or -1: never (x loaded into
 // registers one stage ahead, S = kMmaCpStages = 2).
 // Why x through the ring: Nsight Compute's stall sampling (results/h200/2026-12-02g_fp8_xring)
@@ -235,12 +234,17 @@ void launch_mma_t(const GemvArgs& a, int ks, int mtiles, cudaStream_t stream) {
 //   4096x8192 fp16 11.7-11.9 vs 11.0-11.1) and still wins on the K split of 16 (2048x4096 fp16
 //   4.6 vs 4.8, bf16 4.9 vs 5.2; 1024x4096 3.8 vs 3.9-4.0, bf16 4.2 vs 4.3); the layer chain is
 //   level (M = 1 65.5-65.9 either way). Hence a K split of 16.
+// * 2026-12-04i_f16s calls 4-5: the K split of 4 (6144x4096, 5120x4096, 6144x2048, 8192x4096) with
+//   XR (the narrow rule plus every split of exactly 4, a knob value tried and removed): alone it
+//   wins at M = 8 only (bf16 6144x4096 9.6-9.8 vs 10.6-10.7, 5120x4096 9.4 vs 10.4) and loses at
+//   M = 1 / 2 / 4 / 16 (6144x4096 11.7 vs 9.8-10.0, M = 16 15.7 vs 13.4) and on 8192x4096 at
+//   every M (M = 8 12.5 vs 11.4); the layer chain at M = 8 was level in bf16 (74.8 vs 74.6-75.0)
+//   and 0.4 us faster in fp16 (72.9-73.1 vs 73.3-73.5). No rule taken.
 // Its S: the deepest ring that leaves every SM room for the blocks the grid gives it in one
 // wave (at most kMmaWarpsPerSm warps by registers; each block also costs 1 KB of reserved
 // shared memory): MT = 1 tries S = 4 then 3, MT = 2 S = 3 then 2; if none fits, XR stays off.
 constexpr int kXrMaxStages = 8;
 constexpr int kXrNarrow = 5;            // TORCHQUANT_FP8_XRING's value for the narrow rule
-constexpr int kXrSplit4 = 6;            // ... for the narrow rule plus every K split of exactly 4
 constexpr int kXrDefault = kXrNarrow;   // unset or empty
 constexpr int kXrNarrowMaxM = 2;        // the narrow rule's largest M
 constexpr int kXrNarrowMinKs = 16;      // the narrow rule's smallest K split (8 before 2026-12-04d)
@@ -264,14 +268,12 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   constexpr int kS0 = MT == 1 ? 4 : 3, kS1 = MT == 1 ? 3 : 2;  // the XR depths built
   const char* xr_env = std::getenv("TORCHQUANT_FP8_XRING");
   const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : std::atoi(xr_env);
-  const bool narrow = forced == kXrNarrow || forced == kXrSplit4;
-  const bool narrow_ok = ks >= kXrNarrowMinKs && a.M <= kXrNarrowMaxM;
-  const bool split4_ok = forced == kXrSplit4 && ks == 4;
+  const bool narrow = forced == kXrNarrow;
   int S = 0;
   if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
-  else if (forced >= 1 && (narrow ? narrow_ok || split4_ok : ks >= 4) &&
+  else if (forced >= 1 && ks >= (narrow ? kXrNarrowMinKs : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
            (a.K + 127) / 128 <= int64_t{kXrMaxStages} * ks)
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
