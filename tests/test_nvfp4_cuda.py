@@ -585,20 +585,24 @@ def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
 def test_gemv_auto_takes_wgmma_from_m5(monkeypatch, knob):
     """auto on sm_90: the mma kernel up to M = 4, the wgmma GEMV at M = 5..32 when K % 256 == 0
     (TORCHQUANT_NVFP4_WGMMA_MIN_M moves the threshold; 33 = never), the mma kernel when K is
-    not a multiple of 256 and from M = 33; the result within the bound either way."""
+    not a multiple of 256 and from M = 33; the result within the bound either way. The upper
+    edge is QuantLinear's NVFP4_GEMV_WGMMA_MAX_M, so the C++ rule and the Python one cannot drift
+    apart unnoticed."""
+    from torchquant.nn.dispatch import NVFP4_GEMV_WGMMA_MAX_M as hi
+
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_MIN_M", knob)
     lo = int(knob) if knob else 5
     for K in (1024, 320):
         x_all, wp, ws, gs, bias = _operands(40, 300, K, torch.bfloat16, seed=K)
         wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
-        for M in (1, lo - 1, lo, 8, 16, 32, 33, 40):
+        for M in (1, lo - 1, lo, 8, 16, hi, hi + 1, 40):
             if not 1 <= M <= 40:
                 continue
             x = x_all[:M].contiguous()
             out = {}
             names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, wp, ws, gs, bias, "auto")))
             wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
-            assert wg == (K % 256 == 0 and lo <= M <= 32), (knob, K, M, names)
+            assert wg == (K % 256 == 0 and lo <= M <= hi), (knob, K, M, names)
             bound = ref.fp32_accum_bound(x, wd, bias, torch.bfloat16)
             assert ref.worst_fraction(out["y"], ref.linear_ref(x, wd, bias), bound) <= 1.0
 

@@ -138,7 +138,7 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 // that QuantLinear runs is faster (124.6), so the op's rule stops at two tiles as well.
 // TORCHQUANT_NVFP4_WGMMA_MIN_M=m moves the threshold (33: never; A/B of a model's layers).
 constexpr int64_t kWgmmaMinM = 5;
-constexpr int64_t kWgmmaMaxM = 32;
+constexpr int64_t kWgmmaMaxM = 32;  // = torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M (tested)
 
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K, bool have_wgmma) {

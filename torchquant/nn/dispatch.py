@@ -142,7 +142,7 @@ def nvfp4_wgmma_runs(device: torch.device, k: int) -> bool:
 # 28.3 / 32.8; 4096x4096 M = 32 14.4 / 11.9 / 13.9; with three (M = 48) the GEMM wins
 # (124.6 / 136.3 on 28672x8192, 33.2 / 36.0 on 14336x4096). So QuantLinear leaves M <= 32 to
 # the op ("gemv") where that GEMV runs.
-NVFP4_GEMV_WGMMA_MAX_M = 32
+NVFP4_GEMV_WGMMA_MAX_M = 32  # = kWgmmaMaxM in csrc/nvfp4/nvfp4_gemv.cu (test_gemv_auto_takes_wgmma_from_m5)
 
 
 def nvfp4_gemv_wgmma_runs(device: torch.device, k: int) -> bool:
