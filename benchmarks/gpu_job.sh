@@ -15,7 +15,9 @@
 #   TEST_TIMEOUT (seconds for the main pytest run, default 480; its failures are named even
 #   when it is cut off),
 #   EXTRA_PY (python scripts with arguments, separated by ';', run after the tests;
-#   a script prefixed with "memcheck:" runs under compute-sanitizer memcheck),
+#   a script prefixed with "memcheck:", "racecheck:" or "synccheck:" runs under that
+#   compute-sanitizer tool; --sanitize also runs racecheck and synccheck of
+#   benchmarks/micro/smem_racecheck.py),
 #   ONLY_SOURCES (build only these .cu files, comma-separated),
 #   TORCHQUANT_COMMIT (the commit stamped on every table; pass it from the
 #   checkout: the device tool's copy of the tree carries a stale .git, whose
@@ -112,11 +114,21 @@ if [ $SAN = 1 ]; then
     tests/test_int8_cuda.py tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py -k "not large and not slow" \
     > "$OUTDIR/sanitizer.log" 2>&1; src=$?
   tail -n 6 "$OUTDIR/sanitizer.log"; echo "memcheck: rc=$src, $(( $(date +%s) - t0 )) s"
+  # shared-memory hazards and barrier misuse of the decode kernels (small launches)
+  for tool in racecheck synccheck; do
+    t0=$(date +%s); topt=""; [ $tool = racecheck ] && topt="--racecheck-report hazard"
+    PYTHONPATH=$PWD timeout 300 compute-sanitizer --tool $tool $topt --error-exitcode 9 --print-limit 20 \
+      $PY benchmarks/micro/smem_racecheck.py > "$OUTDIR/$tool.log" 2>&1; src=$?
+    tail -n 2 "$OUTDIR/$tool.log"; echo "$tool: rc=$src, $(( $(date +%s) - t0 )) s"
+  done
 fi
 i=0; IFS=';' read -ra pys <<< "${EXTRA_PY:-}"
 for cmd in "${pys[@]}"; do
   i=$((i + 1)); [ -n "${cmd// }" ] || continue
-  pre=""; case "$cmd" in *memcheck:*) pre="compute-sanitizer --tool memcheck --error-exitcode 9"; cmd=${cmd/memcheck:/} ;; esac
+  pre=""
+  for tool in memcheck racecheck synccheck; do
+    case "$cmd" in *$tool:*) pre="compute-sanitizer --tool $tool --error-exitcode 9"; cmd=${cmd/$tool:/} ;; esac
+  done
   t0=$(date +%s)
   eval "PYTHONPATH=$PWD $pre $PY $cmd" > "$OUTDIR/py_$i.log" 2>&1; prc=$?
   tail -n ${EXTRA_PY_TAIL:-30} "$OUTDIR/py_$i.log"; echo "extra py $i ($cmd): rc=$prc, $(( $(date +%s) - t0 )) s"
