@@ -350,11 +350,13 @@ def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
     so those blocks did run fp16. With one value fp16 cannot hold (too large,
     too small for its bits, a bf16 subnormal) the blocks whose K range holds it
     stage bf16 again and run the bf16 loop: within the bound, unsplit the same
-    bits as F16=-1, while the unchecked loop turns the large value into inf."""
+    bits as F16=-1, while the unchecked loop turns the large value into inf. F16=2 skips the
+    check only with TORCHQUANT_TESTING=1; without it, it is the checked loop."""
     _need("mma")
     monkeypatch.setenv("TORCHQUANT_NVFP4_KS", str(ks))
     monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", str(splits))
     monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
+    monkeypatch.setenv("TORCHQUANT_TESTING", "1")  # lets F16=2 skip the check
     N = 257
     x_all, wp, ws, gs, bias = _operands(4, N, K, torch.bfloat16, seed=ks * 53 + splits * 11 + K)
     # randn can give |x| < 2^-17 (ks = 1, splits = 1, K = 8256 does: row 2), which sends that
@@ -391,6 +393,10 @@ def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
                 assert torch.equal(y, run("-1", xb, None)), f"{what}: not the bf16 loop"
             if name == "large":
                 assert not torch.isfinite(run("2", xb, None)).all(), f"{what}: fp16 held 1e5?"
+                # without TORCHQUANT_TESTING, 2 is checked like 1: no inf for a user's stray 2
+                monkeypatch.delenv("TORCHQUANT_TESTING")
+                assert torch.equal(run("2", xb, None), y), f"{what}: F16=2 unchecked without TESTING"
+                monkeypatch.setenv("TORCHQUANT_TESTING", "1")
 
 
 def _mma_kernel_args(names):

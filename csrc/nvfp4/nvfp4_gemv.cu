@@ -447,7 +447,8 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // (11 instructions per 8 codes against bf16's 13, docs/nvfp4_gemv.md 2) and mma when every
 // value of its x converts exactly, else it stages x again as bf16 and runs the bf16 loop.
 // TORCHQUANT_NVFP4_F16 (read per call): 1 on for every x-resident bf16 tile, unset or -1 off
-// (the default); 2 (tests only) as 1 without the exactness check, wrong for x fp16 cannot hold.
+// (the default); 2 (tests only: honoured with TORCHQUANT_TESTING=1, else as 1) as 1 without the
+// exactness check, wrong for x fp16 cannot hold.
 // H200, cold L2, us (results/h200/2026-12-04i_f16s call 2, bf16, two rounds, on / off):
 // faster where x fits fp16's exact range (28672x8192 M = 1 41.2-41.6 / 42.3-42.7, M = 2
 // 44.8-44.9 / 46.8-47.2; small layers level), slower where it does not: x = gelu(1.5 randn),
@@ -476,7 +477,9 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
       const int knob = env_int("TORCHQUANT_NVFP4_F16");  // the comment above
       if (knob == 1 || knob == 2) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
-        p16.f16_unchecked = knob == 2 ? 1 : 0;
+        // the unchecked loop only with TORCHQUANT_TESTING=1 too, so a stray 2 cannot give a
+        // user wrong answers (without it 2 works as 1)
+        p16.f16_unchecked = knob == 2 && env_int("TORCHQUANT_TESTING") == 1 ? 1 : 0;
         xres(std::integral_constant<int, 1>{}, p16);
         return;
       }

@@ -211,8 +211,9 @@ struct GemvParams {
   // kXRes kernels: byte offset of the weight ring in shared memory (after the
   // resident x, or the K-split reduction if that is larger).
   int ring_off = 0;
-  // kF16 kernels, tests only (TORCHQUANT_NVFP4_F16=2): run the fp16 loop without the exactness
-  // check, so a test can tell which loop a block ran. Wrong for x that fp16 cannot hold.
+  // kF16 kernels, tests only (TORCHQUANT_NVFP4_F16=2 with TORCHQUANT_TESTING=1): run the fp16
+  // loop without the exactness check, so a test can tell which loop a block ran. Wrong for x
+  // that fp16 cannot hold.
   int f16_unchecked = 0;
 };
 
