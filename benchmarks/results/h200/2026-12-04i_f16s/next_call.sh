@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # NOT RUN (written 2026-12-04i after the device time was spent): racecheck and synccheck of every
 # format's shared-memory decode kernels (smem_racecheck.py; call 6 covered nvfp4 only), plus the
-# one test changed after call 3 (test_gemv_auto_takes_wgmma_from_m5, whose upper edge now comes
-# from torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M). Full sm_90 build (~135 s); logs left as
+# two tests changed after call 3: test_gemv_auto_takes_wgmma_from_m5 (its upper edge now comes
+# from torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M) and test_gemv_mma_x_resident_f16
+# (TORCHQUANT_NVFP4_F16=2 now needs TORCHQUANT_TESTING=1). Full sm_90 build (~135 s); logs left as
 # plain files so a timeout still returns them.
 # Run from the repository root on the device: bash <this> $OUT
 set -uo pipefail
@@ -12,7 +13,7 @@ R=$OUT/r; mkdir -p "$R"
 t0=$(date +%s)
 timeout 250 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
 echo "build rc=$? $(( $(date +%s) - t0 )) s"
-timeout 60 $PY -m pytest -q -p no:cacheprovider tests/test_nvfp4_cuda.py -k wgmma_from_m5 > "$R/tests.log" 2>&1
+timeout 90 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_nvfp4_cuda.py -k "wgmma_from_m5 or x_resident_f16" > "$R/tests.log" 2>&1
 echo "tests rc=$?"; tail -n 1 "$R/tests.log"
 cs() {  # name, timeout, tool args..., script args...
   local name=$1 to=$2; shift 2
