@@ -42,20 +42,51 @@
 
 #include <stdint.h>
 
+// L2 eviction priority of the same streaming loads (ld_stream_v4 / v2 and the int8 GEMV's
+// ldg16_stream): -DTORCHQUANT_STREAM_L2_EVICT_FIRST=1 gives them an evict-first cache policy
+// (createpolicy + .L2::cache_hint; the plain .L2::evict_first qualifier is for 32-byte loads
+// only), so the once-read weight is what L2 replaces first and x, the scales and the outputs
+// stay resident. Off by default: not yet measured (for an A/B of two builds,
+// benchmarks/micro/ab_builds.sh).
+#ifndef TORCHQUANT_STREAM_L2_EVICT_FIRST
+#define TORCHQUANT_STREAM_L2_EVICT_FIRST 0
+#endif
+
 namespace torchquant {
+
+#if TORCHQUANT_STREAM_L2_EVICT_FIRST
+// Not volatile: the same value every call, so the compiler may hoist it out of the loops.
+__device__ __forceinline__ uint64_t stream_l2_policy() {
+  uint64_t pol;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+#endif
 
 // Streaming weight loads (every byte is used once, so L1 is skipped), with
 // the L2 prefetch-size hint above. Shared by the fp8 and nvfp4 GEMVs.
 __device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
   uint4 r;
+#if TORCHQUANT_STREAM_L2_EVICT_FIRST
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "l"(stream_l2_policy()));
+#else
   asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p));
+#endif
   return r;
 }
 __device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
   uint2 r;
+#if TORCHQUANT_STREAM_L2_EVICT_FIRST
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2], %3;"
+      : "=r"(r.x), "=r"(r.y)
+      : "l"(p), "l"(stream_l2_policy()));
+#else
   asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+#endif
   return r;
 }
 
