@@ -48,8 +48,20 @@
 // only), so the once-read weight is what L2 replaces first and x, the scales and the outputs
 // stay resident. Off by default: not yet measured (for an A/B of two builds,
 // benchmarks/micro/ab_builds.sh).
+// Each load's asm takes TQ_STREAM_POLICY after its cache qualifiers, TQ_STREAM_POLICY_OPERAND(n)
+// after its address (n: the policy's operand number) and TQ_STREAM_POLICY_ARG after its last input;
+// with the flag off all three are empty, so the asm is the plain load.
 #ifndef TORCHQUANT_STREAM_L2_EVICT_FIRST
 #define TORCHQUANT_STREAM_L2_EVICT_FIRST 0
+#endif
+#if TORCHQUANT_STREAM_L2_EVICT_FIRST
+#define TQ_STREAM_POLICY ".L2::cache_hint"
+#define TQ_STREAM_POLICY_OPERAND(n) ", %" #n
+#define TQ_STREAM_POLICY_ARG , "l"(::torchquant::stream_l2_policy())
+#else
+#define TQ_STREAM_POLICY ""
+#define TQ_STREAM_POLICY_OPERAND(n) ""
+#define TQ_STREAM_POLICY_ARG
 #endif
 
 namespace torchquant {
@@ -67,26 +79,18 @@ __device__ __forceinline__ uint64_t stream_l2_policy() {
 // the L2 prefetch-size hint above. Shared by the fp8 and nvfp4 GEMVs.
 __device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
   uint4 r;
-#if TORCHQUANT_STREAM_L2_EVICT_FIRST
-  asm("ld.global.nc.L1::no_allocate.L2::cache_hint" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+  asm("ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4]"
+      TQ_STREAM_POLICY_OPERAND(5) ";"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p), "l"(stream_l2_policy()));
-#else
-  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-#endif
+      : "l"(p) TQ_STREAM_POLICY_ARG);
   return r;
 }
 __device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
   uint2 r;
-#if TORCHQUANT_STREAM_L2_EVICT_FIRST
-  asm("ld.global.nc.L1::no_allocate.L2::cache_hint" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2], %3;"
+  asm("ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v2.u32 {%0, %1}, [%2]"
+      TQ_STREAM_POLICY_OPERAND(3) ";"
       : "=r"(r.x), "=r"(r.y)
-      : "l"(p), "l"(stream_l2_policy()));
-#else
-  asm("ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-#endif
+      : "l"(p) TQ_STREAM_POLICY_ARG);
   return r;
 }
 

@@ -221,21 +221,13 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 // load past its bounds check.
 __device__ __forceinline__ uint4 ldg16_stream(const void* p, bool pred) {
   uint4 r;
-#if TORCHQUANT_STREAM_L2_EVICT_FIRST  // common/ldg.h
-  asm volatile(
+  asm volatile(  // TQ_STREAM_POLICY*: common/ldg.h
       "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
       " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-      " @p ld.global.nc.L1::no_allocate.L2::cache_hint" TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4], %6;\n}\n"
+      " @p ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4]"
+      TQ_STREAM_POLICY_OPERAND(6) ";\n}\n"
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p), "r"(static_cast<int>(pred)), "l"(stream_l2_policy()));
-#else
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-      " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-      " @p ld.global.nc.L1::no_allocate" TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p), "r"(static_cast<int>(pred)));
-#endif
+      : "l"(p), "r"(static_cast<int>(pred)) TQ_STREAM_POLICY_ARG);
   return r;
 }
 
