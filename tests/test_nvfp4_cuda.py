@@ -375,7 +375,7 @@ def test_gemv_mma_x_resident_f16(monkeypatch, ks, splits, K):
 
     bad_values = {"large": 1.0e5, "tiny": 2.0**-18 * (1 + 2.0**-7), "subnormal": 1.0e-39}
     for M in (1, 2, 3, 4):
-        x = x_all[:M].clone()  # a copy: x_all stays clean for x_clean below
+        x = x_all[:M].clone()  # a copy: the edge values below stay out of x_all
         x[0, 5], x[M - 1, 9], x[M - 1, K - 3], x[0, 7] = 2.0**-17, -(2.0**-17), -65280.0, 0.0
         for b in (None, bias):
             what = f"f16 ks={ks} splits={splits} M={M} K={K} bias={b is not None}"

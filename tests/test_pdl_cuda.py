@@ -58,13 +58,6 @@ def _chain(layers, big, xbuf):
     return ys
 
 
-def _set_mode(monkeypatch, mode):
-    if mode is None:
-        monkeypatch.delenv("TORCHQUANT_PDL", raising=False)
-    else:
-        monkeypatch.setenv("TORCHQUANT_PDL", mode)
-
-
 PDL_VARS = ("TORCHQUANT_PDL", "TORCHQUANT_PDL_HOPPER_GEMV")
 
 
@@ -135,7 +128,7 @@ def test_pdl_weight_written_just_before(monkeypatch, fmt, M, mode):
     monkeypatch.setenv("TORCHQUANT_PDL", "0")
     want = q(x)
     torch.cuda.synchronize()
-    _set_mode(monkeypatch, mode)
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode})
     for order in (1, -1, 1, -1):
         bufs = list(zip(q.buffers(), saved))[::order]
         for b, _ in bufs:
@@ -160,7 +153,7 @@ def test_pdl_off_below_sm90_or_on(monkeypatch):
         (q,) = _layers(fmt, seed=3, depth=1)
         outs = []
         for v in (None, "0", "1", "smem"):
-            _set_mode(monkeypatch, v)
+            _set_env(monkeypatch, {"TORCHQUANT_PDL": v})
             poison_cuda()
             outs.append(q(x * 2))  # x * 2: the kernel right before the layer writes its input
         torch.cuda.synchronize()
