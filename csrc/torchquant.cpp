@@ -98,9 +98,15 @@ TORCH_LIBRARY(torchquant, m) {
   // scale (a one-element tensor, read on the device: no host sync).
   // x fp16 or bf16 [M, K], output in x's dtype, K a multiple of 16.
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
+  // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 the bf16
+  // decode order (nvfp4_relayout), bf16 x only, CUDA path "mma" (auto takes it).
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
-      "Tensor global_scale, Tensor? bias=None, str path='auto') -> Tensor");
+      "Tensor global_scale, Tensor? bias=None, str path='auto', int layout=0) -> Tensor");
+
+  // The packed weight in another word layout: layout 0 -> `layout`, or back with inverse.
+  // Same shape and dtype; a bit permutation inside each 4-byte word of a row, exact both ways.
+  m.def("nvfp4_relayout(Tensor w_packed, int layout, bool inverse=False) -> Tensor");
 
   // global = amax / (448 * 6) (1 for an all-zero tensor);
   // block_scale = e4m3(min(block_amax / 6 / global, 448));

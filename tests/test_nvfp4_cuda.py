@@ -19,7 +19,7 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import HAS_CUDA, kernels_launched, poison_cuda, requires_sm90a
+from conftest import HAS_CUDA, graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -756,3 +756,82 @@ def test_mma_forced_below_sm80_raises():
     x, wp, ws, gs, _ = _operands(1, 8, 64, torch.float16, seed=1)
     with pytest.raises(RuntimeError, match="needs mma.sync"):
         ops.nvfp4_gemv(x, wp, ws, gs, None, "mma")
+
+
+# -------------------------------------------------------------- layout 1 --
+LAYOUT1_FORMS = {
+    "auto": {},
+    "xres": {"TORCHQUANT_NVFP4_XRES": "1"},
+    "double_buffered": {"TORCHQUANT_NVFP4_XRES": "-1", "TORCHQUANT_NVFP4_SPLITK": "1"},
+    "group_sync": {"TORCHQUANT_NVFP4_XRES": "-1", "TORCHQUANT_NVFP4_SPLITK": "1",
+                   "TORCHQUANT_NVFP4_GROUP_SYNC": "1", "TORCHQUANT_NVFP4_KS": "2"},
+    "split_xres": {"TORCHQUANT_NVFP4_XRES": "1", "TORCHQUANT_NVFP4_SPLITK": "3"},
+    "split": {"TORCHQUANT_NVFP4_XRES": "-1", "TORCHQUANT_NVFP4_SPLITK": "3"},
+    "ks8": {"TORCHQUANT_NVFP4_KS": "8", "TORCHQUANT_NVFP4_SPLITK": "1"},
+}
+
+
+@pytest.mark.parametrize("form", list(LAYOUT1_FORMS))
+@pytest.mark.parametrize("K", [1072, 2112, 8256])  # 16-code granules / ring, 1 and 3+ chunks
+def test_gemv_layout1_same_bits_every_form(monkeypatch, form, K):
+    """nvfp4_gemv(layout=1) on nvfp4_relayout(w, 1): the layout-1 kernels (last template
+    argument 1) give the bits of the layout-0 mma kernel on every form (its decode yields the
+    same pairs), at M = 1..16 and beyond, ragged M tiles, bias or none, on a poisoned
+    allocator; layout 0 is also within the bound. auto with layout 1 runs mma."""
+    _need("mma")
+    for k, v in LAYOUT1_FORMS[form].items():
+        monkeypatch.setenv(k, v)
+    N = 257
+    x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=K * 13 + len(form))
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    path = "auto" if form == "auto" else "mma"
+    for M, tile in ((1, None), (2, None), (3, None), (4, None), (5, None), (8, None), (8, "3"), (9, None),
+                    (13, None), (16, None), (17, None), (40, None)):
+        if tile is None:
+            monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
+        else:
+            monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            what = f"layout 1 {form} M={M} tile={tile} K={K} bias={b is not None}"
+            y0 = _mma_checked(x, wp, ws, gs, b, wd, what)
+            _poison()
+            y1 = ops.nvfp4_gemv(x, w1, ws, gs, b, path, 1)
+            assert torch.equal(y1, y0), what
+        args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, path, 1)))
+        assert args[7] == "1", (form, M, args)
+
+
+@pytest.mark.parametrize("N,K,M", [(1, 4096, 1), (15, 4096, 3), (4096, 4096, 1), (4096, 4096, 16),
+                                   (6144, 4096, 8), (28672, 1024, 4)])
+def test_gemv_layout1_default_launches(N, K, M):
+    """The default launch rules (x residency, KS, K split, spread) with layout 1 on real layer
+    widths and tiny N: the layout-0 bits. Also through an unaligned weight view (copied by the
+    op) and replayed in a CUDA graph."""
+    _need("mma")
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + K + M)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
+    _poison()
+    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1), y0)
+    buf = torch.empty(w1.numel() + 4, dtype=torch.uint8, device="cuda")
+    view = buf[4:].view(w1.shape)  # base 4 bytes into the storage: not 8-aligned
+    view.copy_(w1)
+    assert torch.equal(ops.nvfp4_gemv(x, view, ws, gs, bias, "mma", 1), y0)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1), replays=2, poison=True)
+
+
+def test_relayout_cuda_every_word_bit():
+    """nvfp4_relayout on the GPU moves each single set bit of a word where the CPU op does,
+    at every word position of a row (the map is a bit permutation, so single bits decide it)."""
+    K = 16 * 33
+    rows = []
+    for b in range(32):
+        row = torch.zeros(K // 2, dtype=torch.uint8)
+        row.view(torch.int32).fill_((1 << b) if b < 31 else -(1 << 31))  # bit b of every word
+        rows.append(row)
+    wp = torch.stack(rows)
+    for inverse in (False, True):
+        got = ops.nvfp4_relayout(wp.cuda(), 1, inverse)
+        assert torch.equal(got.cpu(), ops.nvfp4_relayout(wp, 1, inverse)), inverse

@@ -76,9 +76,19 @@ def nvfp4_gemv(
     global_scale: Tensor,
     bias: Optional[Tensor] = None,
     path: str = "auto",
+    layout: int = 0,
 ) -> Tensor:
-    """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype."""
-    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path)
+    """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype.
+
+    layout: 0 for the formats.md packing; 1 for a weight from nvfp4_relayout(w_packed, 1), the
+    bf16 decode order (bf16 x only; on CUDA the mma path, which auto then takes)."""
+    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout)
+
+
+def nvfp4_relayout(w_packed: Tensor, layout: int, inverse: bool = False) -> Tensor:
+    """The packed nvfp4 weight in word layout `layout` (or, with inverse, from it back to the
+    formats.md packing): a bit permutation inside every 4-byte word of a row, exact both ways."""
+    return _ops.nvfp4_relayout(w_packed, layout, inverse)
 
 
 def quantize_nvfp4(w: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -257,8 +267,13 @@ def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
 
 
 @torch.library.register_fake("torchquant::nvfp4_gemv")
-def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto"):
+def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0):
     op = "nvfp4_gemv"
+    torch._check(layout in (0, 1), lambda: f"{op}: layout must be 0 or 1, got {layout}")
+    torch._check(
+        layout == 0 or x.dtype == torch.bfloat16,
+        lambda: f"{op}: layout 1 is the bf16 decode order and needs bfloat16 x, got {x.dtype}",
+    )
     _check_2d(x, op, "x")
     _check_2d(w_packed, op, "w_packed")
     _check_2d(w_scale, op, "w_scale")
@@ -272,6 +287,16 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto")
     torch._check(w_packed.shape[1] * 2 == K, lambda: f"{op}: w_packed must be [N, K/2]")
     _check_bias(bias, N, op, x.dtype)
     return x.new_empty((M, N))
+
+
+@torch.library.register_fake("torchquant::nvfp4_relayout")
+def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
+    op = "nvfp4_relayout"
+    torch._check(layout in (0, 1), lambda: f"{op}: layout must be 0 or 1, got {layout}")
+    _check_2d(w_packed, op, "w_packed")
+    _check_dtype(w_packed, torch.uint8, op, "w_packed")
+    torch._check(w_packed.shape[1] % 8 == 0, lambda: f"{op}: K = 2 * w_packed.size(1) must be a multiple of 16")
+    return torch.empty_like(w_packed, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("torchquant::quantize_nvfp4")

@@ -35,6 +35,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "common/checks.h"
@@ -161,18 +162,64 @@ float read_global_scale(const at::Tensor& g) {
   return *g.data_ptr<float>();
 }
 
+// Layout 0 <-> 1 (nvfp4/nvfp4_layout.h) of n 32-bit words: 8 table lookups per word, one per
+// nibble of the source (each nibble's 4 bits scatter independently).
+void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, bool inverse) {
+  uint32_t lut[8][16];
+  for (int j = 0; j < 8; ++j)
+    for (uint32_t v = 0; v < 16; ++v) {
+      uint32_t r = 0;
+      for (int f = 0; f < 4; ++f) {
+        if (!((v >> f) & 1u)) continue;
+        // forward: layout-0 bit 4j+f goes to l1_bit_of(4j+f); inverse: layout-1 bit 4j+f
+        // goes back to the layout-0 bit b with l1_bit_of(b) == 4j+f
+        int to = 0;
+        if (!inverse) {
+          to = nvfp4::l1_bit_of(4 * j + f);
+        } else {
+          while (nvfp4::l1_bit_of(to) != 4 * j + f) ++to;
+        }
+        r |= 1u << to;
+      }
+      lut[j][v] = r;
+    }
+  at::parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      uint32_t w;
+      std::memcpy(&w, src + 4 * i, 4);  // little-endian words (x86 / arm64 hosts)
+      uint32_t r = 0;
+      for (int j = 0; j < 8; ++j) r |= lut[j][(w >> (4 * j)) & 0xFu];
+      std::memcpy(dst + 4 * i, &r, 4);
+    }
+  });
+}
+
+at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool inverse) {
+  validate_nvfp4_relayout(w_packed, layout);
+  at::Tensor out = at::empty(w_packed.sizes(), w_packed.options());
+  if (layout == nvfp4::kLayoutStd) return out.copy_(w_packed);
+  relayout_words(w_packed.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), w_packed.numel() / 4,
+                 inverse);
+  return out;
+}
+
 at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
                           const at::Tensor& w_scale, const at::Tensor& global_scale,
-                          const c10::optional<at::Tensor>& bias, c10::string_view kernel) {
+                          const c10::optional<at::Tensor>& bias, c10::string_view kernel,
+                          int64_t layout) {
   const char* op = "nvfp4_gemv";
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
+  check_nvfp4_layout(layout, x.scalar_type(), op);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
+  // Layout 1 is read through a layout-0 copy (the CPU kernel's decode is a byte table).
+  const at::Tensor w_std =
+      layout == nvfp4::kLayoutStd ? w_packed : nvfp4_relayout_cpu(w_packed, layout, /*inverse=*/true);
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
   at::Tensor bias_f;
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();
   at::Tensor out = at::empty({sh.M, sh.N}, x.options());
   const float global = read_global_scale(global_scale);
-  const uint8_t* wp = w_packed.data_ptr<uint8_t>();
+  const uint8_t* wp = w_std.data_ptr<uint8_t>();
   const uint8_t* ws = static_cast<const uint8_t*>(w_scale.data_ptr());
   dispatch_float_out(x.scalar_type(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -289,6 +336,7 @@ at::Tensor dequantize_nvfp4_cpu(const at::Tensor& w_packed, const at::Tensor& sc
 
 TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
   m.impl("nvfp4_gemv", &torchquant::cpu::nvfp4_gemv_cpu);
+  m.impl("nvfp4_relayout", &torchquant::cpu::nvfp4_relayout_cpu);
   m.impl("quantize_nvfp4", &torchquant::cpu::quantize_nvfp4_cpu);
   m.impl("dequantize_nvfp4", &torchquant::cpu::dequantize_nvfp4_cpu);
 }

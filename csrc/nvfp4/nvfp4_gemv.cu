@@ -387,7 +387,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 
 
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kXRes = false, int kF16 = 0>
+          bool kXRes = false, int kF16 = 0, int kLayout = nvfp4::kLayoutStd>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
                   cudaStream_t stream) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
@@ -403,7 +403,8 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   prm.ring_off = kXRes ? static_cast<int>(xres_ring_offset(c.xres_bytes, c.ks)) : 0;
   TORCH_CHECK(smem <= std::max(caps.max_smem_optin, 48 * 1024), kGemvOp, ": needs ", smem,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
-  auto* kernel = nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes, kF16>;
+  auto* kernel =
+      nvfp4::nvfp4_gemv_mma_kernel<T, NT, kAligned, kSplit, kGroupSync, kXRes, kF16, kLayout>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), device, smem);
   prm.m_tiles = static_cast<int>(c.m_tiles);
   prm.tile_m = c.tile_m;
@@ -459,7 +460,9 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // times a power of two per block, no reload; 2026-12-04h) measured no faster than off at M = 1
 // and slower at M >= 3 and in the chain, and was removed. docs/nvfp4_gemv.md 22.
 
-template <typename T>
+// L: the weight layout (nvfp4_layout.h); layout 1 runs every form with its decode, and the
+// x-resident form without kF16 (the fp16 decode reads layout 0 only).
+template <typename T, int L = nvfp4::kLayoutStd>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
                 cudaStream_t stream) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
@@ -469,11 +472,11 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
     auto xres = [&](auto f16, const nvfp4::GemvParams& p) {
       constexpr int F = decltype(f16)::value;
       if (c.splits > 1)
-        launch_mma_t<T, 1, true, true, false, true, F>(p, c, caps, device, stream);
+        launch_mma_t<T, 1, true, true, false, true, F, L>(p, c, caps, device, stream);
       else
-        launch_mma_t<T, 1, true, false, false, true, F>(p, c, caps, device, stream);
+        launch_mma_t<T, 1, true, false, false, true, F, L>(p, c, caps, device, stream);
     };
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16> && L == nvfp4::kLayoutStd) {
       const int knob = env_int("TORCHQUANT_NVFP4_F16");  // the comment above
       if (knob == 1 || knob == 2) {  // bf16 x through the fp16 decode and mma where exact
         nvfp4::GemvParams p16 = prm;
@@ -489,24 +492,24 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   }
   if (aligned && c.splits > 1) {  // K split across blocks (aligned ring kernels only)
     if (c.nt == 1)
-      launch_mma_t<T, 1, true, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, true, false, false, 0, L>(prm, c, caps, device, stream);
     else
-      launch_mma_t<T, 2, true, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, true, false, false, 0, L>(prm, c, caps, device, stream);
   } else if (aligned && c.group_sync) {  // per-k-warp x staging (mma_config)
     if (c.nt == 1)
-      launch_mma_t<T, 1, true, false, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, false, true, false, 0, L>(prm, c, caps, device, stream);
     else
-      launch_mma_t<T, 2, true, false, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, false, true, false, 0, L>(prm, c, caps, device, stream);
   } else if (c.nt == 1) {
     if (aligned)
-      launch_mma_t<T, 1, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, false, false, false, 0, L>(prm, c, caps, device, stream);
     else
-      launch_mma_t<T, 1, false>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, false, false, false, false, 0, L>(prm, c, caps, device, stream);
   } else {
     if (aligned)
-      launch_mma_t<T, 2, true>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, false, false, false, 0, L>(prm, c, caps, device, stream);
     else
-      launch_mma_t<T, 2, false>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, false, false, false, false, 0, L>(prm, c, caps, device, stream);
   }
 }
 
@@ -551,8 +554,10 @@ bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>
 
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
-                           const std::optional<at::Tensor>& bias, c10::string_view kernel_sv) {
+                           const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
+                           int64_t layout) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
+  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
@@ -592,6 +597,17 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 "TORCH_CUDA_ARCH_LIST) and a compute capability 9.0 GPU; this device is sm_",
                 caps.cc());
     path = Nvfp4GemvKernel::kWgmma;
+  }
+  if (layout == nvfp4::kLayoutBf16) {
+    // Only the mma kernel reads layout 1 (nvfp4_layout.h); auto takes it at every M.
+    TORCH_CHECK(kernel == "auto" || kernel == "mma", kGemvOp,
+                ": layout 1 (the bf16 decode order) runs on path 'mma' only, got path '", kernel,
+                "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight the other "
+                "paths read");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": layout 1 needs the mma kernel (compute capability 8.0+); this device is sm_",
+                caps.cc(), ". Use layout 0 (nvfp4_relayout(w_packed, 1, inverse=True))");
+    path = Nvfp4GemvKernel::kMma;
   }
   if (path == Nvfp4GemvKernel::kWgmma) {
     return wgmma_op
@@ -661,6 +677,8 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   if (path == Nvfp4GemvKernel::kMma) {
     if (half)
       launch_mma<__half>(prm, caps, device, stream);
+    else if (layout == nvfp4::kLayoutBf16)
+      launch_mma<__nv_bfloat16, nvfp4::kLayoutBf16>(prm, caps, device, stream);
     else
       launch_mma<__nv_bfloat16>(prm, caps, device, stream);
   } else {
@@ -744,10 +762,35 @@ at::Tensor dequantize_nvfp4_cuda(const at::Tensor& w_packed, const at::Tensor& s
   return out;
 }
 
+// ------------------------------------------------------------ relayout ----
+at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inverse) {
+  validate_nvfp4_relayout(w_in, layout);
+  const c10::cuda::CUDAGuard device_guard(w_in.device());
+  // Words are 4-byte groups from each row's start; K % 16 == 0 makes the flat byte array's
+  // groups those words. A view whose base is not 4-byte aligned is copied first.
+  const at::Tensor w = aligned_to(w_in.data_ptr(), 4) ? w_in : w_in.clone();
+  at::Tensor out = at::empty_like(w, w.options().memory_format(at::MemoryFormat::Contiguous));
+  const int64_t words = w.numel() / 4;
+  if (layout == nvfp4::kLayoutStd || words == 0) return out.copy_(w);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  constexpr int kThreads = 256;
+  const unsigned grid =
+      static_cast<unsigned>(std::min<int64_t>((words + kThreads - 1) / kThreads, int64_t{1} << 20));
+  const auto* src = reinterpret_cast<const uint32_t*>(w.data_ptr<uint8_t>());
+  auto* dst = reinterpret_cast<uint32_t*>(out.data_ptr<uint8_t>());
+  if (inverse)
+    nvfp4::nvfp4_relayout_kernel<true><<<grid, kThreads, 0, stream>>>(src, dst, words);
+  else
+    nvfp4::nvfp4_relayout_kernel<false><<<grid, kThreads, 0, stream>>>(src, dst, words);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("nvfp4_gemv", &nvfp4_gemv_cuda);
+  m.impl("nvfp4_relayout", &nvfp4_relayout_cuda);
   m.impl("quantize_nvfp4", &quantize_nvfp4_cuda);
   m.impl("dequantize_nvfp4", &dequantize_nvfp4_cuda);
 }

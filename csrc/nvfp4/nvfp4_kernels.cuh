@@ -133,6 +133,7 @@
 #include "common/pdl_device.cuh"
 #include "common/vec_store.cuh"
 #include "common/warp_ring.cuh"
+#include "nvfp4/nvfp4_layout.h"
 
 namespace torchquant {
 namespace nvfp4 {
@@ -321,6 +322,16 @@ __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
   h[1] = ((w & 0x00F000F0u) * 0x0104u) & 0x81C081C0u;  // 2^2 + 2^8
   h[2] = ((v & 0x000F000Fu) * 0x1040u) & 0x81C081C0u;
   h[3] = ((v & 0x00F000F0u) * 0x0104u) & 0x81C081C0u;
+}
+
+// The same four bf16 pairs from a word in layout 1 (nvfp4_layout.h: the bits permuted so
+// each pair needs one mover and one mask): 7 ALU ops + 1 IMAD per 8 codes against the 9 + 4
+// above. sm_90 SASS of the ring kernel's loop, bf16 M = 1: see docs/nvfp4_gemv.md 23.
+__device__ __forceinline__ void decode_e2m1_bf16_l1(uint32_t w, uint32_t (&h)[4]) {
+  h[0] = w & kBf16PairMask;
+  h[1] = __funnelshift_l(w, w, 10) & kBf16PairMask;
+  h[2] = __funnelshift_l(w, w, 13) & kBf16PairMask;
+  h[3] = ((w & kL1MulMask) * kL1Mul) & kBf16PairMask;
 }
 
 // ------------------------------------------------------- scale decode --
@@ -545,13 +556,18 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // when every staged x value converts exactly (bf16_range_fits_f16, decided per block after
 // staging); otherwise the block stages bf16 again and runs the bf16 loop, the same bits as
 // the kernel without kF16. docs/nvfp4_gemv.md 22.
+// kLayout (nvfp4_layout.h): the weight's word layout; layout 1 (bf16 x, kF16 = 0) decodes with
+// decode_e2m1_bf16_l1 into the same pairs, so everything else is unchanged.
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
-          bool kXRes = false, int kF16 = 0>
+          bool kXRes = false, int kF16 = 0, int kLayout = kLayoutStd>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
   static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
+  static_assert(kLayout == kLayoutStd ||
+                    (kLayout == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16> && kF16 == 0),
+                "layout 1 is the bf16 decode order");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
@@ -798,8 +814,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
   // The global scale for the epilogue, loaded now (after the wait, ahead of the K loop) so
-  // that no block ends on an L2 round trip for it.
-  const float gscale = kSplit ? 0.0f : __ldg(p.gs);
+  // that no block ends on an L2 round trip for it. Not in the layout-1 two-n-tile kernels:
+  // at their 128 registers the value would be spilled across the loop; they load it after.
+  constexpr bool kLateGs = kLayout == kLayoutBf16 && NT == 2;
+  const float gscale = kSplit || kLateGs ? 0.0f : __ldg(p.gs);
   // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
   // columns are never stored) and group t of its k-warp's words.
   const uint4* const xres =
@@ -881,8 +899,13 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
         for (int mt = 0; mt < kMmaMT; ++mt) {
           uint32_t a[4], b[4];  // rows g and g + 8
-          OC::decode(W[mt][0][i], a);
-          OC::decode(W[mt][1][i], b);
+          if constexpr (kLayout == kLayoutBf16) {
+            decode_e2m1_bf16_l1(W[mt][0][i], a);
+            decode_e2m1_bf16_l1(W[mt][1][i], b);
+          } else {
+            OC::decode(W[mt][0][i], a);
+            OC::decode(W[mt][1][i], b);
+          }
           const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
           const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll
@@ -961,7 +984,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   if (kw == 0) {
     // kSplit: raw fp32 sums to this split's slice of the workspace (the
     // reduce kernel applies the epilogue); otherwise the epilogue here.
-    const float so = __fmul_rn(gscale, 128.0f);
+    const float so = __fmul_rn(kLateGs && !kSplit ? __ldg(p.gs) : gscale, 128.0f);
     const T* bias = static_cast<const T*>(p.bias);
     T* y = static_cast<T*>(p.y);
     float* part = kSplit ? p.part + static_cast<size_t>(blockIdx.y) * M * N : nullptr;
@@ -1146,6 +1169,15 @@ __global__ void __launch_bounds__(kFmaWarps * 32, 2) nvfp4_gemv_fma_kernel(const
 }
 
 // ------------------------------------------------------ quantize helpers --
+// Layout 0 <-> 1 (nvfp4_layout.h), one 32-bit word per thread, grid-stride.
+template <bool kInverse>
+__global__ void nvfp4_relayout_kernel(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
+                                      int64_t words) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += step)
+    out[i] = kInverse ? word_from_l1(in[i]) : word_to_l1(in[i]);
+}
+
 // E4M3 (fn) code -> float, every code; 0x7f / 0xff -> NaN (torch's decode).
 __device__ __forceinline__ float e4m3_to_float(uint32_t code) {
   const uint32_t e = (code >> 3) & 0xFu, m = code & 7u;

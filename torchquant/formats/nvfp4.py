@@ -83,3 +83,53 @@ def dequantize_nvfp4(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: 
     vals = e2m1_decode(unpack_e2m1(w_packed)).to(work)
     full = scale.to(work).repeat_interleave(BLOCK, dim=1)  # e2m1 * e4m3 is exact in either
     return (vals * full * global_scale.to(work).reshape(())).to(out_dtype)
+
+
+# ------------------------------------------------------------------ layouts --
+# Layout 1, the bf16 decode order (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23): the bits
+# of every 32-bit little-endian word of a row permuted so that the GEMV's bf16 pairs
+# h_p = (code p, code p + 4) come out of one mover and one mask each. Pair p's target bits are
+# the bf16 magnitude bits 6..8 / 22..24 and the sign bits 15 / 31 (low / high half); its mover
+# is the identity (p = 0), a left rotation by 10 (p = 1) or 13 (p = 2), or for p = 3 the
+# product of the word masked to L1_MUL_SOURCE with 2^2 + 2^7 + 2^12: each target bit q comes
+# from the one bit q - a (a in 2, 7, 12) that lies in L1_MUL_SOURCE.
+L1_MUL_SOURCE = (0, 1, 3, 4, 16, 17, 19, 20)
+L1_MUL_SHIFTS = (2, 7, 12)
+
+
+def _l1_source_bit(p: int, q: int) -> int:
+    if p == 0:
+        return q
+    if p in (1, 2):
+        return (q - (10 if p == 1 else 13)) % 32
+    (src,) = [q - a for a in L1_MUL_SHIFTS if q - a in L1_MUL_SOURCE]
+    return src
+
+
+def l1_bit_map() -> Tuple[int, ...]:
+    """Position in a layout-1 word of each layout-0 bit b (code b // 4, field b % 4: m, e0, e1, s)."""
+    out = []
+    for b in range(32):
+        code, field = divmod(b, 4)
+        q = (15 if field == 3 else 6 + field) + 16 * (code // 4)
+        out.append(_l1_source_bit(code % 4, q))
+    return tuple(out)
+
+
+def relayout_nvfp4(w_packed: torch.Tensor, layout: int, inverse: bool = False) -> torch.Tensor:
+    """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1: above), or from it
+    back to layout 0 with inverse. Exact both ways."""
+    if layout not in (0, 1):
+        raise ValueError(f"relayout_nvfp4: layout must be 0 or 1, got {layout}")
+    if w_packed.dtype != torch.uint8 or w_packed.dim() != 2 or w_packed.shape[1] % 8:
+        raise ValueError("relayout_nvfp4: w_packed must be uint8 [N, K/2] with K a multiple of 16")
+    if layout == 0:
+        return w_packed.clone()
+    words = w_packed.reshape(-1, 4).to(torch.int64)
+    words = words[:, 0] | (words[:, 1] << 8) | (words[:, 2] << 16) | (words[:, 3] << 24)
+    out = torch.zeros_like(words)
+    for b, pos in enumerate(l1_bit_map()):
+        src, dst = (pos, b) if inverse else (b, pos)
+        out |= ((words >> src) & 1) << dst
+    by = torch.stack([(out >> (8 * i)) & 0xFF for i in range(4)], dim=1).to(torch.uint8)
+    return by.reshape(w_packed.shape)

@@ -1,0 +1,75 @@
+// NVFP4 weight layouts: the formats.md packing (layout 0) and the bf16 decode order (layout 1).
+//
+// Layout 0 (formats.md): uint8 [N, K/2], code 2j in the low nibble of byte j. Read as a
+// little-endian 32-bit word, code n_j (j = 0..7) sits at bits 4j..4j+3 (bit 4j = m, 4j+1 = e0,
+// 4j+2 = e1, 4j+3 = sign).
+//
+// Layout 1 permutes the 32 bits of every word (bytes 4i..4i+3 of a row; K % 16 == 0 keeps
+// words inside rows), nothing else: same shape, same scales, same bytes per weight. It exists
+// for the bf16 decode of the GEMV, which builds four bf16 pairs h_p = (n_p, n_{p+4}) per word
+// with magnitude bits (e1 e0 m) at 8..6 / 24..22 and the sign at 15 / 31 (P = 0x81C081C0;
+// e2m1 * 2^-126 exactly, docs/nvfp4_gemv.md 2). From layout 0 that takes 9 integer-ALU ops and
+// 4 IMADs per word (decode_e2m1_bf16). In layout 1 each pair's 8 bits already lie where one
+// cheap op moves them onto P:
+//   h0 = w & P                                  (the bits sit on P)
+//   h1 = rotl(w, 10) & P                        (one funnel shift)
+//   h2 = rotl(w, 13) & P
+//   h3 = ((w & 0x001B001B) * 0x1084) & P        (copies shifted by 2, 7 and 12; disjoint, so the
+//                                                product is their OR: no carries)
+// 7 ALU ops and 1 IMAD per word. The four preimages of P partition the word; the search over
+// every mover of this kind (benchmarks/micro/nvfp4_layout_search.py) finds no partition with
+// fewer ALU ops for bf16 (no four translates of P tile the word, so at least one pair needs a
+// masked multiply). Every consumer decodes to the same pairs as from layout 0, so x's
+// permutation and everything after the decode are unchanged, and the results are the same bits.
+#pragma once
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define TQ_NVFP4_HD __host__ __device__
+#else
+#define TQ_NVFP4_HD
+#endif
+
+namespace torchquant {
+namespace nvfp4 {
+
+constexpr int kLayoutStd = 0;   // formats.md
+constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
+constexpr int kNumLayouts = 2;
+
+constexpr uint32_t kBf16PairMask = 0x81C081C0u;   // P: magnitude 6..8 / 22..24, sign 15 / 31
+constexpr uint32_t kL1MulMask = 0x001B001Bu;      // bits 0, 1, 3, 4, 16, 17, 19, 20 (pair h3)
+constexpr uint32_t kL1Mul = 0x1084u;              // 2^2 + 2^7 + 2^12
+
+// Bit of the decoded pair word h_p that field f (0 m, 1 e0, 2 e1, 3 sign) of a code in half
+// `hi` lands on.
+TQ_NVFP4_HD constexpr int pair_bit(int f, int hi) { return (f == 3 ? 15 : 6 + f) + 16 * hi; }
+
+// Layout-1 bit that holds layout-0 bit b (code j = b / 4, field b % 4), i.e. the preimage of
+// its target bit under pair j % 4's mover.
+TQ_NVFP4_HD constexpr int l1_bit_of(int b) {
+  const int j = b >> 2, f = b & 3, p = j & 3, q = pair_bit(f, j >> 2);
+  if (p == 0) return q;
+  if (p == 1) return (q + 22) & 31;  // rotl 10: q - 10 mod 32
+  if (p == 2) return (q + 19) & 31;  // rotl 13
+  // p == 3: q comes from q - 2 (q = 6, 22), q - 7 (7, 8, 23, 24) or q - 12 (15, 31)
+  const int lo = q & 15;
+  return lo == 6 ? q - 2 : lo == 15 ? q - 12 : q - 7;
+}
+
+// Layout 0 -> 1 and back, one word (a loop over bits: used by the relayout ops and the CPU
+// GEMV, which are memory-bound or not the fast path).
+TQ_NVFP4_HD inline uint32_t word_to_l1(uint32_t w) {
+  uint32_t r = 0;
+  for (int b = 0; b < 32; ++b) r |= ((w >> b) & 1u) << l1_bit_of(b);
+  return r;
+}
+TQ_NVFP4_HD inline uint32_t word_from_l1(uint32_t w) {
+  uint32_t r = 0;
+  for (int b = 0; b < 32; ++b) r |= ((w >> l1_bit_of(b)) & 1u) << b;
+  return r;
+}
+
+}  // namespace nvfp4
+}  // namespace torchquant

@@ -1,0 +1,148 @@
+"""nvfp4 word layout 1, the bf16 decode order (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23).
+
+(a) The bit map is a permutation, and the CUDA kernel's layout-1 decode (emulated here with
+    Python integers, the expressions of decode_e2m1_bf16_l1) gives the same four bf16 pairs
+    as the layout-0 decode (decode_e2m1_bf16) for every code at every position and for random
+    words: the GEMV's x permutation and everything after the decode stay valid.
+(b) nvfp4_relayout on CPU and CUDA equals the pure-torch formats.relayout_nvfp4 and round-trips.
+(c) nvfp4_gemv with layout 1 gives the same bits as layout 0 (CPU here; every CUDA kernel form
+    in test_nvfp4_cuda.py), and bad layouts raise.
+"""
+
+import math
+import random
+import struct
+
+import pytest
+import torch
+
+import torchquant  # noqa: F401
+from torchquant import formats as F
+from torchquant import ops
+
+from conftest import HAS_CUDA
+
+DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+M32 = 0xFFFFFFFF
+P = 0x81C081C0  # the bf16 pair bits: magnitude 6..8 / 22..24, sign 15 / 31
+
+
+def _rotl(w, s):
+    return ((w << s) | (w >> (32 - s))) & M32
+
+
+def _decode_std(w):
+    """decode_e2m1_bf16 (layout 0): h_p = (code p, code p + 4) as bf16 e2m1 * 2^-126."""
+    v = w >> 8
+    return [
+        ((w & 0x000F000F) * 0x1040 & M32) & P,
+        ((w & 0x00F000F0) * 0x0104 & M32) & P,
+        ((v & 0x000F000F) * 0x1040 & M32) & P,
+        ((v & 0x00F000F0) * 0x0104 & M32) & P,
+    ]
+
+
+def _decode_l1(w):
+    """decode_e2m1_bf16_l1 (layout 1)."""
+    return [w & P, _rotl(w, 10) & P, _rotl(w, 13) & P, ((w & 0x001B001B) * 0x1084 & M32) & P]
+
+
+def _to_l1(w, bit_map):
+    return sum(((w >> b) & 1) << pos for b, pos in enumerate(bit_map))
+
+
+def test_bit_map_is_a_permutation():
+    assert sorted(F.l1_bit_map()) == list(range(32))
+
+
+def test_layout1_decode_gives_the_layout0_pairs():
+    bit_map = F.l1_bit_map()
+    rng = random.Random(7)
+    words = [v << (4 * j) for j in range(8) for v in range(16)]  # each code alone, every slot
+    words += [rng.getrandbits(32) for _ in range(20000)] + [0, M32]
+    for w in words:
+        assert _decode_l1(_to_l1(w, bit_map)) == _decode_std(w), hex(w)
+    # and the standard decode is the bf16 value e2m1 * 2^-126 of codes p and p + 4
+    for j in range(8):
+        for v in range(16):
+            h = _decode_std(v << (4 * j))[j % 4] >> (16 * (j // 4)) & 0xFFFF
+            val = struct.unpack("<f", struct.pack("<I", h << 16))[0]  # bf16 = fp32's top half
+            want = F.E2M1_VALUES[v] * 2.0**-126
+            assert val == want and math.copysign(1, val) == math.copysign(1, want), (j, v, h)
+
+
+def test_relayout_reference_is_the_bit_map():
+    g = torch.Generator().manual_seed(3)
+    wp = torch.randint(0, 256, (5, 24), dtype=torch.uint8, generator=g)
+    got = F.relayout_nvfp4(wp, 1)
+    bit_map = F.l1_bit_map()
+    for r in range(5):
+        for i in range(6):
+            w = int.from_bytes(bytes(wp[r, 4 * i:4 * i + 4].tolist()), "little")
+            want = _to_l1(w, bit_map).to_bytes(4, "little")
+            assert bytes(got[r, 4 * i:4 * i + 4].tolist()) == want
+    assert torch.equal(F.relayout_nvfp4(got, 1, inverse=True), wp)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("N,K", [(1, 16), (7, 48), (33, 1072), (256, 4096)])
+def test_relayout_op_matches_reference(device, N, K):
+    g = torch.Generator().manual_seed(N * 1000 + K)
+    wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    want = F.relayout_nvfp4(wp, 1)
+    got = ops.nvfp4_relayout(wp.to(device), 1)
+    assert got.shape == wp.shape and got.dtype == torch.uint8 and got.device.type == device
+    assert torch.equal(got.cpu(), want)
+    back = ops.nvfp4_relayout(got, 1, inverse=True)
+    assert torch.equal(back.cpu(), wp)
+    assert torch.equal(ops.nvfp4_relayout(wp.to(device), 0).cpu(), wp)  # layout 0: a copy
+    # a contiguous view whose base is 4 bytes into its storage (not 8-aligned)
+    buf = torch.zeros(wp.numel() + 4, dtype=torch.uint8)
+    buf[4:] = wp.reshape(-1)
+    view = buf.to(device)[4:].view(N, K // 2)
+    assert torch.equal(ops.nvfp4_relayout(view, 1).cpu(), want)
+
+
+def _operands(M, N, K, seed):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(N, K, generator=g) * torch.exp2(torch.randint(-6, 6, (N, K // 16), generator=g)).repeat_interleave(16, 1)
+    wp, ws, gs = F.quantize_nvfp4(w)
+    x = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(N, generator=g).to(torch.bfloat16)
+    return x, wp, ws, gs, b
+
+
+@pytest.mark.parametrize("M", [1, 2, 3, 5, 8, 13, 16, 40])
+@pytest.mark.parametrize("N,K", [(1, 16), (17, 48), (37, 1072), (130, 4160)])
+def test_gemv_layout1_same_bits_cpu(M, N, K):
+    x, wp, ws, gs, b = _operands(M, N, K, seed=M * 7 + N)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    for bias in (None, b):
+        y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias)
+        y1 = ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)
+        assert torch.equal(y0.view(torch.int16), y1.view(torch.int16))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_layout_errors(device):
+    x, wp, ws, gs, _ = _operands(2, 8, 64, seed=1)
+    x, wp, ws, gs = x.to(device), wp.to(device), ws.to(device), gs.to(device)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    cases = [
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 2), "layout must be 0"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", -1), "layout must be 0"),
+        (lambda: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, "auto", 1), "needs bfloat16 x"),
+        (lambda: ops.nvfp4_relayout(wp, 3), "layout must be 0"),
+        (lambda: ops.nvfp4_relayout(wp[:, :4].contiguous(), 1), "multiple of 16"),
+        (lambda: ops.nvfp4_relayout(wp.view(torch.int8), 1), "w_packed must be"),
+        (lambda: ops.nvfp4_relayout(wp.reshape(-1), 1), "w_packed must be"),
+        (lambda: ops.nvfp4_relayout(wp.t(), 1), "contiguous"),
+    ]
+    if device == "cuda":
+        for path in ("fma", "tile", "wgmma"):
+            cases.append((lambda p=path: ops.nvfp4_gemv(x, w1, ws, gs, None, p, 1), "runs on path 'mma' only"))
+    else:
+        cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError, match=msg):
+            fn()
