@@ -51,6 +51,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_WGMMA_MIN_M=m  nvfp4 auto: the wgmma GEMV from M = m to 32 (unset: 5; 33: never)
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
+  (--op nvfp4 --var layout --values 0,1: nvfp4_gemv's layout argument, layout 1 timed on
+  nvfp4_relayout(w, 1) copies; bf16 only; docs/nvfp4_gemv.md 23)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
@@ -128,6 +130,9 @@ def main() -> None:
     bs = args.block_size
     act = torch.float16 if args.act_dtype == "fp16" else torch.bfloat16
     dname = f"{args.act_dtype} F.linear"
+    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1"}):
+        ap.error("--var layout: --op nvfp4 and --values from 0,1 (nvfp4_gemv's layout argument)")
+    layout = [0]  # nvfp4_gemv's layout argument (set per value by --var layout)
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
@@ -137,7 +142,7 @@ def main() -> None:
             # path "gemm_sm90a": the Hopper dequantizing wgmma GEMM (QuantLinear's prefill op)
             fn = lambda x, a, b: (ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
                                   if args.path == "gemm_sm90a" else
-                                  ops.nvfp4_gemv(x, a, b, gs, None, args.path))
+                                  ops.nvfp4_gemv(x, a, b, gs, None, args.path, layout[0]))
         elif args.op == "fp8":
             wp, ws = ops.quantize_fp8_block(w, bs)
             fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
@@ -157,6 +162,10 @@ def main() -> None:
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes)
+        # --var layout (nvfp4): the values are nvfp4_gemv's layout argument, each timed on its
+        # own copies of the weight in that layout (nvfp4_relayout)
+        by_layout = ({"0": copies, "1": timing.shared_copies((ops.nvfp4_relayout(wp, 1), ws), nbytes)}
+                     if args.var == "layout" else None)
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=act)
@@ -171,10 +180,12 @@ def main() -> None:
                 os.environ.pop(args.var, None)
                 if args.var == "path":  # the values are the op's path argument, no knob
                     args.path = v
+                elif args.var == "layout":
+                    layout[0] = int(v)
                 elif v != "auto":
                     os.environ[args.var] = v
                 try:
-                    r = timing.time_gpu(lambda a, b: fn(x, a, b), copies, nbytes)
+                    r = timing.time_gpu(lambda a, b: fn(x, a, b), by_layout[v] if by_layout else copies, nbytes)
                 finally:
                     os.environ.pop(args.var, None)
                 pct = 100.0 * nbytes / (r["median_us"] * 1e-6) / ceiling

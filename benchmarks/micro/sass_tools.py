@@ -5,8 +5,8 @@ setup.py's CUDA build), then read its SASS through cuobjdump:
 
   python benchmarks/micro/sass_tools.py compile csrc/fp8/fp8_block_gemv.cu 90 /tmp/fp8.o
       nvcc -c for one arch ("90", "90a", "80"); ptxas -v goes to /tmp/fp8.o.log
-  python benchmarks/micro/sass_tools.py loop /tmp/fp8.o NAME_SUBSTRING
-      the function's largest backward-branch range and its opcode histogram
+  python benchmarks/micro/sass_tools.py loop /tmp/fp8.o NAME_SUBSTRING [--with HMMA]
+      the function's largest backward-branch range (holding that opcode) and its opcode histogram
   python benchmarks/micro/sass_tools.py ctrl /tmp/fp8.o NAME_SUBSTRING [--grep REGEX]
       every instruction with its decoded control bits: stall cycles, write / read
       scoreboard, the scoreboards it waits on (Volta+ 128-bit encoding, high word bits
@@ -107,6 +107,8 @@ def cmd_loop(args) -> None:
             targets = re.findall(r"0x([0-9a-f]+)", text)
             if targets and int(targets[-1], 16) <= a and int(targets[-1], 16) in index:
                 start = index[int(targets[-1], 16)]
+                if args.with_op and not any(opcode(t) == args.with_op for _, t, _ in ins[start:i + 1]):
+                    continue
                 if best is None or i - start > best[1] - best[0]:
                     best = (start, i)
     print(name)
@@ -158,6 +160,8 @@ def main() -> None:
     lp = sub.add_parser("loop")
     lp.add_argument("obj")
     lp.add_argument("name")
+    lp.add_argument("--with", dest="with_op", default=None,
+                    help="only loops holding this opcode, e.g. HMMA (skips a larger staging loop)")
     lp.set_defaults(fn=cmd_loop)
     ct = sub.add_parser("ctrl")
     ct.add_argument("obj")

@@ -568,12 +568,23 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
+  if (layout == nvfp4::kLayoutBf16) {
+    // Only the mma kernel reads layout 1 (nvfp4_layout.h); auto takes it at every M.
+    TORCH_CHECK(kernel == "auto" || kernel == "mma", kGemvOp,
+                ": layout 1 (the bf16 decode order) runs on path 'mma' only, got path '", kernel,
+                "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight the other "
+                "paths read");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": layout 1 needs the mma kernel (compute capability 8.0+); this device is sm_",
+                caps.cc(), ". Use layout 0 (nvfp4_relayout(w_packed, 1, inverse=True))");
+  }
 
   // The Hopper decode GEMV (TMA + warpgroup MMA, dq_gemm_sm90a_kernels.cuh) lives in
   // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
   // K % 256 itself.
   const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
   Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value());
+  if (layout == nvfp4::kLayoutBf16) path = Nvfp4GemvKernel::kMma;  // (checked above)
   if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -597,17 +608,6 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 "TORCH_CUDA_ARCH_LIST) and a compute capability 9.0 GPU; this device is sm_",
                 caps.cc());
     path = Nvfp4GemvKernel::kWgmma;
-  }
-  if (layout == nvfp4::kLayoutBf16) {
-    // Only the mma kernel reads layout 1 (nvfp4_layout.h); auto takes it at every M.
-    TORCH_CHECK(kernel == "auto" || kernel == "mma", kGemvOp,
-                ": layout 1 (the bf16 decode order) runs on path 'mma' only, got path '", kernel,
-                "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight the other "
-                "paths read");
-    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
-                ": layout 1 needs the mma kernel (compute capability 8.0+); this device is sm_",
-                caps.cc(), ". Use layout 0 (nvfp4_relayout(w_packed, 1, inverse=True))");
-    path = Nvfp4GemvKernel::kMma;
   }
   if (path == Nvfp4GemvKernel::kWgmma) {
     return wgmma_op

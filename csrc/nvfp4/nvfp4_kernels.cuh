@@ -326,7 +326,7 @@ __device__ __forceinline__ void decode_e2m1_bf16(uint32_t w, uint32_t (&h)[4]) {
 
 // The same four bf16 pairs from a word in layout 1 (nvfp4_layout.h: the bits permuted so
 // each pair needs one mover and one mask): 7 ALU ops + 1 IMAD per 8 codes against the 9 + 4
-// above. sm_90 SASS of the ring kernel's loop, bf16 M = 1: see docs/nvfp4_gemv.md 23.
+// above (the x-resident loop: 576 instead of 736 SASS instructions per chunk; docs/nvfp4_gemv.md 23).
 __device__ __forceinline__ void decode_e2m1_bf16_l1(uint32_t w, uint32_t (&h)[4]) {
   h[0] = w & kBf16PairMask;
   h[1] = __funnelshift_l(w, w, 10) & kBf16PairMask;
