@@ -78,7 +78,8 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // nvfp4_gemv's path "wgmma" (nvfp4_gemv.cu calls it through the dispatcher): the nvfp4
   // decode GEMV on the same TMA + wgmma structure, nvfp4_gemv's contract, validation and
   // name, plus: compute capability 9.0 and K % 256 == 0. For decode (16-token tiles).
+  // layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x).
   m.def(
       "_nvfp4_gemv_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
-      "Tensor? bias=None) -> Tensor");
+      "Tensor? bias=None, int layout=0) -> Tensor");
 }

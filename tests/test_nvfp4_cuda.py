@@ -814,12 +814,18 @@ def test_gemv_layout1_default_launches(N, K, M):
     w1 = ops.nvfp4_relayout(wp, 1)
     y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     _poison()
-    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1), y0)
+    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", 1), y0)
+    # auto: mma, or on sm_90 the wgmma GEMV (M = 5..32, K % 256 == 0), as layout 0's path
+    out = {}
+    names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)))
+    wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
+    assert torch.equal(out["y"], ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma") if wg else y0), names
     buf = torch.empty(w1.numel() + 4, dtype=torch.uint8, device="cuda")
     view = buf[4:].view(w1.shape)  # base 4 bytes into the storage: not 8-aligned
     view.copy_(w1)
     assert torch.equal(ops.nvfp4_gemv(x, view, ws, gs, bias, "mma", 1), y0)
     graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1), replays=2, poison=True)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", 1), replays=2, poison=True)
 
 
 def test_relayout_cuda_every_word_bit():
@@ -835,3 +841,31 @@ def test_relayout_cuda_every_word_bit():
     for inverse in (False, True):
         got = ops.nvfp4_relayout(wp.cuda(), 1, inverse)
         assert torch.equal(got.cpu(), ops.nvfp4_relayout(wp, 1, inverse)), inverse
+
+
+@WGMMA
+@pytest.mark.parametrize("tile", WGMMA_TILES)
+@pytest.mark.parametrize("splits", ["", "3"])
+@pytest.mark.parametrize("N,K", [(17, 768), (257, 4096), (1000, 2048)])
+def test_gemv_wgmma_layout1_same_bits(monkeypatch, tile, splits, N, K):
+    """The Hopper wgmma GEMV on a layout-1 weight (path "wgmma", layout 1): the layout-0 bits
+    at every tile configuration and K split, M = 1..40 (several token tiles), bias or none;
+    auto with layout 1 keeps auto's choice of this kernel at M = 5..32 and runs mma elsewhere
+    (where layout 0's auto may take fma or the tiled GEMM)."""
+    monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
+    monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+    x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=N + K)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    for M in (1, 4, 5, 16, 17, 32, 40):
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            y0 = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
+            _poison()
+            assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, b, "wgmma", 1), y0), (tile, splits, M)
+        out = {}
+        names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)))
+        wg = [n for n in names if "fp4_gemv_sm90a_kernel" in n]
+        assert bool(wg) == (5 <= M <= 32), (M, names)
+        assert all("__nv_bfloat16, 1>" in n for n in wg), wg  # the kernel's layout argument
+        want = ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma" if wg else "mma")
+        assert torch.equal(out["y"], want), M

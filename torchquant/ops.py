@@ -81,7 +81,8 @@ def nvfp4_gemv(
     """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype.
 
     layout: 0 for the formats.md packing; 1 for a weight from nvfp4_relayout(w_packed, 1), the
-    bf16 decode order (bf16 x only; on CUDA the mma path, which auto then takes)."""
+    bf16 decode order (bf16 x only; on CUDA the paths mma and wgmma: auto keeps its choice of
+    wgmma and takes mma where it would choose fma or tile)."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout)
 
 
@@ -187,7 +188,8 @@ def _register_sm90a_fakes() -> None:
         )
     if has("_nvfp4_gemv_sm90a"):
         torch.library.register_fake("torchquant::_nvfp4_gemv_sm90a")(
-            lambda x, w_packed, w_scale, global_scale, bias=None: _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias)
+            lambda x, w_packed, w_scale, global_scale, bias=None, layout=0: _nvfp4_gemv_fake(
+                x, w_packed, w_scale, global_scale, bias, "wgmma", layout)
         )
     if has("_fp8_block_gemv_sm90a"):
         torch.library.register_fake("torchquant::_fp8_block_gemv_sm90a")(

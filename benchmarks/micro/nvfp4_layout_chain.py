@@ -4,8 +4,9 @@ bf16: the four projections back to back through torch.ops.torchquant.nvfp4_gemv,
 the previous output (sliced to its in_features), in one process: cold L2 by rotating layer
 copies, CUDA-graph replay, median (benchmarks/timing.py). Rows per M:
   l0 auto   layout 0, path auto (what QuantLinear's GEMV calls run: mma, or wgmma from M = 5)
+  l1 auto   layout 1 (nvfp4_relayout), path auto (the same kernels: mma, wgmma from M = 5)
   l0 mma    layout 0, path mma
-  l1 mma    layout 1 (nvfp4_relayout), path mma (auto takes mma for layout 1)
+  l1 mma    layout 1, path mma
   bf16      F.linear on the same shapes
 
 PYTHONPATH=. python benchmarks/micro/nvfp4_layout_chain.py --ms 1,2,4,8,16 [--out rows.csv]
@@ -76,8 +77,8 @@ def main() -> None:
     for M in (int(m) for m in args.ms.split(",")):
         x = torch.randn(M, shapes[0][1], device="cuda", dtype=torch.bfloat16)
         line = []
-        for name, copies, path, layout in (("l0 auto", c0, "auto", 0), ("l0 mma", c0, "mma", 0),
-                                           ("l1 mma", c1, "mma", 1)):
+        for name, copies, path, layout in (("l0 auto", c0, "auto", 0), ("l1 auto", c1, "auto", 1),
+                                           ("l0 mma", c0, "mma", 0), ("l1 mma", c1, "mma", 1)):
             r = timing.time_gpu(lambda *ts: run_chain(regroup(ts), x, path, layout), copies, nbytes)
             rows.append(dict(M=M, env=" ".join(args.env), row=name, us=round(r["median_us"], 2), mode=r["mode"]))
             line.append(f"{name}: {r['median_us']:.1f}")

@@ -1,7 +1,7 @@
 """nvfp4_gemv with layout 1 (csrc/nvfp4/nvfp4_layout.h) on every mma kernel form, and
 nvfp4_relayout on an unaligned view, for compute-sanitizer memcheck: x resident and
 double-buffered, K split across blocks, per-k-warp staging, one and two n-tiles (M up to 16),
-ragged N and K tails. Each result is also compared with layout 0 (same bits).
+ragged N and K tails; on sm_90 the wgmma GEMV too. Each result is also compared with layout 0 (same bits).
 
 compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_layout_memcheck.py
 """
@@ -37,6 +37,16 @@ for form in FORMS:
     finally:
         for k in form:
             os.environ.pop(k, None)
+if torchquant._C_sm90a is not None and torch.cuda.get_device_capability() == (9, 0):
+    for N, K in ((17, 768), (257, 4096)):  # the Hopper wgmma GEMV (path "wgmma", K % 256 == 0)
+        w = torch.randn(N, K, device="cuda") * 0.05
+        wp, ws, gs = ops.quantize_nvfp4(w)
+        w1 = ops.nvfp4_relayout(wp, 1)
+        for M in (1, 5, 16, 40):
+            x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, None, "wgmma", 1),
+                               ops.nvfp4_gemv(x, wp, ws, gs, None, "wgmma", 0)), (N, K, M)
+            checked += 1
 buf = torch.zeros(257 * 2080 + 4, dtype=torch.uint8, device="cuda")
 view = buf[4:].view(257, 2080)
 back = ops.nvfp4_relayout(ops.nvfp4_relayout(view, 1), 1, True)

@@ -444,7 +444,7 @@ Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, con
   return gemv_ctas_share_sms(grid, caps) ? Fp4GemvTile::k16x2s3 : Fp4GemvTile::k16x2s4;
 }
 
-template <class Cfg, class T>
+template <class Cfg, class T, int L>
 void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& sc, DqArgs args,
                      int device, const DeviceCaps& caps, cudaStream_t stream, const char* op) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
@@ -455,7 +455,7 @@ void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
   const CUtensorMap tmap_s = tma::make_tmap_2d(sc.data_ptr(), args.N, K / 16, Cfg::kSK, Cfg::kBF,
                                                CU_TENSOR_MAP_SWIZZLE_NONE, op);
   const at::Tensor ws = split_workspace(args, x);
-  const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T>;
+  const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T, L>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
   launch_kernel(kernel, dim3(std::min(args.num_units, max_ctas)), dim3(Cfg::kThreads),
@@ -466,9 +466,10 @@ void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
 
 at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                             const at::Tensor& w_scale_in, const at::Tensor& global_scale,
-                            const c10::optional<at::Tensor>& bias) {
+                            const c10::optional<at::Tensor>& bias, int64_t layout) {
   constexpr const char* op = "nvfp4_gemv";
   const GemvShape s = validate_nvfp4_gemv(x_in, w_in, w_scale_in, global_scale, bias, op);
+  check_nvfp4_layout(layout, x_in.scalar_type(), op);
   TORCH_CHECK(s.K % 256 == 0, op, ": path 'wgmma' needs K % 256 == 0 (its stages are 256 wide "
               "and each row's block scales one TMA row of K / 16 bytes, a multiple of 16), got "
               "K = ", s.K, "; path 'mma' takes K % 16 == 0");
@@ -489,21 +490,25 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   gemv_grid(args, caps, op, Fp4GemvCfg3::kKS);
   const Fp4GemvTile tile = choose_fp4_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  auto go = [&](auto elem) {
+  auto go = [&](auto elem, auto layout_c) {
     using T = decltype(elem);
+    constexpr int L = decltype(layout_c)::value;
     switch (tile) {
       case Fp4GemvTile::k16x2s3:
-        return launch_fp4_gemv<Fp4GemvCfg3, T>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg3, T, L>(x, w, w_scale, args, device, caps, stream, op);
       case Fp4GemvTile::k16x2s4:
-        return launch_fp4_gemv<Fp4GemvCfg4, T>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg4, T, L>(x, w, w_scale, args, device, caps, stream, op);
       case Fp4GemvTile::k16x1:
-        return launch_fp4_gemv<Fp4GemvCfg1, T>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg1, T, L>(x, w, w_scale, args, device, caps, stream, op);
     }
   };
+  using L0 = std::integral_constant<int, nvfp4::kLayoutStd>;
   if (x.scalar_type() == at::kHalf) {
-    go(__half{});
+    go(__half{}, L0{});
+  } else if (layout == nvfp4::kLayoutBf16) {  // bf16 x (check_nvfp4_layout)
+    go(__nv_bfloat16{}, std::integral_constant<int, nvfp4::kLayoutBf16>{});
   } else {
-    go(__nv_bfloat16{});
+    go(__nv_bfloat16{}, L0{});
   }
   return l.y;
 }

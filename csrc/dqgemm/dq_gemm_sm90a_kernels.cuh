@@ -924,13 +924,18 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-template <class Cfg, class T>
+// kLayout: the weight's word layout (nvfp4/nvfp4_layout.h); layout 1 (bf16) decodes each word
+// with decode_e2m1_bf16_l1 into the same four pairs.
+template <class Cfg, class T, int kLayout = nvfp4::kLayoutStd>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     fp4_gemv_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                           const __grid_constant__ CUtensorMap tmap_s, const T* __restrict__ x,
                           const DqArgs p) {
 #if defined(TQ_SM90A_ENABLED)
   using O = nvfp4::Ops<T>;
+  static_assert(kLayout == nvfp4::kLayoutStd ||
+                    (kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>),
+                "layout 1 is the bf16 decode order");
   constexpr int kStages = Cfg::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -1070,8 +1075,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             uint32_t h0[4], h1[4];
-            O::decode(wq0[e], h0);
-            O::decode(wq1[e], h1);
+            if constexpr (kLayout == nvfp4::kLayoutBf16) {
+              nvfp4::decode_e2m1_bf16_l1(wq0[e], h0);
+              nvfp4::decode_e2m1_bf16_l1(wq1[e], h1);
+            } else {
+              O::decode(wq0[e], h0);
+              O::decode(wq1[e], h1);
+            }
             a[2 * e][0] = O::mul(h0[0], fs0);
             a[2 * e][1] = O::mul(h1[0], fs1);
             a[2 * e][2] = O::mul(h0[1], fs0);

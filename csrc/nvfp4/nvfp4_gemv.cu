@@ -569,11 +569,11 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
   if (layout == nvfp4::kLayoutBf16) {
-    // Only the mma kernel reads layout 1 (nvfp4_layout.h); auto takes it at every M.
-    TORCH_CHECK(kernel == "auto" || kernel == "mma", kGemvOp,
-                ": layout 1 (the bf16 decode order) runs on path 'mma' only, got path '", kernel,
-                "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight the other "
-                "paths read");
+    // Layout 1 (nvfp4_layout.h) is read by the mma kernel and the Hopper wgmma GEMV.
+    TORCH_CHECK(kernel == "auto" || kernel == "mma" || kernel == "wgmma", kGemvOp,
+                ": layout 1 (the bf16 decode order) runs on paths 'mma' and 'wgmma', got path '",
+                kernel, "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight "
+                "the other paths read");
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
                 ": layout 1 needs the mma kernel (compute capability 8.0+); this device is sm_",
                 caps.cc(), ". Use layout 0 (nvfp4_relayout(w_packed, 1, inverse=True))");
@@ -584,7 +584,8 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   // K % 256 itself.
   const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
   Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value());
-  if (layout == nvfp4::kLayoutBf16) path = Nvfp4GemvKernel::kMma;  // (checked above)
+  // Layout 1: auto's choice where it reads the layout (mma, wgmma), else mma.
+  if (layout == nvfp4::kLayoutBf16 && path != Nvfp4GemvKernel::kWgmma) path = Nvfp4GemvKernel::kMma;
   if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -612,8 +613,8 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   if (path == Nvfp4GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                           const at::Tensor&, const c10::optional<at::Tensor>&)>()
-        .call(x_in, w_in, w_scale, global_scale, bias);
+                           const at::Tensor&, const c10::optional<at::Tensor>&, int64_t)>()
+        .call(x_in, w_in, w_scale, global_scale, bias, layout);
   }
   if (path == Nvfp4GemvKernel::kTile) {
     // 16-byte copies of the codes and 8-byte copies of the scales need those

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NOT RUN YET (written 2026-12-04j, a session with no device lent): the first GPU run of nvfp4
-# word layout 1 (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23). Builds the nvfp4 source only
+# word layout 1 (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23). Builds the two nvfp4 sources only
 # (skipped when a build is already there: a second call on a warm machine), runs the nvfp4 CUDA
 # tests (layout-1 tests included; the kernel template grew an argument), memcheck of every
 # layout-1 form, then the timing A/B: nvfp4_gemv layout 0 vs 1 on the layer and anchor shapes at
@@ -11,8 +11,8 @@ OUT=${1:?}
 R=$OUT/r; mkdir -p "$R"
 . benchmarks/device_env.sh 16
 t0=$(date +%s)
-if ! ls torchquant/_C*.so > /dev/null 2>&1; then
-  TORCHQUANT_ONLY_SOURCES=csrc/nvfp4/nvfp4_gemv.cu timeout 200 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
+if ! ls torchquant/_C_sm90a*.so > /dev/null 2>&1; then
+  TORCHQUANT_ONLY_SOURCES=csrc/nvfp4/nvfp4_gemv.cu,csrc/dqgemm/dq_gemm_sm90a.cu timeout 200 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
   echo "build rc=$? $(( $(date +%s) - t0 )) s"
   grep -E "spill|stack frame" "$R/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -v "0 bytes stack frame" > "$R/spills.txt"
   echo "nonzero spill lines: $(wc -l < "$R/spills.txt")"
@@ -30,6 +30,10 @@ PYTHONPATH=. timeout 150 $PY benchmarks/micro/env_ab.py --op nvfp4 --var layout 
   --shapes 28672x8192,128256x4096,4096x4096,6144x4096,28672x4096,4096x14336 --ms 1,2,4,8,16 \
   --out "$R/layout_ab.csv" > "$R/layout_ab.log" 2>&1
 echo "layout A/B rc=$?"; cat "$R/layout_ab.log"
+PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op nvfp4 --var layout --values 0,1,0,1 --path wgmma \
+  --shapes 28672x8192,128256x4096,4096x4096,28672x4096 --ms 5,8,16 \
+  --out "$R/layout_ab_wgmma.csv" > "$R/layout_ab_wgmma.log" 2>&1
+echo "layout A/B wgmma rc=$?"; cat "$R/layout_ab_wgmma.log"
 PYTHONPATH=. timeout 90 $PY benchmarks/micro/nvfp4_layout_chain.py --ms 1,2,4,8,16 --out "$R/chain.csv" > "$R/chain.log" 2>&1
 echo "chain rc=$?"; cat "$R/chain.log"
 echo "elapsed $(( $(date +%s) - t0 )) s"
