@@ -17,7 +17,13 @@ trace it without graph breaks.
              Hopper; emulated in fp32 elsewhere). w8a8 is faster (H200, M =
              2048, 28672x8192: see benchmarks/results) but adds the activation
              rounding error (e4m3: up to 2^-4 relative per element).
-  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above.
+  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above. nvfp4_layout=1
+             (bf16 layers; opt-in, not yet timed: docs/nvfp4_gemv.md 23) keeps
+             the packed weight in memory in word layout 1, the bf16 decode
+             order of the GEMVs (the same results bit for bit); state_dict
+             still holds the formats.md packing (converted on save and load),
+             and the paths that read layout 0 only (the prefill GEMMs, fp16
+             input) work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -46,6 +52,11 @@ K_MULTIPLE = {"fp8_block": 16, "nvfp4": 16, "sparse24": 4, "int8_sparse24": 4}
 _ops = torch.ops.torchquant
 
 
+def layer_dtype(weight_dtype: torch.dtype, dtype: Optional[torch.dtype] = None) -> torch.dtype:
+    """from_float's layer dtype: `dtype` if given, else the weight's if fp16 / bf16, else bf16."""
+    return dtype or (weight_dtype if weight_dtype in (torch.float16, torch.bfloat16) else torch.bfloat16)
+
+
 def w8a8_prefill_ok(format: str, block_size: int, in_features: int, out_features: int) -> bool:
     """Whether a layer can take prefill="w8a8": torch._scaled_mm's blockwise
     scaling wants 1 x 128 blocks on both operands, K a whole number of blocks
@@ -67,6 +78,7 @@ class QuantLinear(nn.Module):
         act_symmetric: bool = True,
         prefill: str = "dequant",
         dtype: torch.dtype = torch.bfloat16,
+        nvfp4_layout: int = 0,
         device=None,
     ) -> None:
         super().__init__()
@@ -88,6 +100,12 @@ class QuantLinear(nn.Module):
                 "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
                 f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
                 f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
+        if nvfp4_layout not in (0, 1):
+            raise ValueError(f"QuantLinear: nvfp4_layout must be 0 or 1, got {nvfp4_layout!r}")
+        if nvfp4_layout == 1 and (format != "nvfp4" or dtype != torch.bfloat16):
+            raise ValueError("QuantLinear: nvfp4_layout=1 (the bf16 decode order) is for format 'nvfp4' with "
+                             f"dtype bfloat16, got format={format!r}, dtype={dtype}")
+        self.nvfp4_layout = nvfp4_layout
         self.prefill = prefill
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
@@ -119,18 +137,23 @@ class QuantLinear(nn.Module):
             self.register_buffer("bias", torch.zeros(N, dtype=dtype, **kw))
         else:
             self.bias = None
+        if nvfp4_layout == 1:
+            # state_dict holds the formats.md packing whatever the layout in memory.
+            self.register_state_dict_post_hook(_packed_to_layout0)
+            self.register_load_state_dict_pre_hook(_packed_from_layout0)
 
     # ------------------------------------------------------------ building --
     @classmethod
     @torch.no_grad()
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
                    act_symmetric: bool = True, prefill: str = "dequant",
-                   dtype: Optional[torch.dtype] = None) -> "QuantLinear":
+                   dtype: Optional[torch.dtype] = None, nvfp4_layout: int = 0) -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
-        dt = dtype or (w.dtype if w.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16)
+        dt = layer_dtype(w.dtype, dtype)
         q = cls(linear.in_features, linear.out_features, linear.bias is not None, format,
-                block_size=block_size, act_symmetric=act_symmetric, prefill=prefill, dtype=dt, device=w.device)
+                block_size=block_size, act_symmetric=act_symmetric, prefill=prefill, dtype=dt,
+                nvfp4_layout=nvfp4_layout, device=w.device)
         wf = w.float().contiguous()
         # The quantize ops check finiteness on CPU only (no host sync on the
         # GPU activation path); weights are checked here on any device.
@@ -166,7 +189,7 @@ class QuantLinear(nn.Module):
             q.weight_colsum.copy_(formats.int8_colsum(w_q))
         else:
             p, s, g = _ops.quantize_nvfp4(wf)
-            q.weight_packed.copy_(p)
+            q.weight_packed.copy_(_ops.nvfp4_relayout(p, 1) if nvfp4_layout == 1 else p)
             q.weight_scale.copy_(s)
             q.weight_global_scale.copy_(g)
         if linear.bias is not None:
@@ -175,11 +198,12 @@ class QuantLinear(nn.Module):
 
     @classmethod
     def from_nvfp4(cls, w_packed: Tensor, scale: Tensor, global_scale: Tensor, bias: Optional[Tensor] = None,
-                   dtype: torch.dtype = torch.bfloat16) -> "QuantLinear":
-        """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors)."""
+                   dtype: torch.dtype = torch.bfloat16, nvfp4_layout: int = 0) -> "QuantLinear":
+        """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors).
+        w_packed is the formats.md packing; nvfp4_layout=1 keeps it in memory in word layout 1."""
         N, Kh = w_packed.shape
-        q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, device=w_packed.device)
-        q.weight_packed.copy_(w_packed)
+        q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, nvfp4_layout=nvfp4_layout, device=w_packed.device)
+        q.weight_packed.copy_(_ops.nvfp4_relayout(w_packed.contiguous(), 1) if nvfp4_layout == 1 else w_packed)
         q.weight_scale.copy_(scale)
         q.weight_global_scale.copy_(global_scale.reshape(()))
         if bias is not None:
@@ -210,7 +234,14 @@ class QuantLinear(nn.Module):
         if self.format == "int8_sparse24":
             w_q = _ops.decompress24(self.weight_values, self.weight_meta)
             return (w_q.float() * self.weight_scale[:, None]).to(dt)
-        return _ops.dequantize_nvfp4(self.weight_packed, self.weight_scale, self.weight_global_scale, dt)
+        return _ops.dequantize_nvfp4(self._packed_layout0(), self.weight_scale, self.weight_global_scale, dt)
+
+    def _packed_layout0(self) -> Tensor:
+        """weight_packed in the formats.md packing: the buffer itself, or (nvfp4_layout=1) a
+        converted copy for the paths that read layout 0 only."""
+        if self.nvfp4_layout == 0:
+            return self.weight_packed
+        return _ops.nvfp4_relayout(self.weight_packed, 1, True)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
@@ -269,11 +300,15 @@ class QuantLinear(nn.Module):
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
             elif path == "dq_wgmma":
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
-                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias)
+                    xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias)
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
-            else:
-                y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, "auto")
+            elif self.nvfp4_layout == 1 and xa.dtype == torch.bfloat16:
+                y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias,
+                                    "auto", 1)
+            else:  # layout 0, or fp16 x (layout 1 is the bf16 decode order)
+                y = _ops.nvfp4_gemv(xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias,
+                                    "auto")
             y = y.to(out_dtype)
         return y.reshape(*lead, self.out_features)
 
@@ -314,6 +349,24 @@ class QuantLinear(nn.Module):
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
         extra += ", prefill=w8a8" if self.prefill == "w8a8" else ""
+        extra += ", nvfp4_layout=1" if self.nvfp4_layout == 1 else ""
         act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"format={self.format}{extra}{act}")
+
+
+def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:
+    """state_dict post-hook of nvfp4_layout=1 layers: weight_packed saved in the formats.md packing."""
+    key = prefix + "weight_packed"
+    if key in state_dict:
+        state_dict[key] = _ops.nvfp4_relayout(state_dict[key], 1, True)
+
+
+def _packed_from_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
+                         missing_keys, unexpected_keys, error_msgs) -> None:
+    """load_state_dict pre-hook of nvfp4_layout=1 layers: a formats.md weight_packed converted to
+    layout 1 before it is copied in (a wrong shape or dtype is left to the usual error)."""
+    key = prefix + "weight_packed"
+    t = state_dict.get(key)
+    if isinstance(t, Tensor) and t.dtype == torch.uint8 and t.shape == module.weight_packed.shape:
+        state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), 1)

@@ -9,7 +9,7 @@ from typing import Dict, Iterable, Optional, Union
 import torch
 from torch import nn
 
-from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear, w8a8_prefill_ok
+from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
 
 Config = Union[str, Dict]
 
@@ -46,8 +46,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       "skip":      glob patterns of module names to leave as nn.Linear
                    (e.g. ["lm_head", "*.gate"]),
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
-      plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype")
-      applied to all layers.
+      plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
+      "nvfp4_layout") applied to all layers ("nvfp4_layout" to the bf16 nvfp4 ones only).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -57,7 +57,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
     default_fmt = cfg.pop("format", "int8")
     skip = list(cfg.pop("skip", []))
     overrides: Dict[str, Dict] = dict(cfg.pop("overrides", {}))
-    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype"}
+    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout"}
     if unknown:
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
@@ -88,6 +88,9 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
             warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of {mult} "
                           f"({fmt}); left unquantized")
             continue
+        if opts.get("nvfp4_layout", 0) and (fmt != "nvfp4" or layer_dtype(lin.weight.dtype, opts.get("dtype"))
+                                            != torch.bfloat16):
+            opts.pop("nvfp4_layout")  # the bf16 decode order: nvfp4 layers of dtype bf16 only
         q = QuantLinear.from_float(lin, fmt, **opts)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model

@@ -4,7 +4,10 @@
 # (skipped when a build is already there: a second call on a warm machine), runs the nvfp4 CUDA
 # tests (layout-1 tests included; the kernel template grew an argument), memcheck of every
 # layout-1 form, then the timing A/B: nvfp4_gemv layout 0 vs 1 on the layer and anchor shapes at
-# M = 1..16, and the Llama-3-8B layer chain. Plain-file logs, so a timeout still returns them.
+# M = 1..16 (mma, and the wgmma GEMV at 5..16), the Llama-3-8B layer chain through the raw op and
+# through QuantLinear (bench_e2e's "QuantLinear nvfp4 layout1" row). Plain-file logs, so a
+# timeout still returns them. ~10 min in all: if a call is cut at 600 s, run the rest (the A/Bs
+# skip the build on a warm machine) in a second call.
 # Run from the repository root on the device: bash <this> $OUT
 set -uo pipefail
 OUT=${1:?}
@@ -19,10 +22,10 @@ if ! ls torchquant/_C_sm90a*.so > /dev/null 2>&1; then
 fi
 # SASS of the x-resident bf16 kernel's loop, layout 0 vs 1 (unsplit; the last template argument)
 for L in 0 1; do
-  $PY benchmarks/micro/sass_tools.py loop torchquant/_C*.so "nvfp4_gemv_mma_kernelI13__nv_bfloat16Li1ELb1ELb0ELb0ELb1ELi0ELi${L}E" --with HMMA > "$R/sass_loop_l$L.txt" 2>&1
+  $PY benchmarks/micro/sass_tools.py loop torchquant/_C.*so "nvfp4_gemv_mma_kernelI13__nv_bfloat16Li1ELb1ELb0ELb0ELb1ELi0ELi${L}E" --with HMMA > "$R/sass_loop_l$L.txt" 2>&1
   head -n 3 "$R/sass_loop_l$L.txt"
 done
-timeout 200 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_nvfp4_layout.py tests/test_nvfp4_cuda.py > "$R/tests.log" 2>&1
+timeout 200 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_nvfp4_layout.py tests/test_nvfp4_cuda.py tests/test_nvfp4_wgmma_cuda.py tests/test_nn.py -k "nvfp4 or layout" > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/tests.log"
 PYTHONPATH=. timeout 120 compute-sanitizer --print-limit 20 --tool memcheck $PY benchmarks/micro/nvfp4_layout_memcheck.py > "$R/memcheck.log" 2>&1
 echo "memcheck rc=$?"; tail -n 2 "$R/memcheck.log"
@@ -36,4 +39,8 @@ PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op nvfp4 --var layout -
 echo "layout A/B wgmma rc=$?"; cat "$R/layout_ab_wgmma.log"
 PYTHONPATH=. timeout 90 $PY benchmarks/micro/nvfp4_layout_chain.py --ms 1,2,4,8,16 --out "$R/chain.csv" > "$R/chain.log" 2>&1
 echo "chain rc=$?"; cat "$R/chain.log"
+# the issue-7 metric: the Llama-3-8B layer through QuantLinear, nvfp4 layout 0 vs 1 (other
+# formats' rows are n/a in this nvfp4-only build)
+TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown} timeout 150 $PY benchmarks/bench_e2e.py --ms 1,2,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
+echo "e2e rc=$?"; grep -E "nvfp4|bf16 F.linear" "$R/e2e.log" | head -20
 echo "elapsed $(( $(date +%s) - t0 )) s"
