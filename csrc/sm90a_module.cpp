@@ -62,10 +62,10 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // bias, one rounding), nvfp4_gemv's validation (under the name nvfp4_gemm), plus: compute
   // capability 9.0 and K % 64 == 0. QuantLinear nvfp4 runs it from M = 17 (from M = 33 where
   // K % 256 == 0 and _nvfp4_gemv_sm90a below runs; torchquant/nn/dispatch.py,
-  // docs/fp8_wgmma.md).
+  // docs/fp8_wgmma.md). layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x).
   m.def(
       "_nvfp4_gemm_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
-      "Tensor? bias=None) -> Tensor");
+      "Tensor? bias=None, int layout=0) -> Tensor");
 
   // fp8_block_gemv's path "wgmma" (fp8_block_gemv.cu calls it through the dispatcher): the
   // same kernel with fp8_block_gemv's contract (exact products, fp32 sums per scale block

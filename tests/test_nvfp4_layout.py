@@ -71,6 +71,32 @@ def test_layout1_decode_gives_the_layout0_pairs():
             assert val == want and math.copysign(1, val) == math.copysign(1, want), (j, v, h)
 
 
+def _e2m1x2_decode_bf16(byte):
+    """The decoding wgmma GEMM's layout-0 read of one byte (dq_gemm_sm90a_kernels.cuh)."""
+    t = byte * 0x00040040 & M32
+    return (t & 0x01C001C0) | ((t << 6) & M32 & 0x80008000)
+
+
+def _bf16_l1_adjacent(w, t):
+    """nvfp4::bf16_l1_adjacent: lane t's codes 2t, 2t + 1 of a layout-1 word."""
+    ha = (_rotl(w, 13) if t & 1 else w) & P
+    hb = (((w & 0x001B001B) * 0x1084 & M32) if t & 1 else _rotl(w, 10)) & P
+    lo, hi = (ha >> 16, hb >> 16) if t >> 1 else (ha & 0xFFFF, hb & 0xFFFF)
+    return lo | (hi << 16)
+
+
+def test_layout1_gemm_read_gives_the_layout0_pair():
+    """Each lane t of the decoding GEMM reads byte t (codes 2t, 2t + 1) of a word: from layout 1
+    the same 32 bits as from layout 0, for every code pair at every byte and random words."""
+    bit_map = F.l1_bit_map()
+    rng = random.Random(11)
+    words = [v << (8 * t) for t in range(4) for v in range(256)] + [rng.getrandbits(32) for _ in range(20000)]
+    for w in words:
+        w1 = _to_l1(w, bit_map)
+        for t in range(4):
+            assert _bf16_l1_adjacent(w1, t) == _e2m1x2_decode_bf16((w >> (8 * t)) & 0xFF), (hex(w), t)
+
+
 def test_relayout_reference_is_the_bit_map():
     g = torch.Generator().manual_seed(3)
     wp = torch.randint(0, 256, (5, 24), dtype=torch.uint8, generator=g)

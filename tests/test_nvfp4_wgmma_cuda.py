@@ -199,3 +199,24 @@ def test_quantlinear_takes_it(dtype):
     x2 = torch.randn(NVFP4_WGMMA_MIN_M, 336, generator=_gen(72)).to(dtype).cuda()
     want2 = ops.nvfp4_gemv(x2, q2.weight_packed, q2.weight_scale, q2.weight_global_scale, None, "auto")
     assert torch.equal(q2(x2), want2)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("splits", ["", "3"])
+@pytest.mark.parametrize("M,N,K", [(33, 197, 1536), (70, 64, 1152), (300, 520, 512)])
+def test_layout1_same_bits(monkeypatch, config, splits, M, N, K):
+    """layout 1 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent): the
+    layout-0 bits at every tile and K split, bias or none; fp16 x and bad layouts raise."""
+    monkeypatch.setenv(ENV, config)
+    monkeypatch.setenv(SPLIT_ENV, splits)
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=M + N + K)
+    w1 = ops.nvfp4_relayout(wp, 1)
+    xc, wsc, gsc = x.cuda(), ws.cuda(), gs.cuda()
+    for b in (None, bias.cuda()):
+        y0 = _run(x, wp, ws, gs, b)
+        poison_cuda()
+        assert torch.equal(ops._nvfp4_gemm_sm90a(xc, w1.cuda(), wsc, gsc, b, 1), y0)
+    with pytest.raises(RuntimeError, match="needs bfloat16 x"):
+        ops._nvfp4_gemm_sm90a(xc.half(), w1.cuda(), wsc, gsc, None, 1)
+    with pytest.raises(RuntimeError, match="layout must be 0"):
+        ops._nvfp4_gemm_sm90a(xc, w1.cuda(), wsc, gsc, None, 2)

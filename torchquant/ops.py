@@ -180,7 +180,8 @@ def _register_sm90a_fakes() -> None:
     )
     if has("_nvfp4_gemm_sm90a"):
         torch.library.register_fake("torchquant::_nvfp4_gemm_sm90a")(
-            lambda x, w_packed, w_scale, global_scale, bias=None: _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias)
+            lambda x, w_packed, w_scale, global_scale, bias=None, layout=0: _nvfp4_gemv_fake(
+                x, w_packed, w_scale, global_scale, bias, "auto", layout)
         )
     if has("_fp8_block_gemm_sm90a"):
         torch.library.register_fake("torchquant::_fp8_block_gemm_sm90a")(

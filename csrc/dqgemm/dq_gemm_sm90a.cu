@@ -108,7 +108,7 @@ void reduce_splits(const DqArgs& args, const float* global, const DeviceCaps& ca
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <class Cfg, class T, bool kFp4>
+template <class Cfg, class T, bool kFp4, int kLayout = nvfp4::kLayoutStd>
 void launch(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
             cudaStream_t stream, const at::Tensor& like, const char* op) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
@@ -135,7 +135,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
   const at::Tensor ws = split_workspace(args, like);
 
-  const auto kernel = dq_gemm_sm90a_kernel<Cfg, T, kFp4>;
+  const auto kernel = dq_gemm_sm90a_kernel<Cfg, T, kFp4, kLayout>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, Cfg::kCM, device, caps);
   const int clusters = std::min(args.num_units, max_ctas / Cfg::kCM);
@@ -144,24 +144,32 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   reduce_splits<T>(args, kFp4 ? args.global : nullptr, caps, stream);
 }
 
-// Launches tile t of the format's kernel for x's dtype (fp16 or bf16).
+// Launches tile t of the format's kernel for x's dtype (fp16 or bf16); layout: nvfp4's word
+// layout (1: bf16 x, checked by the op).
 template <bool kFp4>
 void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args, int device,
-                const DeviceCaps& caps, const char* op) {
+                const DeviceCaps& caps, const char* op, int64_t layout = nvfp4::kLayoutStd) {
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  auto go = [&](auto elem) {
+  auto go = [&](auto elem, auto layout_c) {
     using T = decltype(elem);
+    constexpr int L = decltype(layout_c)::value;
     switch (t) {
-      case DqTile::k256c2: return launch<TileCfg<kFp4, 256, 2>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
-      case DqTile::k256c1: return launch<TileCfg<kFp4, 256, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
-      case DqTile::k128c1: return launch<TileCfg<kFp4, 128, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
-      case DqTile::k64c1: return launch<TileCfg<kFp4, 64, 1>, T, kFp4>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k256c2: return launch<TileCfg<kFp4, 256, 2>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k256c1: return launch<TileCfg<kFp4, 256, 1>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k128c1: return launch<TileCfg<kFp4, 128, 1>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
+      case DqTile::k64c1: return launch<TileCfg<kFp4, 64, 1>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
     }
   };
+  using L0 = std::integral_constant<int, nvfp4::kLayoutStd>;
   if (x.scalar_type() == at::kHalf) {
-    go(__half{});
+    go(__half{}, L0{});
+  } else if constexpr (kFp4) {
+    if (layout == nvfp4::kLayoutBf16)
+      go(__nv_bfloat16{}, std::integral_constant<int, nvfp4::kLayoutBf16>{});
+    else
+      go(__nv_bfloat16{}, L0{});
   } else {
-    go(__nv_bfloat16{});
+    go(__nv_bfloat16{}, L0{});
   }
 }
 
@@ -404,9 +412,10 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 // wgmma kernel, for K % 64 == 0.
 at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                             const at::Tensor& w_scale_in, const at::Tensor& global_scale,
-                            const c10::optional<at::Tensor>& bias) {
+                            const c10::optional<at::Tensor>& bias, int64_t layout) {
   constexpr const char* op = "nvfp4_gemm";
   const GemvShape s = validate_nvfp4_gemv(x_in, w_in, w_scale_in, global_scale, bias, op);
+  check_nvfp4_layout(layout, x_in.scalar_type(), op);
   TORCH_CHECK(s.K % 64 == 0, op, ": K must be a multiple of 64 on this path (a stage is 64 of K "
               "and its 4 block scales one aligned 32-bit word), got K = ", s.K,
               "; nvfp4_gemv takes K % 16 == 0");
@@ -416,7 +425,8 @@ at::Tensor nvfp4_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
 
   Nvfp4Launch l = nvfp4_launch_args(x_in, w_in, w_scale_in, global_scale, bias, s);
   l.args.sc_wide4 = s.K % 256 == 0 ? 1 : 0;
-  launch_for<true>(l.x, choose_dq_config(s.M, s.N, caps, op), l.w.data_ptr(), l.args, device, caps, op);
+  launch_for<true>(l.x, choose_dq_config(s.M, s.N, caps, op), l.w.data_ptr(), l.args, device, caps, op,
+                   layout);
   return l.y;
 }
 

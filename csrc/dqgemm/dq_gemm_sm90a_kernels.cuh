@@ -366,12 +366,16 @@ __device__ __forceinline__ FeatRows feat_rows(const DqArgs& p, int f0) {
 
 // ------------------------------------------------------------------ kernel --
 // kFp4 = false: fp8_block (e4m3 codes, fp32 block scales; Cfg::kAK 64); true: nvfp4 (packed
-// e2m1 pairs, e4m3 scales per 16, global scale; Cfg::kAK 32).
-template <class Cfg, class T, bool kFp4>
+// e2m1 pairs, e4m3 scales per 16, global scale; Cfg::kAK 32). kLayout: nvfp4's word layout
+// (nvfp4/nvfp4_layout.h; 1: bf16, each lane's byte of a word read by nvfp4::bf16_l1_adjacent).
+template <class Cfg, class T, bool kFp4, int kLayout = nvfp4::kLayoutStd>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     dq_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
   static_assert(Cfg::kAK == (kFp4 ? 32 : 64), "weight bytes per stage row");
+  static_assert(kLayout == nvfp4::kLayoutStd ||
+                    (kFp4 && kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>),
+                "layout 1: nvfp4 with bf16 x");
 #if defined(TQ_SM90A_ENABLED)
   constexpr int kStages = Cfg::kStages;
   constexpr int kCM = Cfg::kCM;
@@ -432,6 +436,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint32_t off_r0 = kFp4 ? static_cast<uint32_t>(row_in_tile * 32)
                                  : static_cast<uint32_t>(row_in_tile * 64 + 2 * t);
     const uint32_t sel_t = 0x4440u | static_cast<uint32_t>(t);  // byte t, zeros above
+    // layout 1 (bf16_l1_adjacent's per-lane constants)
+    const uint32_t l1_rot = (t & 1) ? 13u : 0u, l1_sel = (t >> 1) ? 0x7632u : 0x5410u;
+    const bool l1_odd = (t & 1) != 0;
     float acc[Cfg::kAcc];
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.f;
@@ -553,10 +560,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             // * 2^119 (bf16), nvfp4_gemv's (A = e2m1 * bs * 2^-7 exactly), each broadcast to a pair.
             const uint32_t f = nvfp4::Ops<T>::scale_pair(prmt_b32(s0w, s1w, static_cast<uint32_t>(j | ((j + 4) << 4))));
             const uint32_t f0 = prmt_b32(f, f, 0x1010u), f1 = prmt_b32(f, f, 0x3232u);
-            a[j][0] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.x, 0u, sel_t)), f0);
-            a[j][1] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.x, 0u, sel_t)), f1);
-            a[j][2] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.y, 0u, sel_t)), f0);
-            a[j][3] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.y, 0u, sel_t)), f1);
+            if constexpr (kLayout == nvfp4::kLayoutBf16) {
+              a[j][0] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q0.x, l1_rot, l1_odd, l1_sel), f0);
+              a[j][1] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.x, l1_rot, l1_odd, l1_sel), f1);
+              a[j][2] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q0.y, l1_rot, l1_odd, l1_sel), f0);
+              a[j][3] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.y, l1_rot, l1_odd, l1_sel), f1);
+            } else {
+              a[j][0] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.x, 0u, sel_t)), f0);
+              a[j][1] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.x, 0u, sel_t)), f1);
+              a[j][2] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.y, 0u, sel_t)), f0);
+              a[j][3] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.y, 0u, sel_t)), f1);
+            }
           }
         } else {
 #pragma unroll

@@ -334,6 +334,17 @@ __device__ __forceinline__ void decode_e2m1_bf16_l1(uint32_t w, uint32_t (&h)[4]
   h[3] = ((w & kL1MulMask) * kL1Mul) & kBf16PairMask;
 }
 
+// Layout 1, codes 2t and 2t + 1 of a word as one bf16 pair (low half code 2t): what lane t of
+// the decoding wgmma GEMM needs (x arrives there by TMA in natural order), the same bits as
+// e2m1x2_decode of byte t of the layout-0 word. Those codes sit in half t / 2 of pairs h0, h1
+// (t even) or h2, h3 (t odd); one prmt joins the two halves. Per lane: rot_a = t odd ? 13 : 0,
+// odd = t & 1, sel = t / 2 ? 0x7632 : 0x5410. 6 ALU ops + 1 IMAD per word and lane.
+__device__ __forceinline__ uint32_t bf16_l1_adjacent(uint32_t w, uint32_t rot_a, bool odd, uint32_t sel) {
+  const uint32_t ha = __funnelshift_l(w, w, rot_a) & kBf16PairMask;
+  const uint32_t hb = (odd ? (w & kL1MulMask) * kL1Mul : __funnelshift_l(w, w, 10)) & kBf16PairMask;
+  return prmt(ha, hb, sel);
+}
+
 // ------------------------------------------------------- scale decode --
 // Two e4m3 codes (bits 0..7 and 8..15 of s) -> fp16x2 {bs0 * 2^7, bs1 * 2^7}.
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2_x128(uint32_t s) {

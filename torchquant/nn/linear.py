@@ -21,9 +21,9 @@ trace it without graph breaks.
              (bf16 layers; opt-in, not yet timed: docs/nvfp4_gemv.md 23) keeps
              the packed weight in memory in word layout 1, the bf16 decode
              order of the GEMVs (the same results bit for bit); state_dict
-             still holds the formats.md packing (converted on save and load),
-             and the paths that read layout 0 only (the prefill GEMMs, fp16
-             input) work from a converted copy.
+             still holds the formats.md packing (converted on save and load).
+             The GEMVs and Hopper's decoding GEMM read layout 1; dequantize +
+             cuBLAS and fp16 input work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -298,6 +298,9 @@ class QuantLinear(nn.Module):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif path == "dq_wgmma" and self.format == "fp8_block":
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
+            elif path == "dq_wgmma" and self.nvfp4_layout == 1 and xa.dtype == torch.bfloat16:
+                y = torch.ops.torchquant._nvfp4_gemm_sm90a(
+                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, 1)
             elif path == "dq_wgmma":
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
                     xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias)
