@@ -1,7 +1,7 @@
 """nvfp4_gemv with layout 1 (csrc/nvfp4/nvfp4_layout.h) on every mma kernel form, and
 nvfp4_relayout on an unaligned view, for compute-sanitizer memcheck: x resident and
 double-buffered, K split across blocks, per-k-warp staging, one and two n-tiles (M up to 16),
-ragged N and K tails; on sm_90 the wgmma GEMV too. Each result is also compared with layout 0 (same bits).
+ragged N and K tails; on sm_90 the wgmma GEMV and the decoding wgmma GEMM too. Each result is also compared with layout 0 (same bits).
 
 compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_layout_memcheck.py
 """
@@ -47,6 +47,13 @@ if torchquant._C_sm90a is not None and torch.cuda.get_device_capability() == (9,
             assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, None, "wgmma", 1),
                                ops.nvfp4_gemv(x, wp, ws, gs, None, "wgmma", 0)), (N, K, M)
             checked += 1
+    for M, N, K in ((33, 197, 1536), (300, 520, 512)):  # the decoding wgmma GEMM (prefill)
+        w = torch.randn(N, K, device="cuda") * 0.05
+        wp, ws, gs = ops.quantize_nvfp4(w)
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        assert torch.equal(ops._nvfp4_gemm_sm90a(x, ops.nvfp4_relayout(wp, 1), ws, gs, None, 1),
+                           ops._nvfp4_gemm_sm90a(x, wp, ws, gs, None, 0)), (M, N, K)
+        checked += 1
 buf = torch.zeros(257 * 2080 + 4, dtype=torch.uint8, device="cuda")
 view = buf[4:].view(257, 2080)
 back = ops.nvfp4_relayout(ops.nvfp4_relayout(view, 1), 1, True)
