@@ -120,20 +120,74 @@ inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __res
   decode_nvfp4_blocks(packed, bscale, e4m3, k0, 0, kc / kBlock, dst);
 }
 
+// Layout 0 <-> 1 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble of
+// the source (each nibble's 4 bits scatter independently). The tables are built once.
+struct RelayoutLut {
+  uint32_t t[8][16];
+  explicit RelayoutLut(bool inverse) {
+    for (int j = 0; j < 8; ++j)
+      for (uint32_t v = 0; v < 16; ++v) {
+        uint32_t r = 0;
+        for (int f = 0; f < 4; ++f) {
+          if (!((v >> f) & 1u)) continue;
+          // forward: layout-0 bit 4j+f goes to l1_bit_of(4j+f); inverse: layout-1 bit 4j+f
+          // goes back to the layout-0 bit b with l1_bit_of(b) == 4j+f
+          int to = 0;
+          if (!inverse) {
+            to = nvfp4::l1_bit_of(4 * j + f);
+          } else {
+            while (nvfp4::l1_bit_of(to) != 4 * j + f) ++to;
+          }
+          r |= 1u << to;
+        }
+        t[j][v] = r;
+      }
+  }
+  uint32_t operator()(uint32_t w) const {
+    uint32_t r = 0;
+    for (int j = 0; j < 8; ++j) r |= t[j][(w >> (4 * j)) & 0xFu];
+    return r;
+  }
+};
+
+const RelayoutLut& relayout_lut(bool inverse) {
+  static const RelayoutLut fwd(false), inv(true);
+  return inverse ? inv : fwd;
+}
+
+// n words from src to dst (little-endian words: x86 / arm64 hosts).
+void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, bool inverse) {
+  const RelayoutLut& lut = relayout_lut(inverse);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t w;
+    std::memcpy(&w, src + 4 * i, 4);
+    const uint32_t r = lut(w);
+    std::memcpy(dst + 4 * i, &r, 4);
+  }
+}
+
 // acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] (block scale folded, no global).
+// layout 1: each row's chunk is first put back in layout 0 (kc / 8 words, on the stack).
 TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __restrict wp,
                                    const uint8_t* __restrict ws, int64_t K, int64_t m0,
                                    int64_t mb, int64_t n0, int64_t nb, float* __restrict acc,
-                                   float* __restrict wbuf) {
+                                   float* __restrict wbuf, bool layout1) {
   const float* e4m3 = e4m3_table();
   std::fill(acc, acc + kMB * kNB, 0.0f);
+  uint8_t std_chunk[kKC / 2];
   for (int64_t k0 = 0; k0 < K; k0 += kKC) {
     const int64_t kc = std::min(kKC, K - k0);  // a multiple of 16
     for (int64_t j = 0; j < kNB; ++j) {
       float* dst = wbuf + j * kKC;
       if (j < nb) {
-        decode_nvfp4_row(wp + (n0 + j) * (K / 2), ws + (n0 + j) * (K / kBlock), e4m3, k0, kc,
-                         dst);
+        const uint8_t* row = wp + (n0 + j) * (K / 2);
+        const uint8_t* srow = ws + (n0 + j) * (K / kBlock);
+        if (layout1) {
+          relayout_words(row + k0 / 2, std_chunk, kc / 8, /*inverse=*/true);
+          decode_nvfp4_row(std_chunk, srow + k0 / kBlock, e4m3, 0, kc, dst);
+        } else {
+          decode_nvfp4_row(row, srow, e4m3, k0, kc, dst);
+        }
       } else {
         std::fill(dst, dst + kc, 0.0f);
       }
@@ -144,11 +198,11 @@ TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __
 
 template <typename T>
 void nvfp4_gemv_impl(const float* xf, const uint8_t* wp, const uint8_t* ws, float global,
-                     const float* bias, int64_t M, int64_t N, int64_t K, T* out) {
+                     const float* bias, int64_t M, int64_t N, int64_t K, T* out, bool layout1) {
   gemv_tiles(
       M, N, kMB, kNB, kNB * kKC,
       [&](int64_t m0, int64_t mb, int64_t n0, int64_t nb, float* acc, float* wbuf) {
-        nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc, wbuf);
+        nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc, wbuf, layout1);
       },
       [&](int64_t m, int64_t n, float y) {
         y = y * global;
@@ -162,44 +216,15 @@ float read_global_scale(const at::Tensor& g) {
   return *g.data_ptr<float>();
 }
 
-// Layout 0 <-> 1 (nvfp4/nvfp4_layout.h) of n 32-bit words: 8 table lookups per word, one per
-// nibble of the source (each nibble's 4 bits scatter independently).
-void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, bool inverse) {
-  uint32_t lut[8][16];
-  for (int j = 0; j < 8; ++j)
-    for (uint32_t v = 0; v < 16; ++v) {
-      uint32_t r = 0;
-      for (int f = 0; f < 4; ++f) {
-        if (!((v >> f) & 1u)) continue;
-        // forward: layout-0 bit 4j+f goes to l1_bit_of(4j+f); inverse: layout-1 bit 4j+f
-        // goes back to the layout-0 bit b with l1_bit_of(b) == 4j+f
-        int to = 0;
-        if (!inverse) {
-          to = nvfp4::l1_bit_of(4 * j + f);
-        } else {
-          while (nvfp4::l1_bit_of(to) != 4 * j + f) ++to;
-        }
-        r |= 1u << to;
-      }
-      lut[j][v] = r;
-    }
-  at::parallel_for(0, n, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      uint32_t w;
-      std::memcpy(&w, src + 4 * i, 4);  // little-endian words (x86 / arm64 hosts)
-      uint32_t r = 0;
-      for (int j = 0; j < 8; ++j) r |= lut[j][(w >> (4 * j)) & 0xFu];
-      std::memcpy(dst + 4 * i, &r, 4);
-    }
-  });
-}
-
 at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool inverse) {
   validate_nvfp4_relayout(w_packed, layout);
   at::Tensor out = at::empty(w_packed.sizes(), w_packed.options());
   if (layout == nvfp4::kLayoutStd) return out.copy_(w_packed);
-  relayout_words(w_packed.data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), w_packed.numel() / 4,
-                 inverse);
+  const uint8_t* src = w_packed.data_ptr<uint8_t>();
+  uint8_t* dst = out.data_ptr<uint8_t>();
+  at::parallel_for(0, w_packed.numel() / 4, 1 << 14, [&](int64_t b, int64_t e) {
+    relayout_words(src + 4 * b, dst + 4 * b, e - b, inverse);
+  });
   return out;
 }
 
@@ -211,21 +236,19 @@ at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
   check_nvfp4_layout(layout, x.scalar_type(), op);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
-  // Layout 1 is read through a layout-0 copy (the CPU kernel's decode is a byte table).
-  const at::Tensor w_std =
-      layout == nvfp4::kLayoutStd ? w_packed : nvfp4_relayout_cpu(w_packed, layout, /*inverse=*/true);
+
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
   at::Tensor bias_f;
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();
   at::Tensor out = at::empty({sh.M, sh.N}, x.options());
   const float global = read_global_scale(global_scale);
-  const uint8_t* wp = w_std.data_ptr<uint8_t>();
+  const uint8_t* wp = w_packed.data_ptr<uint8_t>();
   const uint8_t* ws = static_cast<const uint8_t*>(w_scale.data_ptr());
   dispatch_float_out(x.scalar_type(), op, [&](auto tag) {
     using T = decltype(tag);
     nvfp4_gemv_impl<T>(xf.data_ptr<float>(), wp, ws, global,
                        bias.has_value() ? bias_f.data_ptr<float>() : nullptr, sh.M, sh.N, sh.K,
-                       out.data_ptr<T>());
+                       out.data_ptr<T>(), layout == nvfp4::kLayoutBf16);
   });
   return out;
 }
