@@ -96,6 +96,9 @@ constexpr int64_t kTileMinM = 48;
 //                      | K % 128 |        | rows of x (kTileMinM below)
 //   9.0 + _C_sm90a     | M 5..32,| wgmma  | TMA + warpgroup MMA, flat in M up
 //                      | K % 256 |        | to 16 tokens (kWgmmaMinM below)
+//   layout 1, >= 8.0   | as above| mma    | where the rule says fma or tile:
+//                      |         |        | those read layout 0 only
+//                      |         |        | (docs/nvfp4_gemv.md 23)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -140,19 +143,22 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 constexpr int64_t kWgmmaMinM = 5;
 constexpr int64_t kWgmmaMaxM = 32;  // = torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M (tested)
 
+// layout 1 (nvfp4_layout.h; the caller has checked sm_80+): the same rule, except that the
+// kernels which read layout 0 only (fma, tile) give way to mma.
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
-                                         int64_t K, bool have_wgmma) {
+                                         int64_t K, bool have_wgmma, int64_t layout) {
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
+  const bool l1 = layout == nvfp4::kLayoutBf16;
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (M > kTileMinM && K % 128 == 0) return Nvfp4GemvKernel::kTile;
+  if (M > kTileMinM && K % 128 == 0 && !l1) return Nvfp4GemvKernel::kTile;
   if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
     const int knob = env_int("TORCHQUANT_NVFP4_WGMMA_MIN_M");
     if (M >= (knob > 0 ? knob : kWgmmaMinM)) return Nvfp4GemvKernel::kWgmma;
   }
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
   const int64_t m1_min = env_weights("TORCHQUANT_NVFP4_M1_MMA_MIN", kMmaM1MinWeights);
-  if (M == 1 && (K % 64 != 0 || N * K < m1_min))
+  if (M == 1 && (K % 64 != 0 || N * K < m1_min) && !l1)
     return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
 }
@@ -583,9 +589,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
   // K % 256 itself.
   const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
-  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value());
-  // Layout 1: auto's choice where it reads the layout (mma, wgmma), else mma.
-  if (layout == nvfp4::kLayoutBf16 && path != Nvfp4GemvKernel::kWgmma) path = Nvfp4GemvKernel::kMma;
+  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value(), layout);
   if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
