@@ -233,6 +233,14 @@ def test_tile_unaligned_views_and_bad_k():
     assert ref.worst_fraction(y2, ref.linear_ref(x2, wd2), ref.fp32_accum_bound(x2, wd2, None, torch.float16)) <= 1.0
 
 
+def _set_tile(monkeypatch, tile):
+    """TORCHQUANT_NVFP4_TILE_M = tile (rows of x per M tile), or unset (the launch rule) for None."""
+    if tile is None:
+        monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
+    else:
+        monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+
+
 def _mma_checked(x, wp, ws, gs, b, wd, what):
     """nvfp4_gemv(path="mma") on a poisoned allocator, within the fp32 bound
     against float64 over the dequantized weight; returns y."""
@@ -325,10 +333,7 @@ def test_gemv_mma_x_resident(monkeypatch, dtype, ks, splits, K):
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M, tile in ((1, None), (2, None), (3, None), (4, None), (5, "2"), (8, None), (8, "3"), (9, None),
                     (16, None)):
-        if tile is None:
-            monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
-        else:
-            monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+        _set_tile(monkeypatch, tile)
         x = x_all[:M].contiguous()
         for b in (None, bias):
             what = f"xres ks={ks} splits={splits} {dtype} M={M} tile={tile} K={K} bias={b is not None}"
@@ -414,10 +419,7 @@ def test_gemv_mma_f16_knob(monkeypatch, M, tile):
     unknown value) do not; fp16 x never has it."""
     _need("mma")
     monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "1")
-    if tile is None:
-        monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
-    else:
-        monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+    _set_tile(monkeypatch, tile)
     N, K = 4096, 4096
     for dtype in DTYPES:
         x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M * 3 + (tile is None))
@@ -788,10 +790,7 @@ def test_gemv_layout1_same_bits_every_form(monkeypatch, form, K):
     path = "auto" if form == "auto" else "mma"
     for M, tile in ((1, None), (2, None), (3, None), (4, None), (5, None), (8, None), (8, "3"), (9, None),
                     (13, None), (16, None), (17, None), (40, None)):
-        if tile is None:
-            monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
-        else:
-            monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+        _set_tile(monkeypatch, tile)
         x = x_all[:M].contiguous()
         for b in (None, bias):
             what = f"layout 1 {form} M={M} tile={tile} K={K} bias={b is not None}"
