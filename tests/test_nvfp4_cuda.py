@@ -414,7 +414,7 @@ def _mma_kernel_args(names):
 
 @pytest.mark.parametrize("M,tile", [(1, None), (4, "1"), (2, "2"), (4, "4")])
 def test_gemv_mma_f16_knob(monkeypatch, M, tile):
-    """kF16 (the last template argument of the x-resident kernel) is off by default;
+    """kF16 (the x-resident kernel's seventh template argument, before kLayout) is off by default;
     TORCHQUANT_NVFP4_F16=1 takes it for bf16 x on tiles of any size; -1 and 3 (an
     unknown value) do not; fp16 x never has it."""
     _need("mma")
