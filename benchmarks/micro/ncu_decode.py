@@ -7,7 +7,8 @@ the set (sparse24: the bf16 2:4 GEMV, paths fma, mma and wgmma; sparse24_int8:
 sparse24_int8_matmul, paths gemv (the dp4a GEMV), mma and wgmma, so NCU_KERNEL=sparse24_int8);
 --paths wgmma also launches fp8_block_gemv's and nvfp4_gemv's Hopper GEMVs (kernels
 dq_gemv_sm90a_kernel, fp4_gemv_sm90a_kernel);
---dtype fp16 gives x (and the outputs) fp16 instead of bf16;
+--dtype fp16 gives x (and the outputs) fp16 instead of bf16; --nvfp4-layouts 0,1 launches nvfp4_gemv
+on both word layouts (docs/nvfp4_gemv.md 23);
 --paths tile launches the tiled GEMM of fp8_block / nvfp4 (kernel dq_tile_kernel,
 so profile it with --kernel-name regex:dq_tile, NCU_KERNEL=dq_tile in gpu_job.sh).
 
@@ -24,6 +25,9 @@ ap.add_argument("--only", action="append", default=[], help="N,K,M1/M2/...")
 ap.add_argument("--ops", default="fp8,nvfp4,int8")
 ap.add_argument("--paths", default="fma,mma")
 ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16", help="x's dtype")
+ap.add_argument("--nvfp4-layouts", default="0",
+                help="nvfp4_gemv's weight layouts to launch, e.g. 0,1 (1: the bf16 decode order, "
+                     "nvfp4_relayout; bf16 x, paths mma and wgmma)")
 args = ap.parse_args()
 shapes = [(28672, 8192, (1, 16)), (4096, 4096, (1, 8, 16))]
 if args.only:
@@ -44,6 +48,8 @@ for N, K, ms in shapes:
         wq8, ws8 = ops.quantize_fp8_block(w, 128)
     if "nvfp4" in want:
         wp4, s4, g4 = ops.quantize_nvfp4(w)
+        nv_weights = {int(lay): (ops.nvfp4_relayout(wp4, int(lay)) if lay != "0" else wp4)
+                      for lay in args.nvfp4_layouts.split(",")}
     if want & {"int8", "sparse24_int8"}:
         iq, isc, _ = ops.quantize_int8(w, True, True)
     if "sparse24" in want:
@@ -57,7 +63,9 @@ for N, K, ms in shapes:
             if "fp8" in want:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
             if "nvfp4" in want:
-                ops.nvfp4_gemv(x, wp4, s4, g4, None, path)
+                for lay, wl in nv_weights.items():
+                    if lay == 0 or (path in ("mma", "wgmma") and act == torch.bfloat16):
+                        ops.nvfp4_gemv(x, wl, s4, g4, None, path, lay)
             if "sparse24" in want and path in ("fma", "mma", "wgmma"):
                 ops.sparse24_gemv(x, sv, sm, None, path)
         if "sparse24_int8" in want:
