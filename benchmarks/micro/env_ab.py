@@ -124,14 +124,14 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
+    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1"}):
+        ap.error("--var layout: --op nvfp4 and --values from 0,1 (nvfp4_gemv's layout argument)")
     timing.set_env(args.env)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size
     act = torch.float16 if args.act_dtype == "fp16" else torch.bfloat16
     dname = f"{args.act_dtype} F.linear"
-    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1"}):
-        ap.error("--var layout: --op nvfp4 and --values from 0,1 (nvfp4_gemv's layout argument)")
     layout = [0]  # nvfp4_gemv's layout argument (set per value by --var layout)
     rows = []
     for shape in args.shapes.split(","):
