@@ -62,7 +62,7 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // bias, one rounding), nvfp4_gemv's validation (under the name nvfp4_gemm), plus: compute
   // capability 9.0 and K % 64 == 0. QuantLinear nvfp4 runs it from M = 17 (from M = 33 where
   // K % 256 == 0 and _nvfp4_gemv_sm90a below runs; torchquant/nn/dispatch.py,
-  // docs/fp8_wgmma.md). layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x).
+  // docs/fp8_wgmma.md). layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x, 2: fp16 x).
   m.def(
       "_nvfp4_gemm_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
       "Tensor? bias=None, int layout=0) -> Tensor");
@@ -78,7 +78,7 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // nvfp4_gemv's path "wgmma" (nvfp4_gemv.cu calls it through the dispatcher): the nvfp4
   // decode GEMV on the same TMA + wgmma structure, nvfp4_gemv's contract, validation and
   // name, plus: compute capability 9.0 and K % 256 == 0. For decode (16-token tiles).
-  // layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x).
+  // layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x, 2: fp16 x).
   m.def(
       "_nvfp4_gemv_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
       "Tensor? bias=None, int layout=0) -> Tensor");

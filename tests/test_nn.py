@@ -444,7 +444,7 @@ def test_compile_fullgraph_no_graph_break(fmt):
 GRAPH_CASES = ([(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8a8"}, 64)]
                # the GEMVs past one 16-row tile (dispatch.LAYER_GEMV_MAX_M): capturable, no host sync
                + [(f, {}, 64) for f in ("fp8_block", "nvfp4", "sparse24")]
-               # nvfp4 word layout 1: the GEMVs read it; M = 64 on sm_90 is the GEMM on a converted copy
+               # nvfp4 word layout 1 (bf16): the GEMVs read it, and at M = 64 on sm_90 the decoding GEMM
                + [("nvfp4", {"nvfp4_layout": 1}, m) for m in (1, 8, 64)])
 
 
@@ -477,18 +477,21 @@ def test_cuda_graph_capture_and_inductor(fmt, kw, M):
     assert torch.equal(compiled(x), eager)
 
 
-# ------------------------------------------------------ nvfp4 word layout 1 --
+# ------------------------------------------------ nvfp4 word layouts 1 and 2 --
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("bias", [False, True])
-def test_nvfp4_layout1_same_bits_as_layout0(device, bias):
-    """nvfp4_layout=1 keeps the packed weight in memory in the bf16 decode order
-    (docs/nvfp4_gemv.md 23): every path gives layout 0's bits, bf16 x (the GEMVs read layout 1)
-    and fp16 x (a converted copy), decode and prefill M; the buffer differs, state_dict does not."""
-    lin = _linear(k=256, n=72, bias=bias, device=device)
+def test_nvfp4_layout_same_bits_as_layout0(device, dtype, bias):
+    """nvfp4_layout="decode" keeps the packed weight in memory in the decode order of the layer's
+    dtype (1 for bf16, 2 for fp16; docs/nvfp4_gemv.md 23): every path gives layout 0's bits, x of
+    the layer's dtype (the GEMVs and the decoding GEMM read the layout), of the other 16-bit
+    dtype and fp32 (a converted copy), decode and prefill M; the buffer differs, state_dict not."""
+    lay = 1 if dtype == torch.bfloat16 else 2
+    lin = _linear(k=256, n=72, bias=bias, device=device).to(dtype)
     q0 = QuantLinear.from_float(lin, "nvfp4")
-    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=1)
-    assert "nvfp4_layout=1" in repr(q1) and "nvfp4_layout" not in repr(q0)
-    assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), 1).to(device))
+    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout="decode")
+    assert q1.nvfp4_layout == lay and f"nvfp4_layout={lay}" in repr(q1) and "nvfp4_layout" not in repr(q0)
+    assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))
     assert not torch.equal(q1.weight_packed, q0.weight_packed)
     for M in (1, 4, 8, 16, 17, 33, 64, 65, 300):
         for dt in (torch.bfloat16, torch.float16, torch.float32):
@@ -496,43 +499,50 @@ def test_nvfp4_layout1_same_bits_as_layout0(device, bias):
             assert torch.equal(q1(x), q0(x)), (M, dt)
     sd0, sd1 = q0.state_dict(), q1.state_dict()
     assert sorted(sd0) == sorted(sd1) and all(torch.equal(sd0[k], sd1[k]) for k in sd0)
-    assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), 1).to(device))  # untouched
+    assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))  # untouched
     # a formats.md state_dict loads into either layout
-    for layout, want in ((1, q1.weight_packed), (0, q0.weight_packed)):
-        fresh = QuantLinear(256, 72, bias, "nvfp4", nvfp4_layout=layout, device=device)
+    for layout, want in ((lay, q1.weight_packed), (0, q0.weight_packed)):
+        fresh = QuantLinear(256, 72, bias, "nvfp4", dtype=dtype, nvfp4_layout=layout, device=device)
         fresh.load_state_dict(sd1)
         assert torch.equal(fresh.weight_packed, want)
-    x = torch.randn(3, 256, device=device, dtype=torch.bfloat16)
+    x = torch.randn(3, 256, device=device, dtype=dtype)
     assert torch.equal(QuantLinear.from_nvfp4(sd0["weight_packed"], sd0["weight_scale"], sd0["weight_global_scale"],
-                                              sd0.get("bias"), nvfp4_layout=1)(x), q0(x))
+                                              sd0.get("bias"), dtype=dtype, nvfp4_layout=lay)(x), q0(x))
     import copy
     assert torch.equal(copy.deepcopy(q1)(x), q0(x))
 
 
-def test_nvfp4_layout1_model_save_load_and_checks(tmp_path):
+def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     pytest.importorskip("safetensors")
     import copy
 
-    base = nn.Sequential(_linear(n=48, seed=1), nn.ReLU(), _linear(k=48, n=32, seed=2))
-    base[2].to(torch.float16)  # from_float keeps an fp16 weight's dtype: layout 1 is not applied there
-    ref_model = quantize_model(copy.deepcopy(base), "nvfp4", progress=False)
-    model = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": 1}, progress=False)
-    assert model[0].nvfp4_layout == 1 and model[2].nvfp4_layout == 0 and model[2].dtype == torch.float16
-    mixed = quantize_model(nn.Sequential(_linear(seed=3), _linear(k=40, n=16, seed=4)),
-                           {"format": "nvfp4", "nvfp4_layout": 1, "overrides": {"1": {"format": "int8"}}},
-                           progress=False)
-    assert mixed[0].nvfp4_layout == 1 and mixed[1].format == "int8"
+    base = nn.Sequential(_linear(n=48, seed=1), nn.ReLU(), _linear(k=48, n=32, seed=2), _linear(k=32, n=16, seed=3))
+    base[2].to(torch.float16)  # from_float keeps an fp16 weight's dtype: its decode order is layout 2
+    base[3].to(torch.bfloat16)
+    ref_model = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "overrides": {"3": {"format": "int8"}}},
+                               progress=False)
+    model = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": "decode",
+                                                 "overrides": {"3": {"format": "int8"}}}, progress=False)
+    assert [model[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0] and model[3].format == "int8"
+    only1 = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": 1}, progress=False)
+    assert [only1[i].nvfp4_layout for i in (0, 2, 3)] == [1, 0, 1]  # 1 applies to the bf16 layers only
     x = torch.randn(3, 96, dtype=torch.bfloat16)
     y = model(x)
     assert torch.equal(y, ref_model(x))
     path = str(tmp_path / "m.safetensors")
     save_quantized(model, path)
-    loaded = load_quantized(nn.Sequential(_linear(n=48, seed=7), nn.ReLU(), _linear(k=48, n=32, seed=8)), path)
+    loaded = load_quantized(copy.deepcopy(base), path)
     assert torch.equal(loaded[0].weight_packed, ref_model[0].weight_packed)  # the file holds layout 0
     assert torch.equal(loaded(x), y)
     with pytest.raises(ValueError, match="nvfp4_layout=1"):
         QuantLinear(96, 8, True, "fp8_block", nvfp4_layout=1)
     with pytest.raises(ValueError, match="nvfp4_layout=1"):
         QuantLinear(96, 8, True, "nvfp4", dtype=torch.float16, nvfp4_layout=1)
-    with pytest.raises(ValueError, match="nvfp4_layout must be 0 or 1"):
-        QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=2)
+    with pytest.raises(ValueError, match="nvfp4_layout=2"):
+        QuantLinear(96, 8, True, "nvfp4", dtype=torch.bfloat16, nvfp4_layout=2)
+    with pytest.raises(ValueError, match="nvfp4_layout must be"):
+        QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=3)
+    with pytest.raises(ValueError, match="nvfp4_layout must be"):
+        QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=True)
+    assert QuantLinear(96, 8, True, "nvfp4", dtype=torch.float32, nvfp4_layout="decode").nvfp4_layout == 0
+    assert QuantLinear(96, 8, True, "int8", nvfp4_layout="decode").nvfp4_layout == 0

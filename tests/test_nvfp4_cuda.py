@@ -760,7 +760,11 @@ def test_mma_forced_below_sm80_raises():
         ops.nvfp4_gemv(x, wp, ws, gs, None, "mma")
 
 
-# -------------------------------------------------------------- layout 1 --
+# ------------------------------------------------------- layouts 1 and 2 --
+# nvfp4_relayout(w, 1) / (w, 2): the bf16 / fp16 decode orders (docs/nvfp4_gemv.md 23), read with
+# x of that dtype.
+LAYOUTS = [(1, torch.bfloat16), (2, torch.float16)]
+LAYOUT_IDS = ["l1-bf16", "l2-fp16"]
 LAYOUT1_FORMS = {
     "auto": {},
     "xres": {"TORCHQUANT_NVFP4_XRES": "1"},
@@ -773,61 +777,64 @@ LAYOUT1_FORMS = {
 }
 
 
+@pytest.mark.parametrize("layout,dtype", LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("form", list(LAYOUT1_FORMS))
 @pytest.mark.parametrize("K", [1072, 2112, 8256])  # 16-code granules / ring, 1 and 3+ chunks
-def test_gemv_layout1_same_bits_every_form(monkeypatch, form, K):
-    """nvfp4_gemv(layout=1) on nvfp4_relayout(w, 1): the layout-1 kernels (last template
-    argument 1) give the bits of the layout-0 mma kernel on every form (its decode yields the
+def test_gemv_layout_same_bits_every_form(monkeypatch, layout, dtype, form, K):
+    """nvfp4_gemv(layout=L) on nvfp4_relayout(w, L): the layout-L kernels (last template
+    argument L) give the bits of the layout-0 mma kernel on every form (their decode yields the
     same pairs), at M = 1..16 and beyond, ragged M tiles, bias or none, on a poisoned
-    allocator; layout 0 is also within the bound. auto with layout 1 runs mma."""
+    allocator; layout 0 is also within the bound. auto with a layout runs mma here."""
     _need("mma")
     for k, v in LAYOUT1_FORMS[form].items():
         monkeypatch.setenv(k, v)
     N = 257
-    x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=K * 13 + len(form))
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=K * 13 + len(form))
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
-    w1 = ops.nvfp4_relayout(wp, 1)
+    w1 = ops.nvfp4_relayout(wp, layout)
     path = "auto" if form == "auto" else "mma"
     for M, tile in ((1, None), (2, None), (3, None), (4, None), (5, None), (8, None), (8, "3"), (9, None),
                     (13, None), (16, None), (17, None), (40, None)):
         _set_tile(monkeypatch, tile)
         x = x_all[:M].contiguous()
         for b in (None, bias):
-            what = f"layout 1 {form} M={M} tile={tile} K={K} bias={b is not None}"
+            what = f"layout {layout} {form} M={M} tile={tile} K={K} bias={b is not None}"
             y0 = _mma_checked(x, wp, ws, gs, b, wd, what)
             _poison()
-            y1 = ops.nvfp4_gemv(x, w1, ws, gs, b, path, 1)
+            y1 = ops.nvfp4_gemv(x, w1, ws, gs, b, path, layout)
             assert torch.equal(y1, y0), what
-        args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, path, 1)))
-        assert args[7] == "1", (form, M, args)
+        args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, path, layout)))
+        assert args[7] == str(layout), (form, M, args)
 
 
+@pytest.mark.parametrize("layout,dtype", LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("N,K,M", [(1, 4096, 1), (15, 4096, 3), (4096, 4096, 1), (4096, 4096, 16),
                                    (6144, 4096, 8), (28672, 1024, 4)])
-def test_gemv_layout1_default_launches(N, K, M):
-    """The default launch rules (x residency, KS, K split, spread) with layout 1 on real layer
+def test_gemv_layout_default_launches(layout, dtype, N, K, M):
+    """The default launch rules (x residency, KS, K split, spread) with a layout on real layer
     widths and tiny N: the layout-0 bits. Also through an unaligned weight view (copied by the
     op) and replayed in a CUDA graph."""
     _need("mma")
-    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + K + M)
-    w1 = ops.nvfp4_relayout(wp, 1)
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=N + K + M)
+    w1 = ops.nvfp4_relayout(wp, layout)
     y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     _poison()
-    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", 1), y0)
+    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout), y0)
     # auto: mma, or on sm_90 the wgmma GEMV (M = 5..32, K % 256 == 0), as layout 0's path
     out = {}
-    names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)))
+    names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout)))
     wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
     assert torch.equal(out["y"], ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma") if wg else y0), names
     buf = torch.empty(w1.numel() + 4, dtype=torch.uint8, device="cuda")
     view = buf[4:].view(w1.shape)  # base 4 bytes into the storage: not 8-aligned
     view.copy_(w1)
-    assert torch.equal(ops.nvfp4_gemv(x, view, ws, gs, bias, "mma", 1), y0)
-    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1), replays=2, poison=True)
-    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", 1), replays=2, poison=True)
+    assert torch.equal(ops.nvfp4_gemv(x, view, ws, gs, bias, "mma", layout), y0)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout), replays=2, poison=True)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout), replays=2, poison=True)
 
 
-def test_relayout_cuda_every_word_bit():
+@pytest.mark.parametrize("layout", [1, 2])
+def test_relayout_cuda_every_word_bit(layout):
     """nvfp4_relayout on the GPU moves each single set bit of a word where the CPU op does,
     at every word position of a row (the map is a bit permutation, so single bits decide it)."""
     K = 16 * 33
@@ -838,33 +845,35 @@ def test_relayout_cuda_every_word_bit():
         rows.append(row)
     wp = torch.stack(rows)
     for inverse in (False, True):
-        got = ops.nvfp4_relayout(wp.cuda(), 1, inverse)
-        assert torch.equal(got.cpu(), ops.nvfp4_relayout(wp, 1, inverse)), inverse
+        got = ops.nvfp4_relayout(wp.cuda(), layout, inverse)
+        assert torch.equal(got.cpu(), ops.nvfp4_relayout(wp, layout, inverse)), inverse
 
 
 @WGMMA
+@pytest.mark.parametrize("layout,dtype", LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("tile", WGMMA_TILES)
 @pytest.mark.parametrize("splits", ["", "3"])
 @pytest.mark.parametrize("N,K", [(17, 768), (257, 4096), (1000, 2048)])
-def test_gemv_wgmma_layout1_same_bits(monkeypatch, tile, splits, N, K):
-    """The Hopper wgmma GEMV on a layout-1 weight (path "wgmma", layout 1): the layout-0 bits
-    at every tile configuration and K split, M = 1..40 (several token tiles), bias or none;
-    auto with layout 1 keeps auto's choice of this kernel at M = 5..32 and runs mma elsewhere
-    (where layout 0's auto may take fma or the tiled GEMM)."""
+def test_gemv_wgmma_layout_same_bits(monkeypatch, layout, dtype, tile, splits, N, K):
+    """The Hopper wgmma GEMV on a layout-L weight (path "wgmma"): the layout-0 bits at every
+    tile configuration and K split, M = 1..40 (several token tiles), bias or none; auto with a
+    layout keeps auto's choice of this kernel at M = 5..32 and runs mma elsewhere (where layout
+    0's auto may take fma or the tiled GEMM)."""
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
-    x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=N + K)
-    w1 = ops.nvfp4_relayout(wp, 1)
+    x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N + K)
+    w1 = ops.nvfp4_relayout(wp, layout)
     for M in (1, 4, 5, 16, 17, 32, 40):
         x = x_all[:M].contiguous()
         for b in (None, bias):
             y0 = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
             _poison()
-            assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, b, "wgmma", 1), y0), (tile, splits, M)
+            assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, b, "wgmma", layout), y0), (tile, splits, M)
         out = {}
-        names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)))
+        names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout)))
         wg = [n for n in names if "fp4_gemv_sm90a_kernel" in n]
         assert bool(wg) == (5 <= M <= 32), (M, names)
-        assert all("__nv_bfloat16, 1>" in n for n in wg), wg  # the kernel's layout argument
+        elem = "__nv_bfloat16" if dtype == torch.bfloat16 else "__half"
+        assert all(f"{elem}, {layout}>" in n for n in wg), wg  # the kernel's layout argument
         want = ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma" if wg else "mma")
         assert torch.equal(out["y"], want), M

@@ -1,11 +1,14 @@
-"""nvfp4 word layout 1, the bf16 decode order (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23).
+"""nvfp4 word layouts 1 and 2, the bf16 and fp16 decode orders (csrc/nvfp4/nvfp4_layout.h,
+docs/nvfp4_gemv.md 23).
 
-(a) The bit map is a permutation, and the CUDA kernel's layout-1 decode (emulated here with
-    Python integers, the expressions of decode_e2m1_bf16_l1) gives the same four bf16 pairs
-    as the layout-0 decode (decode_e2m1_bf16) for every code at every position and for random
-    words: the GEMV's x permutation and everything after the decode stay valid.
+(a) Each bit map is a permutation, and the CUDA kernels' decodes of a word in the layout (emulated
+    here with Python integers: the expressions of decode_e2m1_bf16_l1 / decode_e2m1_f16_l2) give
+    the same four pairs as the layout-0 decodes (decode_e2m1_bf16 / decode_e2m1_f16) for every
+    code at every position and for random words, so the GEMVs' x permutation and everything after
+    the decode stay valid; the decoding GEMM's per-lane read (bf16_l1_adjacent / f16_l2_adjacent)
+    gives the bits of its layout-0 byte decode.
 (b) nvfp4_relayout on CPU and CUDA equals the pure-torch formats.relayout_nvfp4 and round-trips.
-(c) nvfp4_gemv with layout 1 gives the same bits as layout 0 (CPU here; every CUDA kernel form
+(c) nvfp4_gemv with a layout gives the same bits as layout 0 (CPU here; every CUDA kernel form
     in test_nvfp4_cuda.py), and bad layouts raise.
 """
 
@@ -47,21 +50,62 @@ def _decode_l1(w):
     return [w & P, _rotl(w, 10) & P, _rotl(w, 13) & P, ((w & 0x001B001B) * 0x1084 & M32) & P]
 
 
+P16 = 0x8E008E00  # the fp16 pair bits: magnitude 9..11 / 25..27, sign 15 / 31
+
+
+def _prmt(a, b, sel):
+    by = [(a >> (8 * i)) & 0xFF for i in range(4)] + [(b >> (8 * i)) & 0xFF for i in range(4)]
+    return sum(by[(sel >> (4 * i)) & 7] << (8 * i) for i in range(4))
+
+
+def _decode_std16(w):
+    """decode_e2m1_f16 (layout 0): h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7)."""
+    e = (((w << 1) & 0x0E0E0E0E) | ((w << 4) & 0x80808080)) & M32
+    o = ((w >> 3) & 0x0E0E0E0E) | (w & 0x80808080)
+    return [_prmt(e, 0, 0x1404), _prmt(e, 0, 0x3424), _prmt(o, 0, 0x1404), _prmt(o, 0, 0x3424)]
+
+
+def _decode_l2(w):
+    """decode_e2m1_f16_l2 (layout 2)."""
+    return [w & P16, (w << 3) & M32 & P16, ((w & 0x40074007) * 0x202 & M32) & P16,
+            ((w & 0x20382038) * 0x44 & M32) & P16]
+
+
+DECODES = {1: (_decode_l1, _decode_std), 2: (_decode_l2, _decode_std16)}
+
+
 def _to_l1(w, bit_map):
     return sum(((w >> b) & 1) << pos for b, pos in enumerate(bit_map))
 
 
-def test_bit_map_is_a_permutation():
-    assert sorted(F.l1_bit_map()) == list(range(32))
+@pytest.mark.parametrize("layout", [1, 2])
+def test_bit_map_is_a_permutation(layout):
+    assert sorted(F.layout_bit_map(layout)) == list(range(32))
+    assert F.layout_bit_map(1) == F.l1_bit_map()
 
 
-def test_layout1_decode_gives_the_layout0_pairs():
-    bit_map = F.l1_bit_map()
+@pytest.mark.parametrize("layout", [1, 2])
+def test_layout_decode_gives_the_layout0_pairs(layout):
+    bit_map = F.layout_bit_map(layout)
+    dec, std = DECODES[layout]
     rng = random.Random(7)
     words = [v << (4 * j) for j in range(8) for v in range(16)]  # each code alone, every slot
     words += [rng.getrandbits(32) for _ in range(20000)] + [0, M32]
     for w in words:
-        assert _decode_l1(_to_l1(w, bit_map)) == _decode_std(w), hex(w)
+        assert dec(_to_l1(w, bit_map)) == std(w), hex(w)
+
+
+def test_layout0_decodes_are_e2m1_values():
+    """The layout-0 pairs hold e2m1 * 2^-126 (bf16) and e2m1 * 2^-14 (fp16) of the right codes."""
+    import numpy as np
+
+    for j in range(8):
+        for v in range(16):
+            w = v << (4 * j)
+            h16 = _decode_std16(w)[2 * (j % 2) + j // 4] >> (16 * ((j // 2) % 2)) & 0xFFFF
+            val = float(np.array([h16], dtype=np.uint16).view(np.float16)[0])
+            want = F.E2M1_VALUES[v] * 2.0**-14
+            assert val == want and math.copysign(1, val) == math.copysign(1, want), (j, v, h16)
     # and the standard decode is the bf16 value e2m1 * 2^-126 of codes p and p + 4
     for j in range(8):
         for v in range(16):
@@ -77,6 +121,19 @@ def _e2m1x2_decode_bf16(byte):
     return (t & 0x01C001C0) | ((t << 6) & M32 & 0x80008000)
 
 
+def _e2m1x2_decode_f16(byte):
+    t = byte * 0x00200200 & M32
+    return (t & 0x0E000E00) | ((t << 3) & M32 & 0x80008000)
+
+
+def _f16_l2_adjacent(w, t):
+    """nvfp4::f16_l2_adjacent: lane t's codes 2t, 2t + 1 of a layout-2 word."""
+    ha = (w << (3 if t >> 1 else 0)) & M32 & P16
+    mask, mul = (0x20382038, 0x44) if t >> 1 else (0x40074007, 0x202)
+    hb = ((w & mask) * mul & M32) & P16
+    return _prmt(ha, hb, 0x7632 if t & 1 else 0x5410)
+
+
 def _bf16_l1_adjacent(w, t):
     """nvfp4::bf16_l1_adjacent: lane t's codes 2t, 2t + 1 of a layout-1 word."""
     ha = (_rotl(w, 13) if t & 1 else w) & P
@@ -85,67 +142,75 @@ def _bf16_l1_adjacent(w, t):
     return lo | (hi << 16)
 
 
-def test_layout1_gemm_read_gives_the_layout0_pair():
-    """Each lane t of the decoding GEMM reads byte t (codes 2t, 2t + 1) of a word: from layout 1
+@pytest.mark.parametrize("layout", [1, 2])
+def test_layout_gemm_read_gives_the_layout0_pair(layout):
+    """Each lane t of the decoding GEMM reads byte t (codes 2t, 2t + 1) of a word: from the layout
     the same 32 bits as from layout 0, for every code pair at every byte and random words."""
-    bit_map = F.l1_bit_map()
+    bit_map = F.layout_bit_map(layout)
+    read, std = (_bf16_l1_adjacent, _e2m1x2_decode_bf16) if layout == 1 else (_f16_l2_adjacent, _e2m1x2_decode_f16)
     rng = random.Random(11)
     words = [v << (8 * t) for t in range(4) for v in range(256)] + [rng.getrandbits(32) for _ in range(20000)]
     for w in words:
-        w1 = _to_l1(w, bit_map)
+        wl = _to_l1(w, bit_map)
         for t in range(4):
-            assert _bf16_l1_adjacent(w1, t) == _e2m1x2_decode_bf16((w >> (8 * t)) & 0xFF), (hex(w), t)
+            assert read(wl, t) == std((w >> (8 * t)) & 0xFF), (hex(w), t)
 
 
-def test_relayout_reference_is_the_bit_map():
+@pytest.mark.parametrize("layout", [1, 2])
+def test_relayout_reference_is_the_bit_map(layout):
     g = torch.Generator().manual_seed(3)
     wp = torch.randint(0, 256, (5, 24), dtype=torch.uint8, generator=g)
-    got = F.relayout_nvfp4(wp, 1)
-    bit_map = F.l1_bit_map()
+    got = F.relayout_nvfp4(wp, layout)
+    bit_map = F.layout_bit_map(layout)
     for r in range(5):
         for i in range(6):
             w = int.from_bytes(bytes(wp[r, 4 * i:4 * i + 4].tolist()), "little")
             want = _to_l1(w, bit_map).to_bytes(4, "little")
             assert bytes(got[r, 4 * i:4 * i + 4].tolist()) == want
-    assert torch.equal(F.relayout_nvfp4(got, 1, inverse=True), wp)
+    assert torch.equal(F.relayout_nvfp4(got, layout, inverse=True), wp)
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", [1, 2])
 @pytest.mark.parametrize("N,K", [(1, 16), (7, 48), (33, 1072), (256, 4096)])
-def test_relayout_op_matches_reference(device, N, K):
+def test_relayout_op_matches_reference(device, layout, N, K):
     g = torch.Generator().manual_seed(N * 1000 + K)
     wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
-    want = F.relayout_nvfp4(wp, 1)
-    got = ops.nvfp4_relayout(wp.to(device), 1)
+    want = F.relayout_nvfp4(wp, layout)
+    got = ops.nvfp4_relayout(wp.to(device), layout)
     assert got.shape == wp.shape and got.dtype == torch.uint8 and got.device.type == device
     assert torch.equal(got.cpu(), want)
-    back = ops.nvfp4_relayout(got, 1, inverse=True)
+    back = ops.nvfp4_relayout(got, layout, inverse=True)
     assert torch.equal(back.cpu(), wp)
     assert torch.equal(ops.nvfp4_relayout(wp.to(device), 0).cpu(), wp)  # layout 0: a copy
     # a contiguous view whose base is 4 bytes into its storage (not 8-aligned)
     buf = torch.zeros(wp.numel() + 4, dtype=torch.uint8)
     buf[4:] = wp.reshape(-1)
     view = buf.to(device)[4:].view(N, K // 2)
-    assert torch.equal(ops.nvfp4_relayout(view, 1).cpu(), want)
+    assert torch.equal(ops.nvfp4_relayout(view, layout).cpu(), want)
 
 
-def _operands(M, N, K, seed):
+LAYOUT_DTYPE = {1: torch.bfloat16, 2: torch.float16}
+
+
+def _operands(M, N, K, seed, dtype=torch.bfloat16):
     g = torch.Generator().manual_seed(seed)
     w = torch.randn(N, K, generator=g) * torch.exp2(torch.randint(-6, 6, (N, K // 16), generator=g)).repeat_interleave(16, 1)
     wp, ws, gs = F.quantize_nvfp4(w)
-    x = torch.randn(M, K, generator=g).to(torch.bfloat16)
-    b = torch.randn(N, generator=g).to(torch.bfloat16)
+    x = torch.randn(M, K, generator=g).to(dtype)
+    b = torch.randn(N, generator=g).to(dtype)
     return x, wp, ws, gs, b
 
 
+@pytest.mark.parametrize("layout", [1, 2])
 @pytest.mark.parametrize("M", [1, 2, 3, 5, 8, 13, 16, 40])
 @pytest.mark.parametrize("N,K", [(1, 16), (17, 48), (37, 1072), (130, 4160)])
-def test_gemv_layout1_same_bits_cpu(M, N, K):
-    x, wp, ws, gs, b = _operands(M, N, K, seed=M * 7 + N)
-    w1 = ops.nvfp4_relayout(wp, 1)
+def test_gemv_layout_same_bits_cpu(layout, M, N, K):
+    x, wp, ws, gs, b = _operands(M, N, K, seed=M * 7 + N, dtype=LAYOUT_DTYPE[layout])
+    wl = ops.nvfp4_relayout(wp, layout)
     for bias in (None, b):
         y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias)
-        y1 = ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", 1)
+        y1 = ops.nvfp4_gemv(x, wl, ws, gs, bias, "auto", layout)
         assert torch.equal(y0.view(torch.int16), y1.view(torch.int16))
 
 
@@ -155,9 +220,10 @@ def test_layout_errors(device):
     x, wp, ws, gs = x.to(device), wp.to(device), ws.to(device), gs.to(device)
     w1 = ops.nvfp4_relayout(wp, 1)
     cases = [
-        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 2), "layout must be 0"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 3), "layout must be 0"),
         (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", -1), "layout must be 0"),
         (lambda: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, "auto", 1), "needs bfloat16 x"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 2), "needs float16 x"),
         (lambda: ops.nvfp4_relayout(wp, 3), "layout must be 0"),
         (lambda: ops.nvfp4_relayout(wp[:, :4].contiguous(), 1), "multiple of 16"),
         (lambda: ops.nvfp4_relayout(wp.view(torch.int8), 1), "w_packed must be"),
@@ -167,6 +233,8 @@ def test_layout_errors(device):
     if device == "cuda":
         for path in ("fma", "tile"):
             cases.append((lambda p=path: ops.nvfp4_gemv(x, w1, ws, gs, None, p, 1), "runs on paths 'mma' and 'wgmma'"))
+            cases.append((lambda p=path: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, p, 2),
+                          "runs on paths 'mma' and 'wgmma'"))
     else:
         cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
     for fn, msg in cases:

@@ -201,22 +201,25 @@ def test_quantlinear_takes_it(dtype):
     assert torch.equal(q2(x2), want2)
 
 
+@pytest.mark.parametrize("layout,dtype", [(1, torch.bfloat16), (2, torch.float16)], ids=["l1-bf16", "l2-fp16"])
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("splits", ["", "3"])
 @pytest.mark.parametrize("M,N,K", [(33, 197, 1536), (70, 64, 1152), (300, 520, 512)])
-def test_layout1_same_bits(monkeypatch, config, splits, M, N, K):
-    """layout 1 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent): the
-    layout-0 bits at every tile and K split, bias or none; fp16 x and bad layouts raise."""
+def test_layout_same_bits(monkeypatch, layout, dtype, config, splits, M, N, K):
+    """layouts 1 / 2 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent /
+    f16_l2_adjacent): the layout-0 bits at every tile and K split, bias or none; x of the other
+    dtype and bad layouts raise."""
     monkeypatch.setenv(ENV, config)
     monkeypatch.setenv(SPLIT_ENV, splits)
-    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=M + N + K)
-    w1 = ops.nvfp4_relayout(wp, 1)
+    x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
+    wl = ops.nvfp4_relayout(wp, layout).cuda()
     xc, wsc, gsc = x.cuda(), ws.cuda(), gs.cuda()
     for b in (None, bias.cuda()):
         y0 = _run(x, wp, ws, gs, b)
         poison_cuda()
-        assert torch.equal(ops._nvfp4_gemm_sm90a(xc, w1.cuda(), wsc, gsc, b, 1), y0)
-    with pytest.raises(RuntimeError, match="needs bfloat16 x"):
-        ops._nvfp4_gemm_sm90a(xc.half(), w1.cuda(), wsc, gsc, None, 1)
+        assert torch.equal(ops._nvfp4_gemm_sm90a(xc, wl, wsc, gsc, b, layout), y0)
+    other = torch.float16 if dtype == torch.bfloat16 else torch.bfloat16
+    with pytest.raises(RuntimeError, match="decode order and needs"):
+        ops._nvfp4_gemm_sm90a(xc.to(other), wl, wsc, gsc, None, layout)
     with pytest.raises(RuntimeError, match="layout must be 0"):
-        ops._nvfp4_gemm_sm90a(xc, w1.cuda(), wsc, gsc, None, 2)
+        ops._nvfp4_gemm_sm90a(xc, wl, wsc, gsc, None, 3)

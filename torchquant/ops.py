@@ -80,9 +80,9 @@ def nvfp4_gemv(
 ) -> Tensor:
     """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype.
 
-    layout: 0 for the formats.md packing; 1 for a weight from nvfp4_relayout(w_packed, 1), the
-    bf16 decode order (bf16 x only; on CUDA the paths mma and wgmma: auto keeps its choice of
-    wgmma and takes mma where it would choose fma or tile)."""
+    layout: 0 for the formats.md packing; 1 / 2 for a weight from nvfp4_relayout(w_packed, 1 / 2),
+    the bf16 / fp16 decode order (x of that dtype only; on CUDA the paths mma and wgmma: auto
+    keeps its choice of wgmma and takes mma where it would choose fma or tile)."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout)
 
 
@@ -272,10 +272,10 @@ def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
 @torch.library.register_fake("torchquant::nvfp4_gemv")
 def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0):
     op = "nvfp4_gemv"
-    torch._check(layout in (0, 1), lambda: f"{op}: layout must be 0 or 1, got {layout}")
+    torch._check(layout in (0, 1, 2), lambda: f"{op}: layout must be 0, 1 or 2, got {layout}")
     torch._check(
-        layout == 0 or x.dtype == torch.bfloat16,
-        lambda: f"{op}: layout 1 is the bf16 decode order and needs bfloat16 x, got {x.dtype}",
+        layout == 0 or x.dtype == (torch.bfloat16 if layout == 1 else torch.float16),
+        lambda: f"{op}: layout {layout} is the {'bf16' if layout == 1 else 'fp16'} decode order, got x {x.dtype}",
     )
     _check_2d(x, op, "x")
     _check_2d(w_packed, op, "w_packed")
@@ -295,7 +295,7 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto",
 @torch.library.register_fake("torchquant::nvfp4_relayout")
 def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
     op = "nvfp4_relayout"
-    torch._check(layout in (0, 1), lambda: f"{op}: layout must be 0 or 1, got {layout}")
+    torch._check(layout in (0, 1, 2), lambda: f"{op}: layout must be 0, 1 or 2, got {layout}")
     _check_2d(w_packed, op, "w_packed")
     _check_dtype(w_packed, torch.uint8, op, "w_packed")
     torch._check(w_packed.shape[1] % 8 == 0, lambda: f"{op}: K = 2 * w_packed.size(1) must be a multiple of 16")

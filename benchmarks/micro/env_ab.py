@@ -51,8 +51,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_NVFP4_WGMMA_MIN_M=m  nvfp4 auto: the wgmma GEMV from M = m to 32 (unset: 5; 33: never)
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
-  (--op nvfp4 --var layout --values 0,1: nvfp4_gemv's layout argument, layout 1 timed on
-  nvfp4_relayout(w, 1) copies; bf16 only; docs/nvfp4_gemv.md 23)
+  (--op nvfp4 --var layout --values 0,1 (bf16) or 0,2 (--act-dtype fp16): nvfp4_gemv's layout
+  argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
@@ -124,8 +124,9 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
-    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1"}):
-        ap.error("--var layout: --op nvfp4 and --values from 0,1 (nvfp4_gemv's layout argument)")
+    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2"}):
+        ap.error("--var layout: --op nvfp4 and --values from 0,1,2 (nvfp4_gemv's layout argument; 1 with "
+                 "bf16 x, 2 with --act-dtype fp16)")
     timing.set_env(args.env)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
@@ -164,8 +165,8 @@ def main() -> None:
         copies = timing.shared_copies((wp, ws), nbytes)
         # --var layout (nvfp4): the values are nvfp4_gemv's layout argument, each timed on its
         # own copies of the weight in that layout (nvfp4_relayout)
-        by_layout = ({"0": copies, "1": timing.shared_copies((ops.nvfp4_relayout(wp, 1), ws), nbytes)}
-                     if args.var == "layout" else None)
+        by_layout = ({v: (copies if v == "0" else timing.shared_copies((ops.nvfp4_relayout(wp, int(v)), ws), nbytes))
+                      for v in set(args.values.split(","))} if args.var == "layout" else None)
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=act)

@@ -26,8 +26,8 @@ ap.add_argument("--ops", default="fp8,nvfp4,int8")
 ap.add_argument("--paths", default="fma,mma")
 ap.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16", help="x's dtype")
 ap.add_argument("--nvfp4-layouts", default="0",
-                help="nvfp4_gemv's weight layouts to launch, e.g. 0,1 (1: the bf16 decode order, "
-                     "nvfp4_relayout; bf16 x, paths mma and wgmma)")
+                help="nvfp4_gemv's weight layouts to launch, e.g. 0,1 (nvfp4_relayout; 1: the bf16 decode "
+                     "order, 2: the fp16 one, each with x of its dtype; paths mma and wgmma)")
 args = ap.parse_args()
 shapes = [(28672, 8192, (1, 16)), (4096, 4096, (1, 8, 16))]
 if args.only:
@@ -64,7 +64,7 @@ for N, K, ms in shapes:
                 ops.fp8_block_gemv(x, wq8, ws8, 128, None, path)
             if "nvfp4" in want:
                 for lay, wl in nv_weights.items():
-                    if lay == 0 or (path in ("mma", "wgmma") and act == torch.bfloat16):
+                    if lay == 0 or (path in ("mma", "wgmma") and act == (torch.bfloat16 if lay == 1 else torch.float16)):
                         ops.nvfp4_gemv(x, wl, s4, g4, None, path, lay)
             if "sparse24" in want and path in ("fma", "mma", "wgmma"):
                 ops.sparse24_gemv(x, sv, sm, None, path)

@@ -303,21 +303,27 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
               N, ", ", K / 16, "], got ", shape_str(scale.sizes()));
 }
 
-// nvfp4_gemv's layout argument (nvfp4/nvfp4_layout.h): 0 (formats.md) or 1 (the bf16 decode
-// order, bf16 x only).
-inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
+// nvfp4_gemv's layout argument (nvfp4/nvfp4_layout.h): 0 (formats.md), 1 (the bf16 decode
+// order, bf16 x only) or 2 (the fp16 decode order, fp16 x only).
+inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
   TORCH_CHECK(layout >= 0 && layout < nvfp4::kNumLayouts, op,
-              ": layout must be 0 (formats.md packing) or 1 (the bf16 decode order), got ", layout);
+              ": layout must be 0 (formats.md packing), 1 (the bf16 decode order) or 2 (the fp16 "
+              "decode order), got ", layout);
+}
+inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
+  check_nvfp4_layout_value(layout, op);
   TORCH_CHECK(layout != nvfp4::kLayoutBf16 || x_dtype == at::kBFloat16, op,
               ": layout 1 is the bf16 decode order and needs bfloat16 x, got ", x_dtype,
-              "; give fp16 x the layout-0 weight (nvfp4_relayout(w_packed, 1, inverse=True))");
+              "; give other x the layout-0 weight (nvfp4_relayout(w_packed, 1, inverse=True))");
+  TORCH_CHECK(layout != nvfp4::kLayoutF16 || x_dtype == at::kHalf, op,
+              ": layout 2 is the fp16 decode order and needs float16 x, got ", x_dtype,
+              "; give other x the layout-0 weight (nvfp4_relayout(w_packed, 2, inverse=True))");
 }
 
 // nvfp4_relayout: a packed weight (uint8 [N, K/2], K % 16 == 0, contiguous) and a layout.
 inline void validate_nvfp4_relayout(const at::Tensor& w_packed, int64_t layout) {
   const char* op = "nvfp4_relayout";
-  TORCH_CHECK(layout >= 0 && layout < nvfp4::kNumLayouts, op,
-              ": layout must be 0 (formats.md packing) or 1 (the bf16 decode order), got ", layout);
+  check_nvfp4_layout_value(layout, op);
   check_dim(w_packed, 2, op, "w_packed");
   check_dtype(w_packed, at::kByte, op, "w_packed");
   check_contiguous(w_packed, op, "w_packed");

@@ -120,23 +120,23 @@ inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __res
   decode_nvfp4_blocks(packed, bscale, e4m3, k0, 0, kc / kBlock, dst);
 }
 
-// Layout 0 <-> 1 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble of
-// the source (each nibble's 4 bits scatter independently). The tables are built once.
+// Layout 0 <-> 1 or 2 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble
+// of the source (each nibble's 4 bits scatter independently). The tables are built once.
 struct RelayoutLut {
   uint32_t t[8][16];
-  explicit RelayoutLut(bool inverse) {
+  RelayoutLut(int layout, bool inverse) {
     for (int j = 0; j < 8; ++j)
       for (uint32_t v = 0; v < 16; ++v) {
         uint32_t r = 0;
         for (int f = 0; f < 4; ++f) {
           if (!((v >> f) & 1u)) continue;
-          // forward: layout-0 bit 4j+f goes to l1_bit_of(4j+f); inverse: layout-1 bit 4j+f
-          // goes back to the layout-0 bit b with l1_bit_of(b) == 4j+f
+          // forward: layout-0 bit 4j+f goes to layout_bit_of(4j+f); inverse: bit 4j+f of the
+          // layout goes back to the layout-0 bit b with layout_bit_of(b) == 4j+f
           int to = 0;
           if (!inverse) {
-            to = nvfp4::l1_bit_of(4 * j + f);
+            to = nvfp4::layout_bit_of(layout, 4 * j + f);
           } else {
-            while (nvfp4::l1_bit_of(to) != 4 * j + f) ++to;
+            while (nvfp4::layout_bit_of(layout, to) != 4 * j + f) ++to;
           }
           r |= 1u << to;
         }
@@ -150,14 +150,16 @@ struct RelayoutLut {
   }
 };
 
-const RelayoutLut& relayout_lut(bool inverse) {
-  static const RelayoutLut fwd(false), inv(true);
-  return inverse ? inv : fwd;
+const RelayoutLut& relayout_lut(int layout, bool inverse) {
+  static const RelayoutLut l1(nvfp4::kLayoutBf16, false), l1_inv(nvfp4::kLayoutBf16, true),
+      l2(nvfp4::kLayoutF16, false), l2_inv(nvfp4::kLayoutF16, true);
+  if (layout == nvfp4::kLayoutBf16) return inverse ? l1_inv : l1;
+  return inverse ? l2_inv : l2;
 }
 
-// n words from src to dst (little-endian words: x86 / arm64 hosts).
-void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, bool inverse) {
-  const RelayoutLut& lut = relayout_lut(inverse);
+// n words from src to dst (little-endian words: x86 / arm64 hosts); layout 1 or 2.
+void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, int layout, bool inverse) {
+  const RelayoutLut& lut = relayout_lut(layout, inverse);
   for (int64_t i = 0; i < n; ++i) {
     uint32_t w;
     std::memcpy(&w, src + 4 * i, 4);
@@ -167,11 +169,11 @@ void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, bool inverse) {
 }
 
 // acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] (block scale folded, no global).
-// layout 1: each row's chunk is first put back in layout 0 (kc / 8 words, on the stack).
+// layouts 1, 2: each row's chunk is first put back in layout 0 (kc / 8 words, on the stack).
 TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __restrict wp,
                                    const uint8_t* __restrict ws, int64_t K, int64_t m0,
                                    int64_t mb, int64_t n0, int64_t nb, float* __restrict acc,
-                                   float* __restrict wbuf, bool layout1) {
+                                   float* __restrict wbuf, int layout) {
   const float* e4m3 = e4m3_table();
   std::fill(acc, acc + kMB * kNB, 0.0f);
   uint8_t std_chunk[kKC / 2];
@@ -182,8 +184,8 @@ TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __
       if (j < nb) {
         const uint8_t* row = wp + (n0 + j) * (K / 2);
         const uint8_t* srow = ws + (n0 + j) * (K / kBlock);
-        if (layout1) {
-          relayout_words(row + k0 / 2, std_chunk, kc / 8, /*inverse=*/true);
+        if (layout != nvfp4::kLayoutStd) {
+          relayout_words(row + k0 / 2, std_chunk, kc / 8, layout, /*inverse=*/true);
           decode_nvfp4_row(std_chunk, srow + k0 / kBlock, e4m3, 0, kc, dst);
         } else {
           decode_nvfp4_row(row, srow, e4m3, k0, kc, dst);
@@ -198,11 +200,11 @@ TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __
 
 template <typename T>
 void nvfp4_gemv_impl(const float* xf, const uint8_t* wp, const uint8_t* ws, float global,
-                     const float* bias, int64_t M, int64_t N, int64_t K, T* out, bool layout1) {
+                     const float* bias, int64_t M, int64_t N, int64_t K, T* out, int layout) {
   gemv_tiles(
       M, N, kMB, kNB, kNB * kKC,
       [&](int64_t m0, int64_t mb, int64_t n0, int64_t nb, float* acc, float* wbuf) {
-        nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc, wbuf, layout1);
+        nvfp4_gemv_tile(xf, wp, ws, K, m0, mb, n0, nb, acc, wbuf, layout);
       },
       [&](int64_t m, int64_t n, float y) {
         y = y * global;
@@ -223,7 +225,7 @@ at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool i
   const uint8_t* src = w_packed.data_ptr<uint8_t>();
   uint8_t* dst = out.data_ptr<uint8_t>();
   at::parallel_for(0, w_packed.numel() / 4, 1 << 14, [&](int64_t b, int64_t e) {
-    relayout_words(src + 4 * b, dst + 4 * b, e - b, inverse);
+    relayout_words(src + 4 * b, dst + 4 * b, e - b, static_cast<int>(layout), inverse);
   });
   return out;
 }
@@ -248,7 +250,7 @@ at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
     using T = decltype(tag);
     nvfp4_gemv_impl<T>(xf.data_ptr<float>(), wp, ws, global,
                        bias.has_value() ? bias_f.data_ptr<float>() : nullptr, sh.M, sh.N, sh.K,
-                       out.data_ptr<T>(), layout == nvfp4::kLayoutBf16);
+                       out.data_ptr<T>(), static_cast<int>(layout));
   });
   return out;
 }

@@ -145,7 +145,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
 }
 
 // Launches tile t of the format's kernel for x's dtype (fp16 or bf16); layout: nvfp4's word
-// layout (1: bf16 x, checked by the op).
+// layout (1: bf16 x, 2: fp16 x, checked by the op).
 template <bool kFp4>
 void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args, int device,
                 const DeviceCaps& caps, const char* op, int64_t layout = nvfp4::kLayoutStd) {
@@ -162,6 +162,9 @@ void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args
   };
   using L0 = std::integral_constant<int, nvfp4::kLayoutStd>;
   if (x.scalar_type() == at::kHalf) {
+    if constexpr (kFp4) {
+      if (layout == nvfp4::kLayoutF16) return go(__half{}, std::integral_constant<int, nvfp4::kLayoutF16>{});
+    }
     go(__half{}, L0{});
   } else if constexpr (kFp4) {
     if (layout == nvfp4::kLayoutBf16)
@@ -513,7 +516,9 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
     }
   };
   using L0 = std::integral_constant<int, nvfp4::kLayoutStd>;
-  if (x.scalar_type() == at::kHalf) {
+  if (x.scalar_type() == at::kHalf && layout == nvfp4::kLayoutF16) {  // (check_nvfp4_layout)
+    go(__half{}, std::integral_constant<int, nvfp4::kLayoutF16>{});
+  } else if (x.scalar_type() == at::kHalf) {
     go(__half{}, L0{});
   } else if (layout == nvfp4::kLayoutBf16) {  // bf16 x (check_nvfp4_layout)
     go(__nv_bfloat16{}, std::integral_constant<int, nvfp4::kLayoutBf16>{});

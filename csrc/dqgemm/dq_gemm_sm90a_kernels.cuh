@@ -367,15 +367,17 @@ __device__ __forceinline__ FeatRows feat_rows(const DqArgs& p, int f0) {
 // ------------------------------------------------------------------ kernel --
 // kFp4 = false: fp8_block (e4m3 codes, fp32 block scales; Cfg::kAK 64); true: nvfp4 (packed
 // e2m1 pairs, e4m3 scales per 16, global scale; Cfg::kAK 32). kLayout: nvfp4's word layout
-// (nvfp4/nvfp4_layout.h; 1: bf16, each lane's byte of a word read by nvfp4::bf16_l1_adjacent).
+// (nvfp4/nvfp4_layout.h; each lane's byte of a word read by nvfp4::bf16_l1_adjacent (1, bf16) /
+// nvfp4::f16_l2_adjacent (2, fp16)).
 template <class Cfg, class T, bool kFp4, int kLayout = nvfp4::kLayoutStd>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     dq_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
   static_assert(Cfg::kAK == (kFp4 ? 32 : 64), "weight bytes per stage row");
   static_assert(kLayout == nvfp4::kLayoutStd ||
-                    (kFp4 && kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>),
-                "layout 1: nvfp4 with bf16 x");
+                    (kFp4 && kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
+                    (kFp4 && kLayout == nvfp4::kLayoutF16 && std::is_same_v<T, __half>),
+                "layout 1 / 2: nvfp4 with bf16 / fp16 x");
 #if defined(TQ_SM90A_ENABLED)
   constexpr int kStages = Cfg::kStages;
   constexpr int kCM = Cfg::kCM;
@@ -436,9 +438,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint32_t off_r0 = kFp4 ? static_cast<uint32_t>(row_in_tile * 32)
                                  : static_cast<uint32_t>(row_in_tile * 64 + 2 * t);
     const uint32_t sel_t = 0x4440u | static_cast<uint32_t>(t);  // byte t, zeros above
-    // layout 1 (bf16_l1_adjacent's per-lane constants)
+    // layout 1 / 2 (bf16_l1_adjacent's / f16_l2_adjacent's per-lane constants)
     const uint32_t l1_rot = (t & 1) ? 13u : 0u, l1_sel = (t >> 1) ? 0x7632u : 0x5410u;
     const bool l1_odd = (t & 1) != 0;
+    const uint32_t l2_sh = (t >> 1) ? 3u : 0u, l2_sel = (t & 1) ? 0x7632u : 0x5410u;
+    const uint32_t l2_mask = (t >> 1) ? nvfp4::kL2MaskB : nvfp4::kL2MaskA;
+    const uint32_t l2_mul = (t >> 1) ? nvfp4::kL2MulB : nvfp4::kL2MulA;
     float acc[Cfg::kAcc];
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.f;
@@ -565,6 +570,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               a[j][1] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.x, l1_rot, l1_odd, l1_sel), f1);
               a[j][2] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q0.y, l1_rot, l1_odd, l1_sel), f0);
               a[j][3] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.y, l1_rot, l1_odd, l1_sel), f1);
+            } else if constexpr (kLayout == nvfp4::kLayoutF16) {
+              a[j][0] = mul_x2<T>(nvfp4::f16_l2_adjacent(q0.x, l2_sh, l2_mask, l2_mul, l2_sel), f0);
+              a[j][1] = mul_x2<T>(nvfp4::f16_l2_adjacent(q1.x, l2_sh, l2_mask, l2_mul, l2_sel), f1);
+              a[j][2] = mul_x2<T>(nvfp4::f16_l2_adjacent(q0.y, l2_sh, l2_mask, l2_mul, l2_sel), f0);
+              a[j][3] = mul_x2<T>(nvfp4::f16_l2_adjacent(q1.y, l2_sh, l2_mask, l2_mul, l2_sel), f1);
             } else {
               a[j][0] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.x, 0u, sel_t)), f0);
               a[j][1] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.x, 0u, sel_t)), f1);
@@ -938,8 +948,8 @@ __device__ __forceinline__ void fence_proxy_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// kLayout: the weight's word layout (nvfp4/nvfp4_layout.h); layout 1 (bf16) decodes each word
-// with decode_e2m1_bf16_l1 into the same four pairs.
+// kLayout: the weight's word layout (nvfp4/nvfp4_layout.h); layout 1 (bf16) / 2 (fp16) decodes
+// each word with decode_e2m1_bf16_l1 / decode_e2m1_f16_l2 into the same four pairs.
 template <class Cfg, class T, int kLayout = nvfp4::kLayoutStd>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     fp4_gemv_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
@@ -948,8 +958,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
 #if defined(TQ_SM90A_ENABLED)
   using O = nvfp4::Ops<T>;
   static_assert(kLayout == nvfp4::kLayoutStd ||
-                    (kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>),
-                "layout 1 is the bf16 decode order");
+                    (kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
+                    (kLayout == nvfp4::kLayoutF16 && std::is_same_v<T, __half>),
+                "layout 1 / 2 is the bf16 / fp16 decode order");
   constexpr int kStages = Cfg::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -1092,6 +1103,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
             if constexpr (kLayout == nvfp4::kLayoutBf16) {
               nvfp4::decode_e2m1_bf16_l1(wq0[e], h0);
               nvfp4::decode_e2m1_bf16_l1(wq1[e], h1);
+            } else if constexpr (kLayout == nvfp4::kLayoutF16) {
+              nvfp4::decode_e2m1_f16_l2(wq0[e], h0);
+              nvfp4::decode_e2m1_f16_l2(wq1[e], h1);
             } else {
               O::decode(wq0[e], h0);
               O::decode(wq1[e], h1);

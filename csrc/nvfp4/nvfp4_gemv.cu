@@ -96,7 +96,7 @@ constexpr int64_t kTileMinM = 48;
 //                      | K % 128 |        | rows of x (kTileMinM below)
 //   9.0 + _C_sm90a     | M 5..32,| wgmma  | TMA + warpgroup MMA, flat in M up
 //                      | K % 256 |        | to 16 tokens (kWgmmaMinM below)
-//   layout 1, >= 8.0   | as above| mma    | where the rule says fma or tile:
+//   layout 1/2, >= 8.0 | as above| mma    | where the rule says fma or tile:
 //                      |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
@@ -143,13 +143,13 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 constexpr int64_t kWgmmaMinM = 5;
 constexpr int64_t kWgmmaMaxM = 32;  // = torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M (tested)
 
-// layout 1 (nvfp4_layout.h; the caller has checked sm_80+): the same rule, except that the
+// layouts 1, 2 (nvfp4_layout.h; the caller has checked sm_80+): the same rule, except that the
 // kernels which read layout 0 only (fma, tile) give way to mma.
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
                                          int64_t K, bool have_wgmma, int64_t layout) {
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
-  const bool l1 = layout == nvfp4::kLayoutBf16;
+  const bool l1 = layout != nvfp4::kLayoutStd;
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
   if (M > kTileMinM && K % 128 == 0 && !l1) return Nvfp4GemvKernel::kTile;
   if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
@@ -466,8 +466,8 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // times a power of two per block, no reload; 2026-12-04h) measured no faster than off at M = 1
 // and slower at M >= 3 and in the chain, and was removed. docs/nvfp4_gemv.md 22.
 
-// L: the weight layout (nvfp4_layout.h); layout 1 runs every form with its decode, and the
-// x-resident form without kF16 (the fp16 decode reads layout 0 only).
+// L: the weight layout (nvfp4_layout.h); layouts 1 (bf16) and 2 (fp16) run every form with their
+// decode, the x-resident one without kF16 (bf16 x through the fp16 decode reads layout 0 only).
 template <typename T, int L = nvfp4::kLayoutStd>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
                 cudaStream_t stream) {
@@ -574,15 +574,15 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
-  if (layout == nvfp4::kLayoutBf16) {
-    // Layout 1 (nvfp4_layout.h) is read by the mma kernel and the Hopper wgmma GEMV.
-    TORCH_CHECK(kernel == "auto" || kernel == "mma" || kernel == "wgmma", kGemvOp,
-                ": layout 1 (the bf16 decode order) runs on paths 'mma' and 'wgmma', got path '",
-                kernel, "'; nvfp4_relayout(w_packed, 1, inverse=True) gives the layout-0 weight "
+  if (layout != nvfp4::kLayoutStd) {
+    // Layouts 1 and 2 (nvfp4_layout.h) are read by the mma kernel and the Hopper wgmma GEMV.
+    TORCH_CHECK(kernel == "auto" || kernel == "mma" || kernel == "wgmma", kGemvOp, ": layout ",
+                layout, " (a decode order) runs on paths 'mma' and 'wgmma', got path '", kernel,
+                "'; nvfp4_relayout(w_packed, ", layout, ", inverse=True) gives the layout-0 weight "
                 "the other paths read");
-    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
-                ": layout 1 needs the mma kernel (compute capability 8.0+); this device is sm_",
-                caps.cc(), ". Use layout 0 (nvfp4_relayout(w_packed, 1, inverse=True))");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout ", layout,
+                " needs the mma kernel (compute capability 8.0+); this device is sm_", caps.cc(),
+                ". Use layout 0 (nvfp4_relayout(w_packed, ", layout, ", inverse=True))");
   }
 
   // The Hopper decode GEMV (TMA + warpgroup MMA, dq_gemm_sm90a_kernels.cuh) lives in
@@ -680,7 +680,9 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
   if (path == Nvfp4GemvKernel::kMma) {
-    if (half)
+    if (half && layout == nvfp4::kLayoutF16)
+      launch_mma<__half, nvfp4::kLayoutF16>(prm, caps, device, stream);
+    else if (half)
       launch_mma<__half>(prm, caps, device, stream);
     else if (layout == nvfp4::kLayoutBf16)
       launch_mma<__nv_bfloat16, nvfp4::kLayoutBf16>(prm, caps, device, stream);
@@ -783,10 +785,17 @@ at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inve
       static_cast<unsigned>(std::min<int64_t>((words + kThreads - 1) / kThreads, int64_t{1} << 20));
   const auto* src = reinterpret_cast<const uint32_t*>(w.data_ptr<uint8_t>());
   auto* dst = reinterpret_cast<uint32_t*>(out.data_ptr<uint8_t>());
-  if (inverse)
-    nvfp4::nvfp4_relayout_kernel<true><<<grid, kThreads, 0, stream>>>(src, dst, words);
+  auto go = [&](auto layout_c) {
+    constexpr int L = decltype(layout_c)::value;
+    if (inverse)
+      nvfp4::nvfp4_relayout_kernel<L, true><<<grid, kThreads, 0, stream>>>(src, dst, words);
+    else
+      nvfp4::nvfp4_relayout_kernel<L, false><<<grid, kThreads, 0, stream>>>(src, dst, words);
+  };
+  if (layout == nvfp4::kLayoutBf16)
+    go(std::integral_constant<int, nvfp4::kLayoutBf16>{});
   else
-    nvfp4::nvfp4_relayout_kernel<false><<<grid, kThreads, 0, stream>>>(src, dst, words);
+    go(std::integral_constant<int, nvfp4::kLayoutF16>{});
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }

@@ -334,6 +334,26 @@ __device__ __forceinline__ void decode_e2m1_bf16_l1(uint32_t w, uint32_t (&h)[4]
   h[3] = ((w & kL1MulMask) * kL1Mul) & kBf16PairMask;
 }
 
+// The same four fp16 pairs from a word in layout 2 (nvfp4_layout.h): 6 ALU ops + 3 IMAD per 8
+// codes against decode_e2m1_f16's 8 + 3.
+__device__ __forceinline__ void decode_e2m1_f16_l2(uint32_t w, uint32_t (&h)[4]) {
+  h[0] = w & kF16PairMask;
+  h[1] = (w * 8u) & kF16PairMask;  // w << 3 (IMAD on the FMA pipe)
+  h[2] = ((w & kL2MaskA) * kL2MulA) & kF16PairMask;
+  h[3] = ((w & kL2MaskB) * kL2MulB) & kF16PairMask;
+}
+
+// Layout 2, codes 2t and 2t + 1 of a word as one fp16 pair (the decoding GEMM's lane t; the same
+// bits as e2m1x2_decode of byte t of the layout-0 word): half t % 2 of pairs h0, h2 (t < 2) or
+// h1, h3 (t >= 2). Per lane: sh_a = t < 2 ? 0 : 3, mask_b / mul_b = t < 2 ? kL2MaskA / kL2MulA :
+// kL2MaskB / kL2MulB, sel = t % 2 ? 0x7632 : 0x5410.
+__device__ __forceinline__ uint32_t f16_l2_adjacent(uint32_t w, uint32_t sh_a, uint32_t mask_b,
+                                                    uint32_t mul_b, uint32_t sel) {
+  const uint32_t ha = (w << sh_a) & kF16PairMask;
+  const uint32_t hb = ((w & mask_b) * mul_b) & kF16PairMask;
+  return prmt(ha, hb, sel);
+}
+
 // Layout 1, codes 2t and 2t + 1 of a word as one bf16 pair (low half code 2t): what lane t of
 // the decoding wgmma GEMM needs (x arrives there by TMA in natural order), the same bits as
 // e2m1x2_decode of byte t of the layout-0 word. Those codes sit in half t / 2 of pairs h0, h1
@@ -567,8 +587,9 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // when every staged x value converts exactly (bf16_range_fits_f16, decided per block after
 // staging); otherwise the block stages bf16 again and runs the bf16 loop, the same bits as
 // the kernel without kF16. docs/nvfp4_gemv.md 22.
-// kLayout (nvfp4_layout.h): the weight's word layout; layout 1 (bf16 x, kF16 = 0) decodes with
-// decode_e2m1_bf16_l1 into the same pairs, so everything else is unchanged.
+// kLayout (nvfp4_layout.h): the weight's word layout; layout 1 (bf16 x, kF16 = 0) / 2 (fp16 x)
+// decodes with decode_e2m1_bf16_l1 / decode_e2m1_f16_l2 into the same pairs, so everything else
+// is unchanged.
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
           bool kXRes = false, int kF16 = 0, int kLayout = kLayoutStd>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
@@ -577,8 +598,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
   static_assert(kLayout == kLayoutStd ||
-                    (kLayout == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16> && kF16 == 0),
-                "layout 1 is the bf16 decode order");
+                    (kLayout == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16> && kF16 == 0) ||
+                    (kLayout == kLayoutF16 && std::is_same_v<T, __half>),
+                "layout 1 / 2 is the bf16 / fp16 decode order");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
@@ -825,9 +847,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
   // The global scale for the epilogue, loaded now (after the wait, ahead of the K loop) so
-  // that no block ends on an L2 round trip for it. Not in the layout-1 two-n-tile kernels:
+  // that no block ends on an L2 round trip for it. Not in the layout-1 / 2 two-n-tile kernels:
   // at their 128 registers the value would be spilled across the loop; they load it after.
-  constexpr bool kLateGs = kLayout == kLayoutBf16 && NT == 2;
+  constexpr bool kLateGs = kLayout != kLayoutStd && NT == 2;
   const float gscale = kSplit || kLateGs ? 0.0f : __ldg(p.gs);
   // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
   // columns are never stored) and group t of its k-warp's words.
@@ -913,6 +935,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
           if constexpr (kLayout == kLayoutBf16) {
             decode_e2m1_bf16_l1(W[mt][0][i], a);
             decode_e2m1_bf16_l1(W[mt][1][i], b);
+          } else if constexpr (kLayout == kLayoutF16) {
+            decode_e2m1_f16_l2(W[mt][0][i], a);
+            decode_e2m1_f16_l2(W[mt][1][i], b);
           } else {
             OC::decode(W[mt][0][i], a);
             OC::decode(W[mt][1][i], b);
@@ -1180,13 +1205,13 @@ __global__ void __launch_bounds__(kFmaWarps * 32, 2) nvfp4_gemv_fma_kernel(const
 }
 
 // ------------------------------------------------------ quantize helpers --
-// Layout 0 <-> 1 (nvfp4_layout.h), one 32-bit word per thread, grid-stride.
-template <bool kInverse>
+// Layout 0 <-> kLayout (nvfp4_layout.h), one 32-bit word per thread, grid-stride.
+template <int kLayout, bool kInverse>
 __global__ void nvfp4_relayout_kernel(const uint32_t* __restrict__ in, uint32_t* __restrict__ out,
                                       int64_t words) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words; i += step)
-    out[i] = kInverse ? word_from_l1(in[i]) : word_to_l1(in[i]);
+    out[i] = kInverse ? word_from_layout(in[i], kLayout) : word_to_layout(in[i], kLayout);
 }
 
 // E4M3 (fn) code -> float, every code; 0x7f / 0xff -> NaN (torch's decode).

@@ -1,4 +1,5 @@
-// NVFP4 weight layouts: the formats.md packing (layout 0) and the bf16 decode order (layout 1).
+// NVFP4 weight layouts: the formats.md packing (layout 0) and the decode orders of the GEMVs
+// for bf16 (layout 1) and fp16 (layout 2).
 //
 // Layout 0 (formats.md): uint8 [N, K/2], code 2j in the low nibble of byte j. Read as a
 // little-endian 32-bit word, code n_j (j = 0..7) sits at bits 4j..4j+3 (bit 4j = m, 4j+1 = e0,
@@ -21,6 +22,13 @@
 // fewer ALU ops for bf16 (no four translates of P tile the word, so at least one pair needs a
 // masked multiply). Every consumer decodes to the same pairs as from layout 0, so x's
 // permutation and everything after the decode are unchanged, and the results are the same bits.
+//
+// Layout 2 does the same for the fp16 decode (decode_e2m1_f16's pairs h0 = (n0, n2),
+// h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7); magnitude at 9..11 / 25..27, sign at 15 / 31,
+// P16 = 0x8E008E00; e2m1 * 2^-14 exactly), where layout 0 costs 8 ALU ops + 3 IMAD per word:
+//   h0 = w & P16;   h1 = (w << 3) & P16;
+//   h2 = ((w & 0x40074007) * 0x202) & P16;   h3 = ((w & 0x20382038) * 0x44) & P16
+// 6 ALU ops + 3 IMAD (the shift on the FMA pipe); the search's only layout under 7 ALU ops.
 #pragma once
 
 #include <stdint.h>
@@ -36,11 +44,17 @@ namespace nvfp4 {
 
 constexpr int kLayoutStd = 0;   // formats.md
 constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
-constexpr int kNumLayouts = 2;
+constexpr int kLayoutF16 = 2;   // the fp16 decode order (above)
+constexpr int kNumLayouts = 3;
 
 constexpr uint32_t kBf16PairMask = 0x81C081C0u;   // P: magnitude 6..8 / 22..24, sign 15 / 31
 constexpr uint32_t kL1MulMask = 0x001B001Bu;      // bits 0, 1, 3, 4, 16, 17, 19, 20 (pair h3)
 constexpr uint32_t kL1Mul = 0x1084u;              // 2^2 + 2^7 + 2^12
+constexpr uint32_t kF16PairMask = 0x8E008E00u;    // P16: magnitude 9..11 / 25..27, sign 15 / 31
+constexpr uint32_t kL2MaskA = 0x40074007u;        // bits 0..2, 14, 16..18, 30 (pair h2)
+constexpr uint32_t kL2MulA = 0x0202u;             // 2^1 + 2^9
+constexpr uint32_t kL2MaskB = 0x20382038u;        // bits 3..5, 13, 19..21, 29 (pair h3)
+constexpr uint32_t kL2MulB = 0x0044u;             // 2^2 + 2^6
 
 // Bit of the decoded pair word h_p that field f (0 m, 1 e0, 2 e1, 3 sign) of a code in half
 // `hi` lands on.
@@ -58,16 +72,32 @@ TQ_NVFP4_HD constexpr int l1_bit_of(int b) {
   return lo == 6 ? q - 2 : lo == 15 ? q - 12 : q - 7;
 }
 
-// Layout 0 -> 1 and back, one word (a loop over bits: used by the relayout ops and the CPU
-// GEMV, which are memory-bound or not the fast path).
-TQ_NVFP4_HD inline uint32_t word_to_l1(uint32_t w) {
+// Layout-2 bit that holds layout-0 bit b: code j's pair p = 2 (j & 1) + j / 4, half (j / 2) & 1
+// (h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7)), then the pair's mover.
+TQ_NVFP4_HD constexpr int l2_bit_of(int b) {
+  const int j = b >> 2, f = b & 3, p = 2 * (j & 1) + (j >> 2);
+  const int q = (f == 3 ? 15 : 9 + f) + 16 * ((j >> 1) & 1);
+  const bool sign = (q & 15) == 15;
+  if (p == 0) return q;
+  if (p == 1) return q - 3;           // << 3
+  if (p == 2) return q - (sign ? 1 : 9);  // * (2^1 + 2^9)
+  return q - (sign ? 2 : 6);          // * (2^2 + 2^6)
+}
+
+TQ_NVFP4_HD constexpr int layout_bit_of(int layout, int b) {
+  return layout == kLayoutBf16 ? l1_bit_of(b) : layout == kLayoutF16 ? l2_bit_of(b) : b;
+}
+
+// Layout 0 -> `layout` and back, one word (a loop over bits: used by the relayout kernel,
+// which is memory-bound; the CPU uses tables built from the same map).
+TQ_NVFP4_HD inline uint32_t word_to_layout(uint32_t w, int layout) {
   uint32_t r = 0;
-  for (int b = 0; b < 32; ++b) r |= ((w >> b) & 1u) << l1_bit_of(b);
+  for (int b = 0; b < 32; ++b) r |= ((w >> b) & 1u) << layout_bit_of(layout, b);
   return r;
 }
-TQ_NVFP4_HD inline uint32_t word_from_l1(uint32_t w) {
+TQ_NVFP4_HD inline uint32_t word_from_layout(uint32_t w, int layout) {
   uint32_t r = 0;
-  for (int b = 0; b < 32; ++b) r |= ((w >> l1_bit_of(b)) & 1u) << b;
+  for (int b = 0; b < 32; ++b) r |= ((w >> layout_bit_of(layout, b)) & 1u) << b;
   return r;
 }
 

@@ -25,6 +25,7 @@ from torchquant.formats.nvfp4 import (  # noqa: F401
     quantize_nvfp4,
     dequantize_nvfp4,
     l1_bit_map,
+    layout_bit_map,
     relayout_nvfp4,
 )
 from torchquant.formats.sparse24 import (  # noqa: F401

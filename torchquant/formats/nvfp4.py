@@ -86,15 +86,27 @@ def dequantize_nvfp4(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: 
 
 
 # ------------------------------------------------------------------ layouts --
-# Layout 1, the bf16 decode order (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23): the bits
-# of every 32-bit little-endian word of a row permuted so that the GEMV's bf16 pairs
-# h_p = (code p, code p + 4) come out of one mover and one mask each. Pair p's target bits are
-# the bf16 magnitude bits 6..8 / 22..24 and the sign bits 15 / 31 (low / high half); its mover
-# is the identity (p = 0), a left rotation by 10 (p = 1) or 13 (p = 2), or for p = 3 the
-# product of the word masked to L1_MUL_SOURCE with 2^2 + 2^7 + 2^12: each target bit q comes
-# from the one bit q - a (a in 2, 7, 12) that lies in L1_MUL_SOURCE.
+# The decode orders (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23): the bits of every 32-bit
+# little-endian word of a row permuted so that each of the GEMV's four 16-bit pairs comes out of
+# one mover and one mask. A pair's target bits are the magnitude bits and the sign of its two
+# halves; each target bit q comes from the bit the pair's mover brings onto q.
+#
+# Layout 1 (bf16): pairs h_p = (code p, code p + 4), magnitude at 6..8 / 22..24, sign 15 / 31.
+# Movers: the identity (p = 0), a left rotation by 10 (p = 1) or 13 (p = 2), and for p = 3 the
+# product of the word masked to L1_MUL_SOURCE with 2^2 + 2^7 + 2^12 (q from the one bit q - a,
+# a in L1_MUL_SHIFTS, of the mask).
+# Layout 2 (fp16): pairs h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7), magnitude
+# at 9..11 / 25..27, sign 15 / 31. Movers: the identity, a left shift by 3, and two masked
+# products, L2_MUL_A (p = 2) and L2_MUL_B (p = 3).
 L1_MUL_SOURCE = (0, 1, 3, 4, 16, 17, 19, 20)
 L1_MUL_SHIFTS = (2, 7, 12)
+L2_MUL_A = ((0, 1, 2, 14, 16, 17, 18, 30), (1, 9))
+L2_MUL_B = ((3, 4, 5, 13, 19, 20, 21, 29), (2, 6))
+
+
+def _masked_product_source(q: int, source, shifts) -> int:
+    (src,) = [q - a for a in shifts if q - a in source]
+    return src
 
 
 def _l1_source_bit(p: int, q: int) -> int:
@@ -102,25 +114,43 @@ def _l1_source_bit(p: int, q: int) -> int:
         return q
     if p in (1, 2):
         return (q - (10 if p == 1 else 13)) % 32
-    (src,) = [q - a for a in L1_MUL_SHIFTS if q - a in L1_MUL_SOURCE]
-    return src
+    return _masked_product_source(q, L1_MUL_SOURCE, L1_MUL_SHIFTS)
 
 
-def l1_bit_map() -> Tuple[int, ...]:
-    """Position in a layout-1 word of each layout-0 bit b (code b // 4, field b % 4: m, e0, e1, s)."""
+def _l2_source_bit(p: int, q: int) -> int:
+    if p == 0:
+        return q
+    if p == 1:
+        return q - 3
+    return _masked_product_source(q, *(L2_MUL_A if p == 2 else L2_MUL_B))
+
+
+def layout_bit_map(layout: int) -> Tuple[int, ...]:
+    """Position in a word of `layout` (1 or 2) of each layout-0 bit b (code b // 4, field b % 4:
+    m, e0, e1, s)."""
     out = []
     for b in range(32):
         code, field = divmod(b, 4)
-        q = (15 if field == 3 else 6 + field) + 16 * (code // 4)
-        out.append(_l1_source_bit(code % 4, q))
+        if layout == 1:
+            q = (15 if field == 3 else 6 + field) + 16 * (code // 4)
+            out.append(_l1_source_bit(code % 4, q))
+        elif layout == 2:
+            q = (15 if field == 3 else 9 + field) + 16 * ((code // 2) % 2)
+            out.append(_l2_source_bit(2 * (code % 2) + code // 4, q))
+        else:
+            raise ValueError(f"layout_bit_map: layout must be 1 or 2, got {layout}")
     return tuple(out)
 
 
+def l1_bit_map() -> Tuple[int, ...]:
+    return layout_bit_map(1)
+
+
 def relayout_nvfp4(w_packed: torch.Tensor, layout: int, inverse: bool = False) -> torch.Tensor:
-    """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1: above), or from it
+    """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1, 2: above), or from it
     back to layout 0 with inverse. Exact both ways."""
-    if layout not in (0, 1):
-        raise ValueError(f"relayout_nvfp4: layout must be 0 or 1, got {layout}")
+    if layout not in (0, 1, 2):
+        raise ValueError(f"relayout_nvfp4: layout must be 0, 1 or 2, got {layout}")
     if w_packed.dtype != torch.uint8 or w_packed.dim() != 2 or w_packed.shape[1] % 8:
         raise ValueError("relayout_nvfp4: w_packed must be uint8 [N, K/2] with K a multiple of 16")
     if layout == 0:
@@ -128,7 +158,7 @@ def relayout_nvfp4(w_packed: torch.Tensor, layout: int, inverse: bool = False) -
     words = w_packed.reshape(-1, 4).to(torch.int64)
     words = words[:, 0] | (words[:, 1] << 8) | (words[:, 2] << 16) | (words[:, 3] << 24)
     out = torch.zeros_like(words)
-    for b, pos in enumerate(l1_bit_map()):
+    for b, pos in enumerate(layout_bit_map(layout)):
         src, dst = (pos, b) if inverse else (b, pos)
         out |= ((words >> src) & 1) << dst
     by = torch.stack([(out >> (8 * i)) & 0xFF for i in range(4)], dim=1).to(torch.uint8)

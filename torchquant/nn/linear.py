@@ -17,13 +17,14 @@ trace it without graph breaks.
              Hopper; emulated in fp32 elsewhere). w8a8 is faster (H200, M =
              2048, 28672x8192: see benchmarks/results) but adds the activation
              rounding error (e4m3: up to 2^-4 relative per element).
-  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above. nvfp4_layout=1
-             (bf16 layers; opt-in, not yet timed: docs/nvfp4_gemv.md 23) keeps
-             the packed weight in memory in word layout 1, the bf16 decode
-             order of the GEMVs (the same results bit for bit); state_dict
-             still holds the formats.md packing (converted on save and load).
-             The GEMVs and Hopper's decoding GEMM read layout 1; dequantize +
-             cuBLAS and fp16 input work from a converted copy.
+  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above.
+             nvfp4_layout="decode" (or 1 for a bf16 layer, 2 for an fp16 one;
+             opt-in, not yet timed: docs/nvfp4_gemv.md 23) keeps the packed
+             weight in memory in the GEMVs' decode order for the layer's dtype
+             (the same results bit for bit); state_dict still holds the
+             formats.md packing (converted on save and load). The GEMVs and
+             Hopper's decoding GEMM read it; dequantize + cuBLAS and input of
+             the other 16-bit dtype work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -34,7 +35,7 @@ trace it without graph breaks.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import Tensor, nn
@@ -78,7 +79,7 @@ class QuantLinear(nn.Module):
         act_symmetric: bool = True,
         prefill: str = "dequant",
         dtype: torch.dtype = torch.bfloat16,
-        nvfp4_layout: int = 0,
+        nvfp4_layout: Union[int, str] = 0,
         device=None,
     ) -> None:
         super().__init__()
@@ -100,12 +101,7 @@ class QuantLinear(nn.Module):
                 "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
                 f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
                 f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
-        if nvfp4_layout not in (0, 1):
-            raise ValueError(f"QuantLinear: nvfp4_layout must be 0 or 1, got {nvfp4_layout!r}")
-        if nvfp4_layout == 1 and (format != "nvfp4" or dtype != torch.bfloat16):
-            raise ValueError("QuantLinear: nvfp4_layout=1 (the bf16 decode order) is for format 'nvfp4' with "
-                             f"dtype bfloat16, got format={format!r}, dtype={dtype}")
-        self.nvfp4_layout = nvfp4_layout
+        self.nvfp4_layout = _resolve_nvfp4_layout(nvfp4_layout, format, dtype)
         self.prefill = prefill
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
@@ -137,7 +133,7 @@ class QuantLinear(nn.Module):
             self.register_buffer("bias", torch.zeros(N, dtype=dtype, **kw))
         else:
             self.bias = None
-        if nvfp4_layout == 1:
+        if self.nvfp4_layout:
             # state_dict holds the formats.md packing whatever the layout in memory.
             self.register_state_dict_post_hook(_packed_to_layout0)
             self.register_load_state_dict_pre_hook(_packed_from_layout0)
@@ -147,7 +143,7 @@ class QuantLinear(nn.Module):
     @torch.no_grad()
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
                    act_symmetric: bool = True, prefill: str = "dequant",
-                   dtype: Optional[torch.dtype] = None, nvfp4_layout: int = 0) -> "QuantLinear":
+                   dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = 0) -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
         dt = layer_dtype(w.dtype, dtype)
@@ -189,7 +185,7 @@ class QuantLinear(nn.Module):
             q.weight_colsum.copy_(formats.int8_colsum(w_q))
         else:
             p, s, g = _ops.quantize_nvfp4(wf)
-            q.weight_packed.copy_(_ops.nvfp4_relayout(p, 1) if nvfp4_layout == 1 else p)
+            q.weight_packed.copy_(_ops.nvfp4_relayout(p, q.nvfp4_layout) if q.nvfp4_layout else p)
             q.weight_scale.copy_(s)
             q.weight_global_scale.copy_(g)
         if linear.bias is not None:
@@ -198,12 +194,13 @@ class QuantLinear(nn.Module):
 
     @classmethod
     def from_nvfp4(cls, w_packed: Tensor, scale: Tensor, global_scale: Tensor, bias: Optional[Tensor] = None,
-                   dtype: torch.dtype = torch.bfloat16, nvfp4_layout: int = 0) -> "QuantLinear":
+                   dtype: torch.dtype = torch.bfloat16, nvfp4_layout: Union[int, str] = 0) -> "QuantLinear":
         """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors).
-        w_packed is the formats.md packing; nvfp4_layout=1 keeps it in memory in word layout 1."""
+        w_packed is the formats.md packing; nvfp4_layout keeps it in memory in a decode order."""
         N, Kh = w_packed.shape
         q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, nvfp4_layout=nvfp4_layout, device=w_packed.device)
-        q.weight_packed.copy_(_ops.nvfp4_relayout(w_packed.contiguous(), 1) if nvfp4_layout == 1 else w_packed)
+        lay = q.nvfp4_layout
+        q.weight_packed.copy_(_ops.nvfp4_relayout(w_packed.contiguous(), lay) if lay else w_packed)
         q.weight_scale.copy_(scale)
         q.weight_global_scale.copy_(global_scale.reshape(()))
         if bias is not None:
@@ -241,7 +238,11 @@ class QuantLinear(nn.Module):
         converted copy for the paths that read layout 0 only."""
         if self.nvfp4_layout == 0:
             return self.weight_packed
-        return _ops.nvfp4_relayout(self.weight_packed, 1, True)
+        return _ops.nvfp4_relayout(self.weight_packed, self.nvfp4_layout, True)
+
+    def _reads_layout(self, xa: Tensor) -> bool:
+        """Whether x of xa's dtype reads the in-memory layout directly (its decode order)."""
+        return self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype, 0) != 0
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
@@ -298,18 +299,18 @@ class QuantLinear(nn.Module):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif path == "dq_wgmma" and self.format == "fp8_block":
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
-            elif path == "dq_wgmma" and self.nvfp4_layout == 1 and xa.dtype == torch.bfloat16:
+            elif path == "dq_wgmma" and self._reads_layout(xa):
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
-                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, 1)
+                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, self.nvfp4_layout)
             elif path == "dq_wgmma":
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
                     xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias)
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
-            elif self.nvfp4_layout == 1 and xa.dtype == torch.bfloat16:
+            elif self._reads_layout(xa):
                 y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias,
-                                    "auto", 1)
-            else:  # layout 0, or fp16 x (layout 1 is the bf16 decode order)
+                                    "auto", self.nvfp4_layout)
+            else:  # layout 0, or x of the other 16-bit dtype than the layout's decode order
                 y = _ops.nvfp4_gemv(xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias,
                                     "auto")
             y = y.to(out_dtype)
@@ -352,24 +353,42 @@ class QuantLinear(nn.Module):
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
         extra += ", prefill=w8a8" if self.prefill == "w8a8" else ""
-        extra += ", nvfp4_layout=1" if self.nvfp4_layout == 1 else ""
+        extra += f", nvfp4_layout={self.nvfp4_layout}" if self.nvfp4_layout else ""
         act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"format={self.format}{extra}{act}")
 
 
+# The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h).
+_DECODE_LAYOUT = {torch.bfloat16: 1, torch.float16: 2}
+
+
+def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dtype) -> int:
+    """QuantLinear's nvfp4_layout: 0; "decode" (the layer dtype's decode order, 0 for float32 or
+    a format other than nvfp4); or 1 / 2, which must match an nvfp4 layer of dtype bf16 / fp16."""
+    if layout == "decode":
+        return _DECODE_LAYOUT.get(dtype, 0) if format == "nvfp4" else 0
+    if layout not in (0, 1, 2) or isinstance(layout, bool):
+        raise ValueError(f"QuantLinear: nvfp4_layout must be 0, 1, 2 or 'decode', got {layout!r}")
+    if layout and (format != "nvfp4" or _DECODE_LAYOUT.get(dtype) != layout):
+        raise ValueError(f"QuantLinear: nvfp4_layout={layout} (the {'bf16' if layout == 1 else 'fp16'} decode "
+                         f"order) is for format 'nvfp4' with dtype {'bfloat16' if layout == 1 else 'float16'}, "
+                         f"got format={format!r}, dtype={dtype}")
+    return layout
+
+
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:
-    """state_dict post-hook of nvfp4_layout=1 layers: weight_packed saved in the formats.md packing."""
+    """state_dict post-hook of layers with an nvfp4_layout: weight_packed saved in the formats.md packing."""
     key = prefix + "weight_packed"
     if key in state_dict:
-        state_dict[key] = _ops.nvfp4_relayout(state_dict[key], 1, True)
+        state_dict[key] = _ops.nvfp4_relayout(state_dict[key], module.nvfp4_layout, True)
 
 
 def _packed_from_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
                          missing_keys, unexpected_keys, error_msgs) -> None:
-    """load_state_dict pre-hook of nvfp4_layout=1 layers: a formats.md weight_packed converted to
-    layout 1 before it is copied in (a wrong shape or dtype is left to the usual error)."""
+    """load_state_dict pre-hook of layers with an nvfp4_layout: a formats.md weight_packed converted to
+    the layout before it is copied in (a wrong shape or dtype is left to the usual error)."""
     key = prefix + "weight_packed"
     t = state_dict.get(key)
     if isinstance(t, Tensor) and t.dtype == torch.uint8 and t.shape == module.weight_packed.shape:
-        state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), 1)
+        state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), module.nvfp4_layout)

@@ -47,7 +47,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                    (e.g. ["lm_head", "*.gate"]),
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
-      "nvfp4_layout") applied to all layers ("nvfp4_layout" to the bf16 nvfp4 ones only).
+      "nvfp4_layout") applied to all layers ("nvfp4_layout": "decode" gives each nvfp4 layer its
+      dtype's decode order; 1 / 2 apply to the nvfp4 layers of dtype bf16 / fp16 only).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -88,9 +89,10 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
             warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of {mult} "
                           f"({fmt}); left unquantized")
             continue
-        if opts.get("nvfp4_layout", 0) and (fmt != "nvfp4" or layer_dtype(lin.weight.dtype, opts.get("dtype"))
-                                            != torch.bfloat16):
-            opts.pop("nvfp4_layout")  # the bf16 decode order: nvfp4 layers of dtype bf16 only
+        lay = opts.get("nvfp4_layout", 0)
+        if lay in (1, 2) and (fmt != "nvfp4" or layer_dtype(lin.weight.dtype, opts.get("dtype")) !=
+                              (torch.bfloat16 if lay == 1 else torch.float16)):
+            opts.pop("nvfp4_layout")  # a decode order applies to nvfp4 layers of its dtype only
         q = QuantLinear.from_float(lin, fmt, **opts)
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
