@@ -542,7 +542,8 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
         QuantLinear(96, 8, True, "nvfp4", dtype=torch.bfloat16, nvfp4_layout=2)
     with pytest.raises(ValueError, match="nvfp4_layout must be"):
         QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=3)
-    with pytest.raises(ValueError, match="nvfp4_layout must be"):
-        QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=True)
+    for bad in (True, 1.0, "l1"):
+        with pytest.raises(ValueError, match="nvfp4_layout must be"):
+            QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=bad)
     assert QuantLinear(96, 8, True, "nvfp4", dtype=torch.float32, nvfp4_layout="decode").nvfp4_layout == 0
     assert QuantLinear(96, 8, True, "int8", nvfp4_layout="decode").nvfp4_layout == 0

@@ -368,7 +368,7 @@ def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dty
     a format other than nvfp4); or 1 / 2, which must match an nvfp4 layer of dtype bf16 / fp16."""
     if layout == "decode":
         return _DECODE_LAYOUT.get(dtype, 0) if format == "nvfp4" else 0
-    if layout not in (0, 1, 2) or isinstance(layout, bool):
+    if not isinstance(layout, int) or isinstance(layout, bool) or layout not in (0, 1, 2):
         raise ValueError(f"QuantLinear: nvfp4_layout must be 0, 1, 2 or 'decode', got {layout!r}")
     if layout and (format != "nvfp4" or _DECODE_LAYOUT.get(dtype) != layout):
         raise ValueError(f"QuantLinear: nvfp4_layout={layout} (the {'bf16' if layout == 1 else 'fp16'} decode "
