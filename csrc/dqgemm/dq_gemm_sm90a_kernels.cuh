@@ -565,22 +565,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             // * 2^119 (bf16), nvfp4_gemv's (A = e2m1 * bs * 2^-7 exactly), each broadcast to a pair.
             const uint32_t f = nvfp4::Ops<T>::scale_pair(prmt_b32(s0w, s1w, static_cast<uint32_t>(j | ((j + 4) << 4))));
             const uint32_t f0 = prmt_b32(f, f, 0x1010u), f1 = prmt_b32(f, f, 0x3232u);
-            if constexpr (kLayout == nvfp4::kLayoutBf16) {
-              a[j][0] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q0.x, l1_rot, l1_odd, l1_sel), f0);
-              a[j][1] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.x, l1_rot, l1_odd, l1_sel), f1);
-              a[j][2] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q0.y, l1_rot, l1_odd, l1_sel), f0);
-              a[j][3] = mul_x2<T>(nvfp4::bf16_l1_adjacent(q1.y, l1_rot, l1_odd, l1_sel), f1);
-            } else if constexpr (kLayout == nvfp4::kLayoutF16) {
-              a[j][0] = mul_x2<T>(nvfp4::f16_l2_adjacent(q0.x, l2_sh, l2_mask, l2_mul, l2_sel), f0);
-              a[j][1] = mul_x2<T>(nvfp4::f16_l2_adjacent(q1.x, l2_sh, l2_mask, l2_mul, l2_sel), f1);
-              a[j][2] = mul_x2<T>(nvfp4::f16_l2_adjacent(q0.y, l2_sh, l2_mask, l2_mul, l2_sel), f0);
-              a[j][3] = mul_x2<T>(nvfp4::f16_l2_adjacent(q1.y, l2_sh, l2_mask, l2_mul, l2_sel), f1);
-            } else {
-              a[j][0] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.x, 0u, sel_t)), f0);
-              a[j][1] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.x, 0u, sel_t)), f1);
-              a[j][2] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q0.y, 0u, sel_t)), f0);
-              a[j][3] = mul_x2<T>(e2m1x2_decode<T>(prmt_b32(q1.y, 0u, sel_t)), f1);
-            }
+            // This lane's codes 2t, 2t + 1 of a word as one 16-bit pair, for the weight's layout.
+            auto pair_of = [&](uint32_t w) {
+              if constexpr (kLayout == nvfp4::kLayoutBf16)
+                return nvfp4::bf16_l1_adjacent(w, l1_rot, l1_odd, l1_sel);
+              else if constexpr (kLayout == nvfp4::kLayoutF16)
+                return nvfp4::f16_l2_adjacent(w, l2_sh, l2_mask, l2_mul, l2_sel);
+              else
+                return e2m1x2_decode<T>(prmt_b32(w, 0u, sel_t));
+            };
+            a[j][0] = mul_x2<T>(pair_of(q0.x), f0);
+            a[j][1] = mul_x2<T>(pair_of(q1.x), f1);
+            a[j][2] = mul_x2<T>(pair_of(q0.y), f0);
+            a[j][3] = mul_x2<T>(pair_of(q1.y), f1);
           }
         } else {
 #pragma unroll
@@ -1100,16 +1097,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             uint32_t h0[4], h1[4];
-            if constexpr (kLayout == nvfp4::kLayoutBf16) {
-              nvfp4::decode_e2m1_bf16_l1(wq0[e], h0);
-              nvfp4::decode_e2m1_bf16_l1(wq1[e], h1);
-            } else if constexpr (kLayout == nvfp4::kLayoutF16) {
-              nvfp4::decode_e2m1_f16_l2(wq0[e], h0);
-              nvfp4::decode_e2m1_f16_l2(wq1[e], h1);
-            } else {
-              O::decode(wq0[e], h0);
-              O::decode(wq1[e], h1);
-            }
+            nvfp4::decode_word<O, kLayout>(wq0[e], h0);
+            nvfp4::decode_word<O, kLayout>(wq1[e], h1);
             a[2 * e][0] = O::mul(h0[0], fs0);
             a[2 * e][1] = O::mul(h1[0], fs1);
             a[2 * e][2] = O::mul(h0[1], fs0);

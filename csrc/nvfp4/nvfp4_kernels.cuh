@@ -354,6 +354,18 @@ __device__ __forceinline__ uint32_t f16_l2_adjacent(uint32_t w, uint32_t sh_a, u
   return prmt(ha, hb, sel);
 }
 
+// One word into C's four pairs from a word in layout L (nvfp4_layout.h): the kernels' single
+// switch between the decodes above (C = Ops<T>; layout 1 with bf16, 2 with fp16).
+template <class C, int L>
+__device__ __forceinline__ void decode_word(uint32_t w, uint32_t (&h)[4]) {
+  if constexpr (L == kLayoutBf16)
+    decode_e2m1_bf16_l1(w, h);
+  else if constexpr (L == kLayoutF16)
+    decode_e2m1_f16_l2(w, h);
+  else
+    C::decode(w, h);
+}
+
 // Layout 1, codes 2t and 2t + 1 of a word as one bf16 pair (low half code 2t): what lane t of
 // the decoding wgmma GEMM needs (x arrives there by TMA in natural order), the same bits as
 // e2m1x2_decode of byte t of the layout-0 word. Those codes sit in half t / 2 of pairs h0, h1
@@ -932,16 +944,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
         for (int mt = 0; mt < kMmaMT; ++mt) {
           uint32_t a[4], b[4];  // rows g and g + 8
-          if constexpr (kLayout == kLayoutBf16) {
-            decode_e2m1_bf16_l1(W[mt][0][i], a);
-            decode_e2m1_bf16_l1(W[mt][1][i], b);
-          } else if constexpr (kLayout == kLayoutF16) {
-            decode_e2m1_f16_l2(W[mt][0][i], a);
-            decode_e2m1_f16_l2(W[mt][1][i], b);
-          } else {
-            OC::decode(W[mt][0][i], a);
-            OC::decode(W[mt][1][i], b);
-          }
+          decode_word<OC, kLayout>(W[mt][0][i], a);
+          decode_word<OC, kLayout>(W[mt][1][i], b);
           const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
           const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll

@@ -57,13 +57,13 @@ constexpr uint32_t kL2MaskB = 0x20382038u;        // bits 3..5, 13, 19..21, 29 (
 constexpr uint32_t kL2MulB = 0x0044u;             // 2^2 + 2^6
 
 // Bit of the decoded pair word h_p that field f (0 m, 1 e0, 2 e1, 3 sign) of a code in half
-// `hi` lands on.
-TQ_NVFP4_HD constexpr int pair_bit(int f, int hi) { return (f == 3 ? 15 : 6 + f) + 16 * hi; }
+// `hi` lands on; the magnitude starts at bit `mag` (6 for bf16, 9 for fp16).
+TQ_NVFP4_HD constexpr int pair_bit(int f, int hi, int mag) { return (f == 3 ? 15 : mag + f) + 16 * hi; }
 
 // Layout-1 bit that holds layout-0 bit b (code j = b / 4, field b % 4), i.e. the preimage of
 // its target bit under pair j % 4's mover.
 TQ_NVFP4_HD constexpr int l1_bit_of(int b) {
-  const int j = b >> 2, f = b & 3, p = j & 3, q = pair_bit(f, j >> 2);
+  const int j = b >> 2, f = b & 3, p = j & 3, q = pair_bit(f, j >> 2, 6);
   if (p == 0) return q;
   if (p == 1) return (q + 22) & 31;  // rotl 10: q - 10 mod 32
   if (p == 2) return (q + 19) & 31;  // rotl 13
@@ -75,8 +75,7 @@ TQ_NVFP4_HD constexpr int l1_bit_of(int b) {
 // Layout-2 bit that holds layout-0 bit b: code j's pair p = 2 (j & 1) + j / 4, half (j / 2) & 1
 // (h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7)), then the pair's mover.
 TQ_NVFP4_HD constexpr int l2_bit_of(int b) {
-  const int j = b >> 2, f = b & 3, p = 2 * (j & 1) + (j >> 2);
-  const int q = (f == 3 ? 15 : 9 + f) + 16 * ((j >> 1) & 1);
+  const int j = b >> 2, f = b & 3, p = 2 * (j & 1) + (j >> 2), q = pair_bit(f, (j >> 1) & 1, 9);
   const bool sign = (q & 15) == 15;
   if (p == 0) return q;
   if (p == 1) return q - 3;           // << 3

@@ -24,7 +24,6 @@ from torchquant.formats.nvfp4 import (  # noqa: F401
     unpack_e2m1,
     quantize_nvfp4,
     dequantize_nvfp4,
-    l1_bit_map,
     layout_bit_map,
     relayout_nvfp4,
 )

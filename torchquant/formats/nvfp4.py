@@ -142,10 +142,6 @@ def layout_bit_map(layout: int) -> Tuple[int, ...]:
     return tuple(out)
 
 
-def l1_bit_map() -> Tuple[int, ...]:
-    return layout_bit_map(1)
-
-
 def relayout_nvfp4(w_packed: torch.Tensor, layout: int, inverse: bool = False) -> torch.Tensor:
     """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1, 2: above), or from it
     back to layout 0 with inverse. Exact both ways."""

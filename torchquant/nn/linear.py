@@ -35,7 +35,7 @@ trace it without graph breaks.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
@@ -234,15 +234,18 @@ class QuantLinear(nn.Module):
         return _ops.dequantize_nvfp4(self._packed_layout0(), self.weight_scale, self.weight_global_scale, dt)
 
     def _packed_layout0(self) -> Tensor:
-        """weight_packed in the formats.md packing: the buffer itself, or (nvfp4_layout=1) a
+        """weight_packed in the formats.md packing: the buffer itself, or (with an nvfp4_layout) a
         converted copy for the paths that read layout 0 only."""
         if self.nvfp4_layout == 0:
             return self.weight_packed
         return _ops.nvfp4_relayout(self.weight_packed, self.nvfp4_layout, True)
 
-    def _reads_layout(self, xa: Tensor) -> bool:
-        """Whether x of xa's dtype reads the in-memory layout directly (its decode order)."""
-        return self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype, 0) != 0
+    def _packed_for(self, xa: Tensor) -> Tuple[Tensor, int]:
+        """(packed weight, layout) for the nvfp4 kernels with x like xa: the buffer in its layout when
+        that is xa's dtype's decode order (or layout 0), else a layout-0 copy."""
+        if self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype, 0):
+            return self.weight_packed, self.nvfp4_layout
+        return self._packed_layout0(), 0
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
@@ -299,20 +302,15 @@ class QuantLinear(nn.Module):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif path == "dq_wgmma" and self.format == "fp8_block":
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
-            elif path == "dq_wgmma" and self._reads_layout(xa):
-                y = torch.ops.torchquant._nvfp4_gemm_sm90a(
-                    xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias, self.nvfp4_layout)
             elif path == "dq_wgmma":
+                wp, lay = self._packed_for(xa)
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
-                    xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias)
+                    xa, wp, self.weight_scale, self.weight_global_scale, bias, lay)
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
-            elif self._reads_layout(xa):
-                y = _ops.nvfp4_gemv(xa, self.weight_packed, self.weight_scale, self.weight_global_scale, bias,
-                                    "auto", self.nvfp4_layout)
-            else:  # layout 0, or x of the other 16-bit dtype than the layout's decode order
-                y = _ops.nvfp4_gemv(xa, self._packed_layout0(), self.weight_scale, self.weight_global_scale, bias,
-                                    "auto")
+            else:
+                wp, lay = self._packed_for(xa)
+                y = _ops.nvfp4_gemv(xa, wp, self.weight_scale, self.weight_global_scale, bias, "auto", lay)
             y = y.to(out_dtype)
         return y.reshape(*lead, self.out_features)
 
