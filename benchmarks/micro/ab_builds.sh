@@ -25,8 +25,14 @@ B=$(mktemp -d)
 cp -r setup.py pyproject.toml csrc torchquant benchmarks "$B"/
 (cd ab_old && find . -type f) | while read -r f; do cp "ab_old/$f" "$B/$f"; done
 t0=$(date +%s)
-($PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
-(cd "$B" && $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; echo "build B rc=$?")
+# Builds made on the development machine (benchmarks/prebuilt.py, carried as .prebuilt) replace
+# either side's build where they match its sources: A from .prebuilt/sm90 (or AB_PREBUILT_A), B
+# from .prebuilt/ab_B (`prebuilt.py make --overlay ab_old --dir .prebuilt/ab_B`).
+ROOT=$PWD
+($PY benchmarks/prebuilt.py use --dir "$ROOT/.prebuilt/${AB_PREBUILT_A:-sm90}" ||
+  $PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
+(cd "$B" && { $PY benchmarks/prebuilt.py use --dir "$ROOT/.prebuilt/ab_B" ||
+  $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; }; echo "build B rc=$?")
 wait
 echo "builds: $(( $(date +%s) - t0 )) s"
 IFS=';' read -ra CMDS <<< "${AB_CMDS:?AB_CMDS}"

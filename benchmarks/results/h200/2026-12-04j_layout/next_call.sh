@@ -14,7 +14,8 @@ OUT=${1:?}
 R=$OUT/r; mkdir -p "$R"
 . benchmarks/device_env.sh 16
 t0=$(date +%s)
-if ! ls torchquant/_C_sm90a*.so > /dev/null 2>&1; then
+# a carried build of these sources (benchmarks/prebuilt.py, carry=[".prebuilt"]) skips the build
+if ! ls torchquant/_C_sm90a*.so > /dev/null 2>&1 && ! $PY benchmarks/prebuilt.py use; then
   TORCHQUANT_ONLY_SOURCES=csrc/nvfp4/nvfp4_gemv.cu,csrc/dqgemm/dq_gemm_sm90a.cu timeout 200 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
   echo "build rc=$? $(( $(date +%s) - t0 )) s"
   grep -E "spill|stack frame" "$R/build.log" | grep -v " 0 bytes spill stores, 0 bytes spill loads" | grep -v "0 bytes stack frame" > "$R/spills.txt"
