@@ -5,6 +5,8 @@
 # byte through these loads (28672x8192 M = 1 at 57.3-57.6 us against the 57); the nvfp4
 # and fp8 kernels use them only off the ring. Registers with B (sm_90, ptxas): int8 GEMV 112 -> 114
 # (deep loads), 72 -> 80 (2 loads in flight), 108 -> 110, 120 -> 118; no spills.
+# Builds: ab_builds.sh takes A from .prebuilt/sm90 and B from .prebuilt/ab_B where they match
+# (benchmarks/prebuilt.py; carry=[".prebuilt"]), else builds both (int8_matmul.cu only).
 # Run from the repository root on the device: bash <this> $OUT
 set -uo pipefail
 OUT=${1:?}
