@@ -234,9 +234,26 @@ def main() -> int:
     u = sub.add_parser("use", help="install a matching build (on the device)")
     u.add_argument("--dir", default=DEFAULT_DIR)
     sub.add_parser("hash", help="print the tree's source hash")
+    sub.add_parser("status", help="which builds under .prebuilt/ match this tree (no GPU needed)")
     args = p.parse_args()
     if args.cmd == "hash":
         print(source_hash(HERE))
+        return 0
+    if args.cmd == "status":
+        root, h = os.path.join(HERE, ".prebuilt"), source_hash(HERE)
+        names = sorted(os.listdir(root)) if os.path.isdir(root) else []
+        for n in names:
+            sp = os.path.join(root, n, "STAMP.json")
+            if not os.path.exists(sp):
+                continue
+            with open(sp) as f:
+                st = json.load(f)
+            what = "matches this tree" if st["source_hash"] == h else (
+                "overlay build" if st.get("overlay") else "STALE: sources changed since")
+            print(f"{n}: {st['commit'][:7]} {st['built']} torch {st['torch']} arch {st['arch']}"
+                  f"{' only ' + ','.join(st['only_sources']) if st.get('only_sources') else ''}: {what}")
+        if not names:
+            print("no builds under .prebuilt/")
         return 0
     return make(args) if args.cmd == "make" else use(args)
 
