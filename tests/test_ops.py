@@ -314,6 +314,44 @@ def test_gemv_bad_inputs():
             fn()
 
 
+def _none_cases():
+    """(op name, valid arguments, indices of required tensor arguments) for every op with two
+    or more tensor operands (a single-tensor op given None fails in the dispatcher, before it)."""
+    x16 = _rand(3, 64, dtype=torch.bfloat16)
+    w = _rand(8, 64)
+    fq, fs = ops.quantize_fp8_block(w, 32)
+    pk, bs, g = ops.quantize_nvfp4(w)
+    aq, asc, az = ops.quantize_int8(_rand(3, 64), True, False)
+    wq, wsc, _ = ops.quantize_int8(w, True, True)
+    colsum = wq.to(torch.int32).sum(1).to(torch.int32)
+    w24 = ops.prune24(w)[0]
+    v16, m16 = ops.compress24(w24.to(torch.bfloat16))
+    wq24 = ops.quantize_int8(w24, True, True)[0]
+    v8, m8 = ops.compress24(wq24)
+    return [
+        ("int8_matmul", [aq, asc, az, wq, wsc, colsum, None, None, "auto"], [0, 1, 3, 4]),
+        ("sparse24_int8_matmul", [aq, asc, az, v8, m8, wsc, colsum, None, None, "auto"], [0, 1, 3, 4, 5]),
+        ("fp8_block_gemv", [x16, fq, fs, 32, None, "auto"], [0, 1, 2]),
+        ("dequantize_fp8_block", [fq, fs, 32, None], [0, 1]),
+        ("nvfp4_gemv", [x16, pk, bs, g, None, "auto", 0], [0, 1, 2, 3]),
+        ("dequantize_nvfp4", [pk, bs, g, None], [0, 1, 2]),
+        ("decompress24", [v16, m16], [0, 1]),
+        ("sparse24_gemv", [x16, v16, m16, None, "auto"], [0, 1, 2]),
+    ]
+
+
+@pytest.mark.parametrize("case", _none_cases(), ids=lambda c: c[0])
+def test_required_tensor_given_none_raises_clearly(case):
+    name, args, required = case
+    op = getattr(ops, name)
+    op(*args)  # the arguments are valid as they are
+    for i in required:
+        bad = list(args)
+        bad[i] = None
+        with pytest.raises(RuntimeError, match=f"{name}: .* must be a tensor, got None"):
+            op(*bad)
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_quantize_ops_reject_nonfinite_on_cpu(bad):
     w = _rand(4, 32)

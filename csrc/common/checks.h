@@ -27,22 +27,32 @@ inline std::string shape_str(at::IntArrayRef s) {
 // Largest K for which |acc| + |z_a * colsum| <= 2 * K * 128 * 127 fits int32.
 constexpr int64_t kInt8MaxK = 65536;
 
+// A required tensor passed as None reaches an op as an undefined tensor once another operand
+// has set the dispatch key; without this its dtype prints as UNKNOWN_SCALAR.
+inline void check_defined(const at::Tensor& t, const char* op, const char* name) {
+  TORCH_CHECK(t.defined(), op, ": ", name, " must be a tensor, got None");
+}
+
 inline void check_dim(const at::Tensor& t, int64_t dim, const char* op, const char* name) {
+  check_defined(t, op, name);
   TORCH_CHECK(t.dim() == dim, op, ": ", name, " must be ", dim, "-D, got shape ", shape_str(t.sizes()));
 }
 
 inline void check_dtype(const at::Tensor& t, at::ScalarType want, const char* op, const char* name) {
+  check_defined(t, op, name);
   TORCH_CHECK(t.scalar_type() == want, op, ": ", name, " must be ", want, ", got ",
               t.scalar_type());
 }
 
 inline void check_contiguous(const at::Tensor& t, const char* op, const char* name) {
+  check_defined(t, op, name);
   TORCH_CHECK(t.is_contiguous(), op, ": ", name,
               " must be contiguous (call .contiguous() first), got strides ", shape_str(t.strides()));
 }
 
 inline void check_same_device(const at::Tensor& ref, const at::Tensor& t, const char* op,
                               const char* name) {
+  check_defined(t, op, name);
   TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ", t.device(),
               " but the other operands are on ", ref.device());
 }
