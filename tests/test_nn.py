@@ -424,6 +424,8 @@ def test_quantlinear_bad_inputs():
     q = QuantLinear.from_float(_linear(), "int8")
     with pytest.raises(ValueError, match="expected last dim 96"):
         q(torch.randn(2, 95))
+    with pytest.raises(ValueError, match="expected last dim 96"):
+        q(torch.tensor(1.0))  # a 0-d input (was an IndexError)
     lin = _linear()
     with torch.no_grad():
         lin.weight[0, 0] = float("nan")

@@ -248,7 +248,7 @@ class QuantLinear(nn.Module):
         return self._packed_layout0(), 0
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.shape[-1] != self.in_features:
+        if x.dim() == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"QuantLinear: expected last dim {self.in_features}, got {tuple(x.shape)}")
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
