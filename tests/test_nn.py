@@ -241,6 +241,46 @@ def test_quantlinear_state_dict_and_safetensors_round_trip(tmp_path, fmt):
     assert torch.equal(loaded(x), y)
 
 
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+def test_load_state_dict_storage_dtypes(fmt):
+    """Code / byte buffers take their own dtype only (load_state_dict would convert by value);
+    float scales and bias convert as nn.Linear's parameters do."""
+    q = QuantLinear.from_float(_linear(n=48, seed=1), fmt, block_size=32)
+    x = torch.randn(3, 96)
+    y = q(x)
+    sd = q.state_dict()
+    storage = {"int8": ["weight_q"], "fp8_block": ["weight_q"], "nvfp4": ["weight_packed", "weight_scale"],
+               "sparse24": ["weight_meta"], "int8_sparse24": ["weight_values", "weight_meta"]}[fmt]
+    for name in storage:
+        t = sd[name]
+        for wrong in ([torch.uint8, torch.int8, torch.float32] if t.dtype == torch.float8_e4m3fn else
+                      [torch.int8 if t.dtype == torch.uint8 else torch.uint8, torch.float32, torch.int32]):
+            bad = dict(sd)
+            bad[name] = t.view(wrong) if wrong.itemsize == 1 else t.to(wrong) if t.dtype != torch.float8_e4m3fn else t.float()
+            fresh = QuantLinear.from_float(_linear(n=48, seed=2), fmt, block_size=32)
+            hint = r"t\.view" if wrong.itemsize == 1 else ""
+            with pytest.raises(RuntimeError, match=f"{name} must be {t.dtype}, got {bad[name].dtype}.*{hint}"):
+                fresh.load_state_dict(bad)
+    ok = dict(sd)
+    for name in ("weight_scale", "bias", "weight_global_scale", "weight_colsum"):
+        if name in ok and ok[name].dtype in (torch.float32, torch.int32):
+            ok[name] = ok[name].to(torch.float64 if ok[name].is_floating_point() else torch.int64)
+    fresh = QuantLinear.from_float(_linear(n=48, seed=2), fmt, block_size=32)
+    fresh.load_state_dict(ok)
+    assert torch.equal(fresh(x), y)
+
+
+def test_load_state_dict_int8_bytes_into_layout1_layer_raises():
+    """Before the dtype check an int8 view of the packed weight skipped the relayout hook (which
+    takes uint8 only) and was copied in as layout 0 bytes: silently wrong outputs."""
+    q = QuantLinear.from_float(_linear(seed=1), "nvfp4", dtype=torch.bfloat16, nvfp4_layout="decode")
+    sd = q.state_dict()
+    sd["weight_packed"] = sd["weight_packed"].view(torch.int8)
+    fresh = QuantLinear.from_float(_linear(seed=2), "nvfp4", dtype=torch.bfloat16, nvfp4_layout="decode")
+    with pytest.raises(RuntimeError, match="weight_packed must be torch.uint8, got torch.int8"):
+        fresh.load_state_dict(sd)
+
+
 def test_quantize_model_skip_and_overrides():
     model = nn.Sequential()
     model.add_module("q_proj", _linear(seed=1))
@@ -256,6 +296,48 @@ def test_quantize_model_skip_and_overrides():
         quantize_model(nn.Sequential(_linear()), {"format": "int8", "blocksize": 3})
     with pytest.raises(ValueError, match="format must be one of"):
         quantize_model(nn.Sequential(_linear()), "int4")
+    for bad in (None, 5, ["int8"]):
+        with pytest.raises(TypeError, match="config must be a format name or a dict"):
+            quantize_model(nn.Sequential(_linear()), bad)
+    with pytest.raises(TypeError, match="act_symmetric must be a bool"):
+        quantize_model(nn.Sequential(_linear()), {"format": "int8", "act_symmetric": "false"})
+    with pytest.raises(TypeError, match="block_size must be an int"):
+        QuantLinear.from_float(_linear(), "fp8_block", block_size=32.0)
+    # patterns that name no nn.Linear (a typo in a module path) are reported, not silently ignored
+    model = nn.Sequential()
+    model.add_module("q_proj", _linear(seed=1))
+    with pytest.warns(UserWarning, match=r"skip pattern\(s\) \['lm_haed'\] match no nn.Linear"):
+        quantize_model(model, {"format": "int8", "skip": ["lm_haed"]}, progress=False)
+    model = nn.Sequential()
+    model.add_module("q_proj", _linear(seed=1))
+    with pytest.warns(UserWarning, match=r"overrides pattern\(s\) \['mlp\.\*'\] match no nn.Linear"):
+        quantize_model(model, {"format": "int8", "overrides": {"mlp.*": {"format": "nvfp4"}}}, progress=False)
+
+
+def test_save_load_keeps_prefill_and_nvfp4_layout(tmp_path):
+    """load_quantized rebuilds each layer with the prefill path and the nvfp4 decode order it was
+    saved with (they were dropped before: a prefill="w8a8" layer came back as "dequant", whose
+    large-M results differ by the activation's e4m3 rounding)."""
+    pytest.importorskip("safetensors")
+    model = nn.Sequential()
+    model.add_module("a", _linear(k=256, n=128, seed=1))
+    model.add_module("b", _linear(k=128, n=64, seed=2).to(torch.bfloat16))
+    quantize_model(model, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"b": {"format": "nvfp4"}},
+                           "nvfp4_layout": "decode"}, progress=False)
+    assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 1
+    path = str(tmp_path / "m.safetensors")
+    save_quantized(model, path)
+    fresh = nn.Sequential()
+    fresh.add_module("a", _linear(k=256, n=128, seed=3))
+    fresh.add_module("b", _linear(k=128, n=64, seed=4).to(torch.bfloat16))
+    loaded = load_quantized(fresh, path)
+    assert loaded.a.prefill == "w8a8" and loaded.b.nvfp4_layout == 1
+    assert torch.equal(loaded.b.weight_packed, model.b.weight_packed)
+    for M in (1, 200):
+        x = torch.randn(M, 256)
+        assert torch.equal(loaded.a(x), model.a(x))
+        xb = torch.randn(M, 128, dtype=torch.bfloat16)
+        assert torch.equal(loaded.b(xb), model.b(xb))
 
 
 def test_quantize_model_sparse24_formats():
@@ -534,7 +616,11 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     path = str(tmp_path / "m.safetensors")
     save_quantized(model, path)
     loaded = load_quantized(copy.deepcopy(base), path)
-    assert torch.equal(loaded[0].weight_packed, ref_model[0].weight_packed)  # the file holds layout 0
+    from safetensors.torch import load_file
+    assert torch.equal(load_file(path)["0.weight_packed"], ref_model[0].weight_packed)  # the file holds layout 0
+    # ... and each layer comes back in the decode order it was saved with
+    assert [loaded[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0]
+    assert torch.equal(loaded[0].weight_packed, model[0].weight_packed)
     assert torch.equal(loaded(x), y)
     with pytest.raises(ValueError, match="nvfp4_layout=1"):
         QuantLinear(96, 8, True, "fp8_block", nvfp4_layout=1)

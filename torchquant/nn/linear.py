@@ -94,6 +94,10 @@ class QuantLinear(nn.Module):
         if format == "sparse24" and dtype == torch.float32:
             # sparse24_gemv takes fp16/bf16 only (products exact in fp32).
             raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
+        if not isinstance(act_symmetric, bool):
+            raise TypeError(f"QuantLinear: act_symmetric must be a bool, got {act_symmetric!r}")
+        if not isinstance(block_size, int) or isinstance(block_size, bool):
+            raise TypeError(f"QuantLinear: block_size must be an int, got {block_size!r}")
         if prefill not in ("dequant", "w8a8"):
             raise ValueError(f"QuantLinear: prefill must be 'dequant' or 'w8a8', got {prefill!r}")
         if prefill == "w8a8" and not w8a8_prefill_ok(format, block_size, in_features, out_features):
@@ -133,6 +137,8 @@ class QuantLinear(nn.Module):
             self.register_buffer("bias", torch.zeros(N, dtype=dtype, **kw))
         else:
             self.bias = None
+        # Before any other load hook: a quantized buffer takes its own dtype only.
+        self.register_load_state_dict_pre_hook(_check_storage_dtypes)
         if self.nvfp4_layout:
             # state_dict holds the formats.md packing whatever the layout in memory.
             self.register_state_dict_post_hook(_packed_to_layout0)
@@ -373,6 +379,28 @@ def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dty
                          f"order) is for format 'nvfp4' with dtype {'bfloat16' if layout == 1 else 'float16'}, "
                          f"got format={format!r}, dtype={dtype}")
     return layout
+
+
+def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
+                          missing_keys, unexpected_keys, error_msgs) -> None:
+    """load_state_dict pre-hook: the buffers that hold codes or bytes (int8 / e4m3 weights, packed
+    nibbles, e4m3 block scales, 2:4 positions, int8 2:4 values) take a tensor of their own dtype
+    only. load_state_dict would otherwise convert by value: uint8 bytes of an fp8 checkpoint
+    copied into a float8_e4m3fn buffer become different weights, silently. Float scales, bias and
+    sparse24's float values convert as nn.Linear's parameters do; the int32 column sums take
+    any integer dtype."""
+    for name, buf in module.named_buffers(recurse=False):
+        t = state_dict.get(prefix + name)
+        if not isinstance(t, Tensor) or t.dtype == buf.dtype:
+            continue
+        if buf.dtype.is_floating_point and buf.dtype.itemsize > 1 and t.dtype.is_floating_point and t.dtype.itemsize > 1:
+            continue
+        if name == "weight_colsum" and not t.dtype.is_floating_point and t.dtype != torch.bool:
+            continue
+        hint = ""
+        if buf.dtype.itemsize == 1 and t.dtype.itemsize == 1:
+            hint = f" (if these are the same bytes, load t.view({buf.dtype}))"
+        raise RuntimeError(f"QuantLinear ({module.format}): {prefix}{name} must be {buf.dtype}, got {t.dtype}{hint}")
 
 
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:

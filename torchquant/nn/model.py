@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
-from typing import Dict, Iterable, Optional, Union
+from typing import Dict, Iterable, Mapping, Optional, Union
 
 import torch
 from torch import nn
@@ -54,6 +54,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
     warning rather than failing.
     Returns the model.
     """
+    if not isinstance(config, (str, Mapping)):
+        raise TypeError(f"quantize_model: config must be a format name or a dict, got {type(config).__name__}")
     cfg = {"format": config} if isinstance(config, str) else dict(config)
     default_fmt = cfg.pop("format", "int8")
     skip = list(cfg.pop("skip", []))
@@ -63,7 +65,16 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
         raise ValueError(f"quantize_model: format must be one of {FORMATS}, got {default_fmt!r}")
-    targets = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and not _matches(n, skip)]
+    linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+    # A pattern that names no nn.Linear is most often a typo in a module path: say so.
+    for what, pats in (("skip", skip), ("overrides", list(overrides))):
+        unused = [p for p in pats if not any(fnmatch.fnmatchcase(n, p) for n, _ in linears)]
+        if unused:
+            import warnings
+
+            warnings.warn(f"quantize_model: {what} pattern(s) {unused} match no nn.Linear of the model "
+                          f"(names look like {[n for n, _ in linears[:2]]})")
+    targets = [(n, m) for n, m in linears if not _matches(n, skip)]
     for name, lin in _progress(targets, "quantize_model", progress):
         opts = dict(cfg)
         fmt = default_fmt
@@ -104,7 +115,10 @@ def _layer_meta(model: nn.Module) -> Dict[str, str]:
     meta = {}
     for n, m in model.named_modules():
         if isinstance(m, QuantLinear):
-            meta[f"torchquant.{n}"] = f"{m.format}|{m.block_size}|{int(m.act_symmetric)}|{str(m.dtype).split('.')[-1]}"
+            # format | block_size | act_symmetric | dtype | prefill | nvfp4_layout (files written before
+            # the last two fields existed load with "dequant" and 0)
+            meta[f"torchquant.{n}"] = (f"{m.format}|{m.block_size}|{int(m.act_symmetric)}|{str(m.dtype).split('.')[-1]}"
+                                       f"|{m.prefill}|{m.nvfp4_layout}")
     return meta
 
 
@@ -128,11 +142,15 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
         if not key.startswith("torchquant."):
             continue
         name = key[len("torchquant."):]
-        fmt, bs, sym, dt = val.split("|")
+        fields = val.split("|")
+        fmt, bs, sym, dt = fields[:4]
+        prefill = fields[4] if len(fields) > 4 else "dequant"
+        layout = int(fields[5]) if len(fields) > 5 else 0
         lin = model.get_submodule(name)
         if isinstance(lin, nn.Linear):
             q = QuantLinear(lin.in_features, lin.out_features, lin.bias is not None, fmt, block_size=int(bs),
-                            act_symmetric=bool(int(sym)), dtype=getattr(torch, dt), device=lin.weight.device)
+                            act_symmetric=bool(int(sym)), prefill=prefill, dtype=getattr(torch, dt),
+                            nvfp4_layout=layout, device=lin.weight.device)
             parent_name, _, child = name.rpartition(".")
             parent = model.get_submodule(parent_name) if parent_name else model
             setattr(parent, child, q)
