@@ -270,6 +270,38 @@ def test_load_state_dict_storage_dtypes(fmt):
     assert torch.equal(fresh(x), y)
 
 
+def test_from_fp8_block_and_from_nvfp4_refuse_broadcasts_and_byte_conversions():
+    """copy_ broadcasts and converts by value; the constructors from quantized tensors must not:
+    a [N, 1] scale spread over every block, a [1] bias over every feature and uint8 bytes read as
+    numbers each gave a working layer with other weights."""
+    w = torch.randn(8, 64)
+    wq, sc = torch.ops.torchquant.quantize_fp8_block(w, 32)
+    good = QuantLinear.from_fp8_block(wq, sc.double(), block_size=32, bias=torch.ones(8))  # float scales convert
+    assert torch.equal(good.weight_scale, sc)
+    cases = [
+        (lambda: QuantLinear.from_fp8_block(wq, sc[:, :1], block_size=32), ValueError, r"weight_scale must have shape \(8, 2\)"),
+        (lambda: QuantLinear.from_fp8_block(wq, sc, block_size=32, bias=torch.ones(1)), ValueError, r"bias must have shape \(8,\)"),
+        (lambda: QuantLinear.from_fp8_block(wq.view(torch.uint8), sc, block_size=32), TypeError, r"pass t\.view\(torch\.float8_e4m3fn\)"),
+        (lambda: QuantLinear.from_fp8_block(wq.reshape(-1), sc), ValueError, "w_q must be"),
+    ]
+    p, s_, g = torch.ops.torchquant.quantize_nvfp4(w)
+    cases += [
+        (lambda: QuantLinear.from_nvfp4(p, s_.view(torch.uint8), g), TypeError, "weight_scale must be torch.float8_e4m3fn"),
+        (lambda: QuantLinear.from_nvfp4(p.view(torch.int8), s_, g), TypeError, "weight_packed must be torch.uint8"),
+        (lambda: QuantLinear.from_nvfp4(p, s_[:, :1], g), ValueError, "weight_scale must have shape"),
+        (lambda: QuantLinear.from_nvfp4(p, s_, torch.ones(2)), ValueError, "global_scale must hold one element"),
+        (lambda: QuantLinear.from_nvfp4(p.reshape(-1), s_, g), ValueError, "w_packed must be"),
+    ]
+    for fn, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            fn()
+    x = torch.randn(3, 64)
+    for lay in (0, 1):
+        q = QuantLinear.from_nvfp4(p, s_, g.reshape(1), dtype=torch.bfloat16, nvfp4_layout=lay)
+        assert torch.equal(q.dequantized_weight(torch.float32), torch.ops.torchquant.dequantize_nvfp4(p, s_, g, torch.float32))
+        assert q(x).shape == (3, 8)
+
+
 def test_load_state_dict_int8_bytes_into_layout1_layer_raises():
     """Before the dtype check an int8 view of the packed weight skipped the relayout hook (which
     takes uint8 only) and was copied in as layout 0 bytes: silently wrong outputs."""

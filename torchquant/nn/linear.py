@@ -203,26 +203,34 @@ class QuantLinear(nn.Module):
                    dtype: torch.dtype = torch.bfloat16, nvfp4_layout: Union[int, str] = 0) -> "QuantLinear":
         """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors).
         w_packed is the formats.md packing; nvfp4_layout keeps it in memory in a decode order."""
+        if w_packed.dim() != 2:
+            raise ValueError(f"QuantLinear.from_nvfp4: w_packed must be [N, K/2], got shape {tuple(w_packed.shape)}")
         N, Kh = w_packed.shape
         q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, nvfp4_layout=nvfp4_layout, device=w_packed.device)
+        _copy_checked(q, "weight_packed", w_packed, "from_nvfp4")
         lay = q.nvfp4_layout
-        q.weight_packed.copy_(_ops.nvfp4_relayout(w_packed.contiguous(), lay) if lay else w_packed)
-        q.weight_scale.copy_(scale)
-        q.weight_global_scale.copy_(global_scale.reshape(()))
+        if lay:
+            q.weight_packed.copy_(_ops.nvfp4_relayout(q.weight_packed, lay))
+        _copy_checked(q, "weight_scale", scale, "from_nvfp4")
+        if global_scale.numel() != 1:
+            raise ValueError(f"QuantLinear.from_nvfp4: global_scale must hold one element, got shape {tuple(global_scale.shape)}")
+        _copy_checked(q, "weight_global_scale", global_scale.reshape(()), "from_nvfp4")
         if bias is not None:
-            q.bias.copy_(bias)
+            _copy_checked(q, "bias", bias, "from_nvfp4")
         return q
 
     @classmethod
     def from_fp8_block(cls, w_q: Tensor, scale: Tensor, block_size: int = 128, bias: Optional[Tensor] = None,
                        dtype: torch.dtype = torch.bfloat16, prefill: str = "dequant") -> "QuantLinear":
+        if w_q.dim() != 2:
+            raise ValueError(f"QuantLinear.from_fp8_block: w_q must be [N, K], got shape {tuple(w_q.shape)}")
         N, K = w_q.shape
         q = cls(K, N, bias is not None, "fp8_block", block_size=block_size, prefill=prefill, dtype=dtype,
                 device=w_q.device)
-        q.weight_q.copy_(w_q)
-        q.weight_scale.copy_(scale)
+        _copy_checked(q, "weight_q", w_q, "from_fp8_block")
+        _copy_checked(q, "weight_scale", scale, "from_fp8_block")
         if bias is not None:
-            q.bias.copy_(bias)
+            _copy_checked(q, "bias", bias, "from_fp8_block")
         return q
 
     # ------------------------------------------------------------- running --
@@ -381,6 +389,33 @@ def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dty
     return layout
 
 
+def _storage_dtype_error(module: "QuantLinear", name: str, t: Tensor) -> Optional[str]:
+    """Why tensor t cannot be copied into buffer `name` (None if it can): buffers that hold codes or
+    bytes take their own dtype only; float buffers any float dtype wider than a byte; the int32
+    column sums any integer dtype."""
+    buf = getattr(module, name)
+    if t.dtype == buf.dtype:
+        return None
+    if buf.dtype.is_floating_point and buf.dtype.itemsize > 1 and t.dtype.is_floating_point and t.dtype.itemsize > 1:
+        return None
+    if name == "weight_colsum" and not t.dtype.is_floating_point and t.dtype != torch.bool:
+        return None
+    hint = f" (if these are the same bytes, pass t.view({buf.dtype}))" if buf.dtype.itemsize == 1 and t.dtype.itemsize == 1 else ""
+    return f"{name} must be {buf.dtype}, got {t.dtype}{hint}"
+
+
+def _copy_checked(module: "QuantLinear", name: str, t: Tensor, src: str) -> None:
+    """buffer.copy_(t) without its conversions: the same shape (copy_ would broadcast a [N, 1] scale
+    over every block) and a dtype _storage_dtype_error accepts (copy_ converts by value)."""
+    buf = getattr(module, name)
+    if tuple(t.shape) != tuple(buf.shape):
+        raise ValueError(f"QuantLinear.{src}: {name} must have shape {tuple(buf.shape)}, got {tuple(t.shape)}")
+    why = _storage_dtype_error(module, name, t)
+    if why is not None:
+        raise TypeError(f"QuantLinear.{src}: {why}")
+    buf.copy_(t)
+
+
 def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
                           missing_keys, unexpected_keys, error_msgs) -> None:
     """load_state_dict pre-hook: the buffers that hold codes or bytes (int8 / e4m3 weights, packed
@@ -389,18 +424,11 @@ def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_me
     copied into a float8_e4m3fn buffer become different weights, silently. Float scales, bias and
     sparse24's float values convert as nn.Linear's parameters do; the int32 column sums take
     any integer dtype."""
-    for name, buf in module.named_buffers(recurse=False):
+    for name, _ in module.named_buffers(recurse=False):
         t = state_dict.get(prefix + name)
-        if not isinstance(t, Tensor) or t.dtype == buf.dtype:
-            continue
-        if buf.dtype.is_floating_point and buf.dtype.itemsize > 1 and t.dtype.is_floating_point and t.dtype.itemsize > 1:
-            continue
-        if name == "weight_colsum" and not t.dtype.is_floating_point and t.dtype != torch.bool:
-            continue
-        hint = ""
-        if buf.dtype.itemsize == 1 and t.dtype.itemsize == 1:
-            hint = f" (if these are the same bytes, load t.view({buf.dtype}))"
-        raise RuntimeError(f"QuantLinear ({module.format}): {prefix}{name} must be {buf.dtype}, got {t.dtype}{hint}")
+        why = _storage_dtype_error(module, name, t) if isinstance(t, Tensor) else None
+        if why is not None:
+            raise RuntimeError(f"QuantLinear ({module.format}): {prefix}{why}")
 
 
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:
