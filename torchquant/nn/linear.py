@@ -35,6 +35,7 @@ trace it without graph breaks.
 
 from __future__ import annotations
 
+import numbers
 from typing import Optional, Tuple, Union
 
 import torch
@@ -96,8 +97,9 @@ class QuantLinear(nn.Module):
             raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
         if not isinstance(act_symmetric, bool):
             raise TypeError(f"QuantLinear: act_symmetric must be a bool, got {act_symmetric!r}")
-        if not isinstance(block_size, int) or isinstance(block_size, bool):
+        if not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool):
             raise TypeError(f"QuantLinear: block_size must be an int, got {block_size!r}")
+        block_size = int(block_size)
         if prefill not in ("dequant", "w8a8"):
             raise ValueError(f"QuantLinear: prefill must be 'dequant' or 'w8a8', got {prefill!r}")
         if prefill == "w8a8" and not w8a8_prefill_ok(format, block_size, in_features, out_features):
