@@ -302,6 +302,36 @@ def test_from_fp8_block_and_from_nvfp4_refuse_broadcasts_and_byte_conversions():
         assert q(x).shape == (3, 8)
 
 
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+@pytest.mark.parametrize("conv", ["half", "bfloat16", "float", "double", "to_fp16"])
+def test_dtype_casts_keep_the_quantized_weight(fmt, conv):
+    """quantize_model(m).half() and friends: Module._apply used to convert every floating buffer
+    (e4m3 codes, fp32 scales) by value, after which every op refused the layer. The stored weight
+    now keeps its dtype; the layer dtype (bias, the cast of fp32 input) follows a 16-bit cast
+    (int8 layers also fp32); an nvfp4 layer in a decode order takes the new dtype's."""
+    lay = "decode" if fmt == "nvfp4" else 0
+    q = QuantLinear.from_float(_linear(n=48, seed=1), fmt, block_size=32, nvfp4_layout=lay)
+    sd = {k: v.clone() for k, v in q.state_dict().items()}
+    q2 = q.to(torch.float16) if conv == "to_fp16" else getattr(q, conv)()
+    new = {"half": torch.float16, "to_fp16": torch.float16, "bfloat16": torch.bfloat16, "float": torch.float32,
+           "double": torch.float64}[conv]
+    follows = (torch.float16, torch.bfloat16) + ((torch.float32,) if fmt in ("int8", "int8_sparse24") else ())
+    target = new if fmt != "sparse24" and new in follows else torch.bfloat16
+    assert q2.dtype == target and q2.bias.dtype == target
+    sd2 = q2.state_dict()
+    for k, v in sd.items():
+        if k != "bias":
+            assert sd2[k].dtype == v.dtype and torch.equal(sd2[k].reshape(-1).view(torch.uint8), v.reshape(-1).view(torch.uint8)), k
+    if fmt == "nvfp4":
+        assert q2.nvfp4_layout == (2 if target == torch.float16 else 1)
+    ref = QuantLinear(96, 48, True, fmt, block_size=32, dtype=target, nvfp4_layout=lay)
+    ref.load_state_dict({**sd, "bias": sd["bias"].to(target)})
+    for M in (1, 5, 200):
+        for xd in (torch.float32, torch.float16, torch.bfloat16):
+            x = torch.randn(M, 96, dtype=xd)
+            assert torch.equal(q2(x), ref(x)), (M, xd)
+
+
 def test_load_state_dict_int8_bytes_into_layout1_layer_raises():
     """Before the dtype check an int8 view of the packed weight skipped the relayout hook (which
     takes uint8 only) and was copied in as layout 0 bytes: silently wrong outputs."""
@@ -410,6 +440,9 @@ def test_sparse24_bad_shapes_and_dtypes():
     # sparse24_gemv takes fp16 / bf16 values only
     with pytest.raises(TypeError, match="float16 or bfloat16"):
         QuantLinear.from_float(nn.Linear(16, 8), "sparse24", dtype=torch.float32)
+    for fmt in ("fp8_block", "nvfp4"):  # accepted before, then failed at every decode M with fp32 x
+        with pytest.raises(TypeError, match="dtype must be float16 or bfloat16, got float32"):
+            QuantLinear.from_float(nn.Linear(32, 8), fmt, block_size=16, dtype=torch.float32)
     # fp16 layers keep fp16 values, and an activation of another dtype is cast to them
     q = QuantLinear.from_float(_linear(), "sparse24", dtype=torch.float16)
     assert q.weight_values.dtype == torch.float16
@@ -665,5 +698,6 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     for bad in (True, 1.0, "l1"):
         with pytest.raises(ValueError, match="nvfp4_layout must be"):
             QuantLinear(96, 8, True, "nvfp4", nvfp4_layout=bad)
-    assert QuantLinear(96, 8, True, "nvfp4", dtype=torch.float32, nvfp4_layout="decode").nvfp4_layout == 0
+    with pytest.raises(TypeError, match="float16 or bfloat16 activations"):  # W4A16: no fp32 layer
+        QuantLinear(96, 8, True, "nvfp4", dtype=torch.float32, nvfp4_layout="decode")
     assert QuantLinear(96, 8, True, "int8", nvfp4_layout="decode").nvfp4_layout == 0

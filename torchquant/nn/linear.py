@@ -95,6 +95,11 @@ class QuantLinear(nn.Module):
         if format == "sparse24" and dtype == torch.float32:
             # sparse24_gemv takes fp16/bf16 only (products exact in fp32).
             raise TypeError("QuantLinear: sparse24 stores its values in float16 or bfloat16, got dtype float32")
+        if format in ("fp8_block", "nvfp4") and dtype == torch.float32:
+            # W8A16 / W4A16: the decode kernels take fp16 / bf16 activations (an fp32 x is cast to the
+            # layer dtype); a float32 layer was accepted here and then failed at every decode M.
+            raise TypeError(f"QuantLinear: {format} runs float16 or bfloat16 activations (W{8 if format == 'fp8_block' else 4}A16); "
+                            "dtype must be float16 or bfloat16, got float32")
         if not isinstance(act_symmetric, bool):
             raise TypeError(f"QuantLinear: act_symmetric must be a bool, got {act_symmetric!r}")
         if not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool):
@@ -363,6 +368,35 @@ class QuantLinear(nn.Module):
         wf = _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, 128, torch.float32)
         y = torch.nn.functional.linear(xf, wf, None if bias is None else bias.float())
         return y.to(xa.dtype)
+
+    def _apply(self, fn, recurse=True):
+        """Module.half() / .bfloat16() / .float() / .to(dtype) convert every floating-point buffer,
+        which turned the e4m3 codes and the fp32 scales of a quantized layer into other numbers
+        (the ops then refused them; `quantize_model(m).half()` broke every layer). Here the stored
+        weight keeps its dtype and only moves device. What follows a cast to float16 / bfloat16 is
+        the layer dtype: the bias, and the dtype an fp32 input is cast to for the 16-bit kernels
+        (int8 layers also follow float32); an nvfp4 layer in a decode order takes the new dtype's.
+        sparse24 keeps its dtype (its values are the stored weight; a bf16 -> fp16 cast could
+        overflow). Device moves (.to(device), .cuda(), .cpu()) move everything, as before."""
+        before = {k: v for k, v in self._buffers.items() if v is not None}
+        dev = next(iter(before.values())).device
+        new_dt = fn(torch.empty(0, dtype=self.dtype, device=dev)).dtype
+        super()._apply(fn, recurse)
+        follows = (torch.float16, torch.bfloat16) + ((torch.float32,) if self.format in ("int8", "int8_sparse24") else ())
+        target = new_dt if self.format != "sparse24" and new_dt in follows else self.dtype
+        for name, old in before.items():
+            cur = self._buffers[name]
+            want = target if name == "bias" else old.dtype
+            if cur.dtype != want:
+                self._buffers[name] = old.to(device=cur.device, dtype=want)
+        if target != self.dtype:
+            if self.nvfp4_layout:
+                lay = _DECODE_LAYOUT[target]
+                base = _ops.nvfp4_relayout(self.weight_packed, self.nvfp4_layout, True)
+                self._buffers["weight_packed"] = _ops.nvfp4_relayout(base, lay)
+                self.nvfp4_layout = lay
+            self.dtype = target
+        return self
 
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
