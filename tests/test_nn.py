@@ -384,7 +384,7 @@ def test_save_load_keeps_prefill_and_nvfp4_layout(tmp_path):
     model = nn.Sequential()
     model.add_module("a", _linear(k=256, n=128, seed=1))
     model.add_module("b", _linear(k=128, n=64, seed=2).to(torch.bfloat16))
-    quantize_model(model, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"b": {"format": "nvfp4"}},
+    quantize_model(model, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"b": {"format": "nvfp4", "prefill": "dequant"}},
                            "nvfp4_layout": "decode"}, progress=False)
     assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 1
     path = str(tmp_path / "m.safetensors")
