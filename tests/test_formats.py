@@ -209,6 +209,40 @@ def test_interop_deepseek_128x128_scales():
         F.fp8_scales_from_128x128(s, 300, 256)
 
 
+def test_interop_fp8_per_tensor_channel_and_block_scales():
+    """ModelOpt / compressed-tensors FP8 scales written into fp8_block's [N, ceil(K/bs)]: the
+    dequantized weight is the checkpoint's code * scale, bit for bit."""
+    torch.manual_seed(6)
+    n, k = 200, 320
+    w_q = (torch.randn(n, k) * 40).to(torch.float8_e4m3fn)
+    codes = w_q.float()
+    per_tensor = torch.tensor(0.0123)
+    per_channel = torch.rand(n, 1) * 0.01 + 1e-3
+    blocks = torch.rand((n + 127) // 128, (k + 127) // 128) * 0.01 + 1e-3
+    want_block = blocks.repeat_interleave(128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+    cases = [(F.fp8_from_modelopt, per_tensor, codes * per_tensor),
+             (F.fp8_from_compressed_tensors, per_tensor.reshape(1), codes * per_tensor),
+             (F.fp8_from_compressed_tensors, per_channel, codes * per_channel),
+             (F.fp8_from_compressed_tensors, per_channel.reshape(n).to(torch.bfloat16), codes * per_channel.reshape(n, 1).to(torch.bfloat16).float()),
+             (F.fp8_from_compressed_tensors, blocks, codes * want_block)]
+    for fn, scale, want in cases:
+        for bs in ((128,) if scale.shape == blocks.shape else (32, 128, 256)):
+            wq2, sc = fn(w_q, scale, bs)
+            assert sc.shape == (n, (k + bs - 1) // bs) and sc.dtype == torch.float32
+            assert torch.equal(F.dequantize_fp8_block(wq2, sc, bs), want)
+            assert torch.equal(torch.ops.torchquant.dequantize_fp8_block(wq2, sc, bs, torch.float32), want)
+    with pytest.raises(ValueError, match="128 x 128 block scales need block_size 128"):
+        F.fp8_from_compressed_tensors(w_q, blocks, 64)
+    with pytest.raises(ValueError, match="must hold one value"):
+        F.fp8_from_modelopt(w_q, per_channel)
+    with pytest.raises(ValueError, match=r"\[200, 1\]"):
+        F.fp8_from_compressed_tensors(w_q, torch.rand(n, 3))
+    with pytest.raises(TypeError, match=r"weight\.view\(torch\.float8_e4m3fn\)"):
+        F.fp8_from_compressed_tensors(w_q.view(torch.uint8), per_channel)
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        F.fp8_from_compressed_tensors(w_q, torch.tensor(float("inf")))
+
+
 def test_underflowing_scales_are_replaced_by_one():
     # amax > 0 but amax / 127 (or / 448, / 2688) underflows fp32 to 0: the
     # scale would divide by zero. It is treated like an all-zero tensor.

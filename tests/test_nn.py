@@ -474,6 +474,15 @@ def test_checkpoint_interop_into_quantlinear():
     w_q, sc = F.quantize_fp8_block(lin.weight.detach(), 128)
     q3 = QuantLinear.from_fp8_block(w_q, sc, 128)
     assert torch.equal(q3.weight_q.view(torch.uint8), w_q.view(torch.uint8))
+    # a per-channel FP8 checkpoint (compressed-tensors' channel strategy) through fp8_block
+    amax = lin.weight.detach().abs().amax(1, keepdim=True)
+    ch_scale = amax / 448
+    ch_q = (lin.weight.detach() / ch_scale).to(torch.float8_e4m3fn)
+    q4 = QuantLinear.from_fp8_block(*F.fp8_from_compressed_tensors(ch_q, ch_scale, 32), 32,
+                                    bias=lin.bias.detach().to(torch.bfloat16))
+    assert torch.equal(q4.dequantized_weight(torch.float32), ch_q.float() * ch_scale)
+    x = torch.randn(3, 64, dtype=torch.bfloat16)  # the op itself is checked against its bound elsewhere
+    assert torch.equal(q4(x), torch.ops.torchquant.fp8_block_gemv(x, q4.weight_q, q4.weight_scale, 32, q4.bias, "auto"))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -37,4 +37,7 @@ from torchquant.formats.interop import (  # noqa: F401
     nvfp4_from_modelopt,
     nvfp4_to_compressed_tensors,
     fp8_scales_from_128x128,
+    fp8_scales_to_blocks,
+    fp8_from_modelopt,
+    fp8_from_compressed_tensors,
 )

@@ -9,6 +9,13 @@
 - DeepSeek-style FP8 with 128x128 weight blocks: scales [ceil(N/128),
   ceil(K/128)]; ours are per row and per K block, so each block-row scale is
   repeated over its 128 rows (block_size = 128).
+- ModelOpt FP8 (`weight` e4m3 [N, K], `weight_scale` one fp32 value) and
+  compressed-tensors FP8 (`weight`, `weight_scale` of the tensor strategy: one
+  value; channel: [N, 1]; block: [ceil(N/128), ceil(K/128)]): every such scale
+  is a dequantization multiplier constant over whole fp8_block blocks, so it is
+  written into ours ([N, ceil(K/bs)]) by repetition and the dequantized weight
+  is the same bit for bit. A static `input_scale` (the W8A8 schemes') has no
+  use here: fp8_block runs 16-bit activations.
 """
 
 from typing import Tuple
@@ -63,3 +70,54 @@ def fp8_scales_from_128x128(scale_inv: torch.Tensor, n: int, k: int) -> torch.Te
     if scale_inv.dim() != 2 or tuple(scale_inv.shape) != (nb_n, nb_k):
         raise ValueError(f"fp8_scales_from_128x128: expected scales of shape ({nb_n}, {nb_k}) for a [{n}, {k}] weight, got {tuple(scale_inv.shape)}")
     return scale_inv.to(torch.float32).repeat_interleave(128, dim=0)[:n].contiguous()
+
+
+def _fp8_weight(weight: torch.Tensor, src: str) -> torch.Tensor:
+    if weight.dim() != 2 or weight.dtype != torch.float8_e4m3fn:
+        hint = " (if these are e4m3 bytes, pass weight.view(torch.float8_e4m3fn))" if weight.dtype in (torch.uint8, torch.int8) else ""
+        raise TypeError(f"{src}: weight must be float8_e4m3fn [N, K], got {weight.dtype} {tuple(weight.shape)}{hint}")
+    return weight.contiguous()
+
+
+def fp8_scales_to_blocks(weight_scale: torch.Tensor, n: int, k: int, block_size: int = 128) -> torch.Tensor:
+    """A checkpoint's FP8 dequantization scale -> ours, fp32 [N, ceil(K / block_size)]: one value
+    (per tensor), [N, 1] or [N] (per channel), or [ceil(N/128), ceil(K/128)] (128 x 128 blocks;
+    needs block_size 128). Repetition only: the dequantized weight is unchanged."""
+    if not weight_scale.is_floating_point() or weight_scale.dtype.itemsize < 2:
+        raise TypeError(f"fp8_scales_to_blocks: weight_scale must be a float tensor, got {weight_scale.dtype}")
+    if block_size % 16 or not 16 <= block_size <= 256:
+        raise ValueError(f"fp8_scales_to_blocks: block_size must be a multiple of 16 in [16, 256], got {block_size}")
+    s = weight_scale.detach().to(torch.float32)  # fp16 / bf16 scales widen exactly
+    nb = (k + block_size - 1) // block_size
+    if s.numel() == 1:
+        out = s.reshape(1, 1).expand(n, nb)
+    elif tuple(s.shape) in ((n, 1), (n,)):
+        out = s.reshape(n, 1).expand(n, nb)
+    elif s.dim() == 2 and tuple(s.shape) == ((n + 127) // 128, (k + 127) // 128):
+        if block_size != 128:
+            raise ValueError("fp8_scales_to_blocks: 128 x 128 block scales need block_size 128, "
+                             f"got {block_size}")
+        return fp8_scales_from_128x128(s, n, k)
+    else:
+        raise ValueError(
+            f"fp8_scales_to_blocks: for a [{n}, {k}] weight the scale must hold one value, [{n}, 1] or "
+            f"[{(n + 127) // 128}, {(k + 127) // 128}] (128 x 128 blocks), got {tuple(s.shape)}")
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError("fp8_scales_to_blocks: weight_scale holds NaN or Inf")
+    return out.contiguous()
+
+
+def fp8_from_modelopt(weight: torch.Tensor, weight_scale: torch.Tensor, block_size: int = 128) -> Tuple[torch.Tensor, torch.Tensor]:
+    """ModelOpt FP8 (`weight`, per-tensor `weight_scale`) -> (w_q, scale) for fp8_block /
+    QuantLinear.from_fp8_block(w_q, scale, block_size)."""
+    w = _fp8_weight(weight, "fp8_from_modelopt")
+    if weight_scale.numel() != 1:
+        raise ValueError(f"fp8_from_modelopt: weight_scale must hold one value (per tensor), got shape {tuple(weight_scale.shape)}")
+    return w, fp8_scales_to_blocks(weight_scale, w.shape[0], w.shape[1], block_size)
+
+
+def fp8_from_compressed_tensors(weight: torch.Tensor, weight_scale: torch.Tensor, block_size: int = 128) -> Tuple[torch.Tensor, torch.Tensor]:
+    """compressed-tensors FP8 (`weight`, `weight_scale` of the tensor, channel or 128 x 128 block
+    strategy) -> (w_q, scale) for fp8_block / QuantLinear.from_fp8_block(w_q, scale, block_size)."""
+    w = _fp8_weight(weight, "fp8_from_compressed_tensors")
+    return w, fp8_scales_to_blocks(weight_scale, w.shape[0], w.shape[1], block_size)
