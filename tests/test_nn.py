@@ -483,6 +483,29 @@ def test_checkpoint_interop_into_quantlinear():
     assert torch.equal(q4.dequantized_weight(torch.float32), ch_q.float() * ch_scale)
     x = torch.randn(3, 64, dtype=torch.bfloat16)  # the op itself is checked against its bound elsewhere
     assert torch.equal(q4(x), torch.ops.torchquant.fp8_block_gemv(x, q4.weight_q, q4.weight_scale, 32, q4.bias, "auto"))
+    # an int8 W8A8 checkpoint (compressed-tensors, channel strategy, symmetric): the same layer as
+    # from_float's, whose quantizer rounds the same way
+    w = lin.weight.detach()
+    sc = w.abs().amax(1, keepdim=True) / 127
+    wq = torch.round(w / sc).clamp(-127, 127).to(torch.int8)
+    for sym in (True, False):
+        q5 = QuantLinear.from_int8(*F.int8_from_compressed_tensors(wq, sc, torch.zeros(24, 1, dtype=torch.int8)),
+                                   bias=lin.bias.detach().to(torch.bfloat16), act_symmetric=sym)
+        q6 = QuantLinear.from_float(lin, "int8", act_symmetric=sym)
+        assert all(torch.equal(a, b) for a, b in zip(q5.state_dict().values(), q6.state_dict().values()))
+        assert torch.equal(q5(x), q6(x)) and torch.equal(q5(x.float()), q6(x.float()))
+    q7 = QuantLinear.from_int8(wq, torch.tensor(0.01))  # per tensor
+    assert torch.equal(q7.weight_scale, torch.full((24,), 0.01))
+    with pytest.raises(TypeError, match="weight_q must be torch.int8"):
+        QuantLinear.from_int8(wq.view(torch.uint8), sc)
+    with pytest.raises(ValueError, match=r"weight_scale must have shape \(24,\)"):
+        QuantLinear.from_int8(wq, sc[:3])
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        QuantLinear.from_int8(wq, torch.full((24,), float("nan")))
+    with pytest.raises(ValueError, match="nonzero weight_zero_point"):
+        F.int8_from_compressed_tensors(wq, sc, torch.ones(24, 1, dtype=torch.int8))
+    with pytest.raises(ValueError, match="group strategies"):
+        F.int8_from_compressed_tensors(wq, torch.rand(24, 2))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -40,4 +40,5 @@ from torchquant.formats.interop import (  # noqa: F401
     fp8_scales_to_blocks,
     fp8_from_modelopt,
     fp8_from_compressed_tensors,
+    int8_from_compressed_tensors,
 )

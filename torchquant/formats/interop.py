@@ -16,9 +16,13 @@
   written into ours ([N, ceil(K/bs)]) by repetition and the dequantized weight
   is the same bit for bit. A static `input_scale` (the W8A8 schemes') has no
   use here: fp8_block runs 16-bit activations.
+- compressed-tensors INT8 W8A8 (`weight` int8 [N, K], symmetric, `weight_scale` of the channel
+  strategy [N, 1] or the tensor strategy, one value): our int8 format is the same weight with a
+  per-channel scale [N] (QuantLinear.from_int8); a nonzero `weight_zero_point` (asymmetric
+  weights) has no counterpart and is refused.
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -121,3 +125,26 @@ def fp8_from_compressed_tensors(weight: torch.Tensor, weight_scale: torch.Tensor
     strategy) -> (w_q, scale) for fp8_block / QuantLinear.from_fp8_block(w_q, scale, block_size)."""
     w = _fp8_weight(weight, "fp8_from_compressed_tensors")
     return w, fp8_scales_to_blocks(weight_scale, w.shape[0], w.shape[1], block_size)
+
+
+def int8_from_compressed_tensors(weight: torch.Tensor, weight_scale: torch.Tensor,
+                                 weight_zero_point: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """compressed-tensors INT8 (`weight`, `weight_scale` per channel [N, 1] or per tensor, an all-zero
+    or absent `weight_zero_point`) -> (w_q int8 [N, K], scale fp32 [N]) for QuantLinear.from_int8."""
+    if weight.dim() != 2 or weight.dtype != torch.int8:
+        raise TypeError(f"int8_from_compressed_tensors: weight must be int8 [N, K], got {weight.dtype} {tuple(weight.shape)}")
+    if weight_zero_point is not None and bool((weight_zero_point != 0).any()):
+        raise ValueError("int8_from_compressed_tensors: a nonzero weight_zero_point (asymmetric weights) is not "
+                         "supported; torchquant's int8 weights are symmetric")
+    n = weight.shape[0]
+    if not weight_scale.is_floating_point():
+        raise TypeError(f"int8_from_compressed_tensors: weight_scale must be a float tensor, got {weight_scale.dtype}")
+    s = weight_scale.detach().to(torch.float32)
+    if s.numel() == 1:
+        s = s.reshape(1).expand(n)
+    elif tuple(s.shape) in ((n, 1), (n,)):
+        s = s.reshape(n)
+    else:
+        raise ValueError(f"int8_from_compressed_tensors: weight_scale must hold one value or be [{n}, 1] "
+                         f"(group strategies have no counterpart), got {tuple(s.shape)}")
+    return weight.contiguous(), s.contiguous()

@@ -240,6 +240,29 @@ class QuantLinear(nn.Module):
             _copy_checked(q, "bias", bias, "from_fp8_block")
         return q
 
+    @classmethod
+    def from_int8(cls, w_q: Tensor, scale: Tensor, bias: Optional[Tensor] = None, *, act_symmetric: bool = True,
+                  dtype: torch.dtype = torch.bfloat16) -> "QuantLinear":
+        """Wrap a symmetric int8 weight [N, K] with its per-channel ([N] or [N, 1]) or per-tensor fp32
+        dequantization scale (a W8A8 checkpoint, e.g. formats.interop.int8_from_compressed_tensors);
+        activations are quantized per token at run time (act_symmetric as in from_float)."""
+        if w_q.dim() != 2:
+            raise ValueError(f"QuantLinear.from_int8: w_q must be [N, K], got shape {tuple(w_q.shape)}")
+        N, K = w_q.shape
+        q = cls(K, N, bias is not None, "int8", act_symmetric=act_symmetric, dtype=dtype, device=w_q.device)
+        _copy_checked(q, "weight_q", w_q, "from_int8")
+        if scale.numel() == 1:
+            scale = scale.reshape(1).expand(N)
+        elif tuple(scale.shape) == (N, 1):
+            scale = scale.reshape(N)
+        _copy_checked(q, "weight_scale", scale, "from_int8")
+        if not bool(torch.isfinite(q.weight_scale).all()):
+            raise ValueError("QuantLinear.from_int8: scale holds NaN or Inf")
+        q.weight_colsum.copy_(formats.int8_colsum(q.weight_q))
+        if bias is not None:
+            _copy_checked(q, "bias", bias, "from_int8")
+        return q
+
     # ------------------------------------------------------------- running --
     def dequantized_weight(self, dtype: Optional[torch.dtype] = None) -> Tensor:
         dt = dtype or self.dtype
