@@ -8,7 +8,7 @@ from torch import nn
 import torchquant  # noqa: F401
 from torchquant import formats as F
 from torchquant import reference as ref
-from torchquant.nn import QuantLinear, choose_path, load_quantized, quantize_model, save_quantized
+from torchquant.nn import QuantLinear, choose_path, load_prequantized, load_quantized, quantize_model, save_quantized
 
 from conftest import HAS_CUDA
 
@@ -506,6 +506,98 @@ def test_checkpoint_interop_into_quantlinear():
         F.int8_from_compressed_tensors(wq, sc, torch.ones(24, 1, dtype=torch.int8))
     with pytest.raises(ValueError, match="group strategies"):
         F.int8_from_compressed_tensors(wq, torch.rand(24, 2))
+
+
+def _prequantized_checkpoint(model, kinds):
+    """A state dict with each Linear of `model` stored the way another tool writes it (kinds[i]:
+    'ct_nvfp4', 'mo_nvfp4', 'ct_fp8_channel', 'mo_fp8', 'ds_fp8', 'ct_int8' or 'float'), plus the
+    QuantLinear each should load as (None for float)."""
+    sd, want = {}, {}
+    for (name, lin), kind in zip([(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)], kinds):
+        w, b = lin.weight.detach(), lin.bias.detach()
+        sd[f"{name}.bias"] = b
+        if kind in ("ct_nvfp4", "mo_nvfp4"):
+            p, sc, g = F.quantize_nvfp4(w)
+            if kind == "ct_nvfp4":
+                sd.update({f"{name}.{k}": v for k, v in F.nvfp4_to_compressed_tensors(p, sc, g).items()})
+                sd[f"{name}.input_global_scale"] = torch.tensor([1.0])
+                want[name] = QuantLinear.from_nvfp4(*F.nvfp4_from_compressed_tensors(p, sc, sd[f"{name}.weight_global_scale"]),
+                                                    b.to(torch.bfloat16))
+            else:
+                sd.update({f"{name}.weight": p, f"{name}.weight_scale": sc, f"{name}.weight_scale_2": g,
+                           f"{name}.input_scale": torch.tensor(1.0)})
+                want[name] = QuantLinear.from_nvfp4(p, sc, g, b.to(torch.bfloat16))
+        elif kind in ("ct_fp8_channel", "mo_fp8", "ds_fp8"):
+            if kind == "ct_fp8_channel":
+                s = w.abs().amax(1, keepdim=True) / 448
+            elif kind == "mo_fp8":
+                s = w.abs().amax() / 448
+            else:
+                s = torch.full(((w.shape[0] + 127) // 128, (w.shape[1] + 127) // 128), float(w.abs().amax() / 448))
+            full = s if s.dim() < 2 or s.shape[1] == 1 else s.repeat_interleave(128, 0)[:w.shape[0]].repeat_interleave(128, 1)[:, :w.shape[1]]
+            wq = (w / full).to(torch.float8_e4m3fn)
+            sd[f"{name}.weight"] = wq
+            sd[f"{name}.weight_scale_inv" if kind == "ds_fp8" else f"{name}.weight_scale"] = s
+            want[name] = QuantLinear.from_fp8_block(*F.fp8_from_compressed_tensors(wq, s, 128), 128, b.to(torch.bfloat16))
+        elif kind == "ct_int8":
+            s = w.abs().amax(1, keepdim=True) / 127
+            wq = torch.round(w / s).clamp(-127, 127).to(torch.int8)
+            sd.update({f"{name}.weight": wq, f"{name}.weight_scale": s,
+                       f"{name}.weight_zero_point": torch.zeros_like(s, dtype=torch.int8)})
+            want[name] = QuantLinear.from_int8(wq, s, b.to(torch.bfloat16))
+        else:
+            sd[f"{name}.weight"] = w
+            want[name] = None
+    return sd, want
+
+
+@pytest.mark.parametrize("kinds", [("ct_nvfp4", "ct_fp8_channel", "float"), ("mo_nvfp4", "mo_fp8", "ct_int8"),
+                                   ("ds_fp8", "float", "ct_nvfp4")])
+def test_load_prequantized_checkpoints(kinds):
+    """load_prequantized: each Linear of a float model replaced by the QuantLinear its checkpoint
+    tensors describe (key names and dtypes of ModelOpt, compressed-tensors and DeepSeek), the
+    other tensors loaded as they are; outputs equal the layers built from the same tensors."""
+    def make(seed):
+        torch.manual_seed(seed)
+        return nn.Sequential(nn.Linear(256, 144), nn.LayerNorm(144), nn.Linear(144, 64),
+                             nn.ReLU(), nn.Linear(64, 32))
+    src = make(1)
+    with torch.no_grad():
+        src[1].weight.uniform_(0.5, 1.5)
+    sd, want = _prequantized_checkpoint(src, kinds)
+    sd.update({f"1.{k}": v for k, v in src[1].state_dict().items()})
+    dst = make(2)
+    got = load_prequantized(dst, sd)
+    names = ["0", "2", "4"]
+    assert got == {n: want[n].format for n in names if want[n] is not None}
+    x = torch.randn(5, 256, dtype=torch.bfloat16)
+    ref = x
+    for i, n in enumerate(names):
+        layer = want[n] if want[n] is not None else src[int(n)].to(torch.bfloat16)
+        if want[n] is not None:
+            assert isinstance(dst[int(n)], QuantLinear)
+            assert all(torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+                       for a, b in zip(dst[int(n)].state_dict().values(), want[n].state_dict().values()))
+        ref = layer(ref)
+        if n == "0":
+            ref = src[1].to(torch.bfloat16)(ref)
+        if n == "2":
+            ref = torch.relu(ref)
+    assert torch.equal(dst.to(torch.bfloat16)(x), ref)
+    # a model built on the meta device (no memory for the float weights) loads the same
+    with torch.device("meta"):
+        meta = make(4)
+    assert load_prequantized(meta, sd) == got
+    assert not any(t.is_meta for t in list(meta.parameters()) + list(meta.buffers()))
+    assert torch.equal(meta.to(torch.bfloat16)(x), ref)
+    # strict: a leftover key or a missing parameter raises
+    with pytest.raises(RuntimeError, match="unused keys"):
+        load_prequantized(make(3), {**sd, "extra.weight": torch.ones(1)})
+    with pytest.raises(RuntimeError, match="missing keys"):
+        load_prequantized(make(3), {k: v for k, v in sd.items() if not k.startswith("1.")})
+    with pytest.raises(ValueError, match="in the model but"):
+        load_prequantized(nn.Sequential(nn.Linear(128, 144), nn.LayerNorm(144), nn.Linear(144, 64), nn.ReLU(),
+                                        nn.Linear(64, 32)), sd)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -159,3 +159,85 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
     if device is not None:
         model.to(device)
     return model
+
+
+def _replace(model: nn.Module, name: str, module: nn.Module) -> None:
+    parent_name, _, child = name.rpartition(".")
+    parent = model.get_submodule(parent_name) if parent_name else model
+    setattr(parent, child, module)
+
+
+@torch.no_grad()
+def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], *,
+                      dtype: Optional[torch.dtype] = None, block_size: int = 128, strict: bool = True) -> Dict[str, str]:
+    """Load a checkpoint quantized by another tool into `model` (the float architecture, e.g. built
+    on the meta device or with random weights), replacing each nn.Linear whose weight is stored
+    quantized by a QuantLinear. Recognized per layer, by key names and dtypes:
+
+      ModelOpt NVFP4           weight uint8 [N, K/2], weight_scale e4m3, weight_scale_2
+      compressed-tensors NVFP4 weight_packed, weight_scale e4m3, weight_global_scale (reciprocal)
+      FP8 (ModelOpt, compressed-tensors tensor / channel / block, DeepSeek weight_scale_inv)
+                               weight e4m3 [N, K] + a dequantization scale -> fp8_block
+      compressed-tensors INT8  weight int8 [N, K] + weight_scale [N, 1] or one value -> int8 (W8A8)
+      anything else            weight in a float dtype: copied into the nn.Linear as it is
+
+    Static activation scales (input_scale, input_global_scale) are not used: fp8_block and nvfp4
+    run 16-bit activations, int8 quantizes each token at run time. The layer dtype is `dtype`, else
+    the Linear's if float16 / bfloat16, else bfloat16. Every other tensor (embeddings, norms) loads
+    through model.load_state_dict. Returns {linear name: format}. strict: keys left unused, or
+    parameters the checkpoint lacks, raise (as load_state_dict's strict)."""
+    from torchquant.formats import interop
+
+    sd = dict(state_dict)
+    used = set()
+    formats: Dict[str, str] = {}
+
+    def take(key):
+        used.add(key)
+        return sd[key]
+
+    for name, lin in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]:
+        p = f"{name}." if name else ""
+        has = lambda k: (p + k) in sd  # noqa: E731
+        dt = layer_dtype(lin.weight.dtype, dtype)
+        bias = sd.get(p + "bias")
+        if bias is not None and lin.bias is None:
+            raise ValueError(f"load_prequantized: {p}bias is in the checkpoint but {name} has no bias")
+        bias_q = None if bias is None else bias.to(dt)
+        for k in ("input_scale", "input_global_scale", "input_zero_point"):
+            if has(k):
+                take(p + k)  # static activation quantization: unused (see the docstring)
+        if has("weight_packed"):
+            w, s, g = interop.nvfp4_from_compressed_tensors(take(p + "weight_packed"), take(p + "weight_scale"),
+                                                            take(p + "weight_global_scale"))
+            q, fmt = QuantLinear.from_nvfp4(w, s, g, bias_q, dtype=dt), "nvfp4"
+        elif has("weight") and has("weight_scale_2"):
+            w, s, g = interop.nvfp4_from_modelopt(take(p + "weight"), take(p + "weight_scale"), take(p + "weight_scale_2"))
+            q, fmt = QuantLinear.from_nvfp4(w, s, g, bias_q, dtype=dt), "nvfp4"
+        elif has("weight") and sd[p + "weight"].dtype == torch.float8_e4m3fn:
+            key = "weight_scale_inv" if has("weight_scale_inv") else "weight_scale"
+            w_q, s = interop.fp8_from_compressed_tensors(take(p + "weight"), take(p + key), block_size)
+            q, fmt = QuantLinear.from_fp8_block(w_q, s, block_size, bias_q, dtype=dt), "fp8_block"
+        elif has("weight") and sd[p + "weight"].dtype == torch.int8:
+            zp = take(p + "weight_zero_point") if has("weight_zero_point") else None
+            w_q, s = interop.int8_from_compressed_tensors(take(p + "weight"), take(p + "weight_scale"), zp)
+            q, fmt = QuantLinear.from_int8(w_q, s, bias_q, dtype=dt), "int8"
+        else:
+            continue  # a float weight (and its bias): model.load_state_dict below
+        if bias is not None:
+            used.add(p + "bias")
+        if (q.in_features, q.out_features) != (lin.in_features, lin.out_features):
+            raise ValueError(f"load_prequantized: {name} is {lin.out_features}x{lin.in_features} in the model but "
+                             f"{q.out_features}x{q.in_features} in the checkpoint")
+        _replace(model, name, q.to(lin.weight.device) if lin.weight.device.type != "meta" else q)
+        formats[name] = fmt
+    rest = {k: v for k, v in sd.items() if k not in used}
+    quant_keys = {f"{n}.{b}" if n else b for n in formats for b, _ in model.get_submodule(n).named_buffers()}
+    # A model built on the meta device takes the checkpoint's tensors themselves (assign).
+    on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
+    missing, unexpected = model.load_state_dict(rest, strict=False, assign=on_meta)
+    missing = [k for k in missing if k not in quant_keys]
+    if strict and (missing or unexpected):
+        raise RuntimeError(f"load_prequantized: missing keys {missing[:8]}{'...' if len(missing) > 8 else ''}, "
+                           f"unused keys {unexpected[:8]}{'...' if len(unexpected) > 8 else ''}")
+    return formats
