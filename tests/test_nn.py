@@ -595,6 +595,11 @@ def test_load_prequantized_checkpoints(kinds):
         load_prequantized(make(3), {**sd, "extra.weight": torch.ones(1)})
     with pytest.raises(RuntimeError, match="missing keys"):
         load_prequantized(make(3), {k: v for k, v in sd.items() if not k.startswith("1.")})
+    no_scale = {k: v for k, v in sd.items() if not k.endswith("weight_scale") and not k.endswith("weight_scale_inv")}
+    with pytest.raises(ValueError, match="the checkpoint has no 0.weight_scale"):
+        load_prequantized(make(3), no_scale)
+    with pytest.raises(ValueError, match="model is itself an nn.Linear"):
+        load_prequantized(nn.Linear(256, 144), {k[2:]: v for k, v in sd.items() if k.startswith("0.")})
     with pytest.raises(ValueError, match="in the model but"):
         load_prequantized(nn.Sequential(nn.Linear(128, 144), nn.LayerNorm(144), nn.Linear(144, 64), nn.ReLU(),
                                         nn.Linear(64, 32)), sd)

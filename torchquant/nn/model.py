@@ -193,6 +193,9 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
     formats: Dict[str, str] = {}
 
     def take(key):
+        if key not in sd:
+            raise ValueError(f"load_prequantized: the checkpoint has no {key}, which the other tensors of "
+                             f"that layer ({sorted(k for k in sd if k.startswith(key.rsplit('.', 1)[0] + '.'))}) need")
         used.add(key)
         return sd[key]
 
@@ -224,6 +227,9 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
             q, fmt = QuantLinear.from_int8(w_q, s, bias_q, dtype=dt), "int8"
         else:
             continue  # a float weight (and its bias): model.load_state_dict below
+        if not name:
+            raise ValueError("load_prequantized: the model is itself an nn.Linear, which cannot be replaced in "
+                             "place; use QuantLinear.from_nvfp4 / from_fp8_block / from_int8")
         if bias is not None:
             used.add(p + "bias")
         if (q.in_features, q.out_features) != (lin.in_features, lin.out_features):
