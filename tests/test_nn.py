@@ -376,6 +376,19 @@ def test_quantize_model_skip_and_overrides():
         quantize_model(model, {"format": "int8", "overrides": {"mlp.*": {"format": "nvfp4"}}}, progress=False)
 
 
+def test_quantize_model_without_linears_warns():
+    class Conv1D(nn.Module):  # GPT-2's projection type in transformers: not an nn.Linear
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(8, 4))
+
+    with pytest.warns(UserWarning, match=r"no nn.Linear to quantize \(it has \['Conv1D'\]"):
+        quantize_model(nn.Sequential(Conv1D(), nn.ReLU()), "int8", progress=False)
+    m = quantize_model(nn.Sequential(_linear()), "int8", progress=False)
+    with pytest.warns(UserWarning, match="no nn.Linear to quantize$"):  # already quantized
+        quantize_model(m, "int8", progress=False)
+
+
 def test_save_load_keeps_prefill_and_nvfp4_layout(tmp_path):
     """load_quantized rebuilds each layer with the prefill path and the nvfp4 decode order it was
     saved with (they were dropped before: a prefill="w8a8" layer came back as "dequant", whose

@@ -74,6 +74,13 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
 
             warnings.warn(f"quantize_model: {what} pattern(s) {unused} match no nn.Linear of the model "
                           f"(names look like {[n for n, _ in linears[:2]]})")
+    if not linears:
+        import warnings
+
+        others = sorted({type(m).__name__ for m in model.modules() if "Linear" in type(m).__name__ or
+                         type(m).__name__ == "Conv1D"} - {"QuantLinear"})
+        warnings.warn("quantize_model: the model has no nn.Linear to quantize"
+                      + (f" (it has {others}, which are not nn.Linear subclasses)" if others else ""))
     targets = [(n, m) for n, m in linears if not _matches(n, skip)]
     for name, lin in _progress(targets, "quantize_model", progress):
         opts = dict(cfg)
