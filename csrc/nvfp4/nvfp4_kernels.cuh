@@ -859,9 +859,16 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   }
   // The global scale for the epilogue, loaded now (after the wait, ahead of the K loop) so
-  // that no block ends on an L2 round trip for it. Not in the layout-1 / 2 two-n-tile kernels:
-  // at their 128 registers the value would be spilled across the loop; they load it after.
-  constexpr bool kLateGs = kLayout != kLayoutStd && NT == 2;
+  // that no block ends on an L2 round trip for it. Not in the layout-1 / 2 two-n-tile kernels
+  // nor in any two-n-tile kernel built for sm_80..89: at their 128 registers the value would be
+  // spilled across the loop (the sm_80 fp16 kernel with per-k-warp staging did); they load it
+  // after.
+#if __CUDA_ARCH__ < 900
+  constexpr bool kPreHopper = true;
+#else
+  constexpr bool kPreHopper = false;
+#endif
+  constexpr bool kLateGs = NT == 2 && (kLayout != kLayoutStd || kPreHopper);
   const float gscale = kSplit || kLateGs ? 0.0f : __ldg(p.gs);
   // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
   // columns are never stored) and group t of its k-warp's words.
