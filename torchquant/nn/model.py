@@ -192,7 +192,8 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
     run 16-bit activations, int8 quantizes each token at run time. The layer dtype is `dtype`, else
     the Linear's if float16 / bfloat16, else bfloat16. Every other tensor (embeddings, norms) loads
     through model.load_state_dict. Returns {linear name: format}. strict: keys left unused, or
-    parameters the checkpoint lacks, raise (as load_state_dict's strict)."""
+    parameters the checkpoint lacks, raise (as load_state_dict's strict); a checkpoint with
+    tensors the model has no place for (KV-cache scales, say) loads with strict=False."""
     from torchquant.formats import interop
 
     sd = dict(state_dict)
