@@ -678,7 +678,13 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     }
   };
   auto stage_n = [&]() {  // groups staged by this thread's set
-    return kGroupSync ? rows << (LW == 8 ? 5 : 4) : rows << ((LW == 8 ? 5 : 4) + p.ks_log2);
+    int n = kGroupSync ? rows << (LW == 8 ? 5 : 4) : rows << ((LW == 8 ? 5 : 4) + p.ks_log2);
+    // The layout-1 / 2 two-n-tile kernels with the K split across blocks sit at their 128
+    // registers: held across the K loop, one of the four staging predicates (u < n) went to
+    // local memory (4 bytes, an L1 load per chunk). Laundered, n is re-read per chunk and the
+    // compare recomputed instead (+5 loop instructions of ~790, no spill).
+    if constexpr (kLayout != kLayoutStd && NT == 2 && kSplit) asm volatile("" : "+r"(n));
+    return n;
   };
   auto stage_load = [&](int c, int j) {
     const int u = stage_u(j);
