@@ -608,6 +608,9 @@ def test_load_prequantized_checkpoints(kinds):
         load_prequantized(make(3), {**sd, "extra.weight": torch.ones(1)})
     with pytest.raises(RuntimeError, match="missing keys"):
         load_prequantized(make(3), {k: v for k, v in sd.items() if not k.startswith("1.")})
+    with pytest.raises(RuntimeError, match=r"missing keys \['0.bias'\]"):  # the model's bias has no tensor
+        load_prequantized(make(3), {k: v for k, v in sd.items() if k != "0.bias"})
+    assert load_prequantized(make(3), {k: v for k, v in sd.items() if k != "0.bias"}, strict=False) == got
     no_scale = {k: v for k, v in sd.items() if not k.endswith("weight_scale") and not k.endswith("weight_scale_inv")}
     with pytest.raises(ValueError, match="the checkpoint has no 0.weight_scale"):
         load_prequantized(make(3), no_scale)

@@ -198,6 +198,7 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
 
     sd = dict(state_dict)
     used = set()
+    lost_bias = []
     formats: Dict[str, str] = {}
 
     def take(key):
@@ -240,6 +241,8 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
                              "place; use QuantLinear.from_nvfp4 / from_fp8_block / from_int8")
         if bias is not None:
             used.add(p + "bias")
+        elif lin.bias is not None:
+            lost_bias.append(p + "bias")  # the model has one, the checkpoint not: a missing key
         if (q.in_features, q.out_features) != (lin.in_features, lin.out_features):
             raise ValueError(f"load_prequantized: {name} is {lin.out_features}x{lin.in_features} in the model but "
                              f"{q.out_features}x{q.in_features} in the checkpoint")
@@ -250,7 +253,7 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
     # A model built on the meta device takes the checkpoint's tensors themselves (assign).
     on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
     missing, unexpected = model.load_state_dict(rest, strict=False, assign=on_meta)
-    missing = [k for k in missing if k not in quant_keys]
+    missing = [k for k in missing if k not in quant_keys] + lost_bias
     if strict and (missing or unexpected):
         raise RuntimeError(f"load_prequantized: missing keys {missing[:8]}{'...' if len(missing) > 8 else ''}, "
                            f"unused keys {unexpected[:8]}{'...' if len(unexpected) > 8 else ''}")
