@@ -76,6 +76,16 @@ def fp8_scales_from_128x128(scale_inv: torch.Tensor, n: int, k: int) -> torch.Te
     return scale_inv.to(torch.float32).repeat_interleave(128, dim=0)[:n].contiguous()
 
 
+def as_channel_scale(scale: torch.Tensor, n: int) -> torch.Tensor:
+    """A per-tensor (one value) or per-channel ([n, 1] or [n]) scale as [n] (a view or an
+    expansion, dtype kept); any other shape is returned as it is, for the caller to refuse."""
+    if scale.numel() == 1:
+        return scale.reshape(1).expand(n)
+    if tuple(scale.shape) in ((n, 1), (n,)):
+        return scale.reshape(n)
+    return scale
+
+
 def _fp8_weight(weight: torch.Tensor, src: str) -> torch.Tensor:
     if weight.dim() != 2 or weight.dtype != torch.float8_e4m3fn:
         hint = " (if these are e4m3 bytes, pass weight.view(torch.float8_e4m3fn))" if weight.dtype in (torch.uint8, torch.int8) else ""
@@ -93,10 +103,9 @@ def fp8_scales_to_blocks(weight_scale: torch.Tensor, n: int, k: int, block_size:
         raise ValueError(f"fp8_scales_to_blocks: block_size must be a multiple of 16 in [16, 256], got {block_size}")
     s = weight_scale.detach().to(torch.float32)  # fp16 / bf16 scales widen exactly
     nb = (k + block_size - 1) // block_size
-    if s.numel() == 1:
-        out = s.reshape(1, 1).expand(n, nb)
-    elif tuple(s.shape) in ((n, 1), (n,)):
-        out = s.reshape(n, 1).expand(n, nb)
+    ch = as_channel_scale(s, n)
+    if tuple(ch.shape) == (n,):
+        out = ch.reshape(n, 1).expand(n, nb)
     elif s.dim() == 2 and tuple(s.shape) == ((n + 127) // 128, (k + 127) // 128):
         if block_size != 128:
             raise ValueError("fp8_scales_to_blocks: 128 x 128 block scales need block_size 128, "
@@ -139,12 +148,8 @@ def int8_from_compressed_tensors(weight: torch.Tensor, weight_scale: torch.Tenso
     n = weight.shape[0]
     if not weight_scale.is_floating_point():
         raise TypeError(f"int8_from_compressed_tensors: weight_scale must be a float tensor, got {weight_scale.dtype}")
-    s = weight_scale.detach().to(torch.float32)
-    if s.numel() == 1:
-        s = s.reshape(1).expand(n)
-    elif tuple(s.shape) in ((n, 1), (n,)):
-        s = s.reshape(n)
-    else:
+    s = as_channel_scale(weight_scale.detach().to(torch.float32), n)
+    if tuple(s.shape) != (n,):
         raise ValueError(f"int8_from_compressed_tensors: weight_scale must hold one value or be [{n}, 1] "
                          f"(group strategies have no counterpart), got {tuple(s.shape)}")
     return weight.contiguous(), s.contiguous()

@@ -43,6 +43,7 @@ from torch import Tensor, nn
 
 import torchquant  # noqa: F401  (registers the ops)
 from torchquant import formats
+from torchquant.formats.interop import as_channel_scale
 from torchquant.formats._common import check_finite
 from torchquant.nn.dispatch import choose_path
 
@@ -251,11 +252,7 @@ class QuantLinear(nn.Module):
         N, K = w_q.shape
         q = cls(K, N, bias is not None, "int8", act_symmetric=act_symmetric, dtype=dtype, device=w_q.device)
         _copy_checked(q, "weight_q", w_q, "from_int8")
-        if scale.numel() == 1:
-            scale = scale.reshape(1).expand(N)
-        elif tuple(scale.shape) == (N, 1):
-            scale = scale.reshape(N)
-        _copy_checked(q, "weight_scale", scale, "from_int8")
+        _copy_checked(q, "weight_scale", as_channel_scale(scale, N), "from_int8")
         if not bool(torch.isfinite(q.weight_scale).all()):
             raise ValueError("QuantLinear.from_int8: scale holds NaN or Inf")
         q.weight_colsum.copy_(formats.int8_colsum(q.weight_q))
@@ -415,8 +412,7 @@ class QuantLinear(nn.Module):
         if target != self.dtype:
             if self.nvfp4_layout:
                 lay = _DECODE_LAYOUT[target]
-                base = _ops.nvfp4_relayout(self.weight_packed, self.nvfp4_layout, True)
-                self._buffers["weight_packed"] = _ops.nvfp4_relayout(base, lay)
+                self._buffers["weight_packed"] = _ops.nvfp4_relayout(self._packed_layout0(), lay)
                 self.nvfp4_layout = lay
             self.dtype = target
         return self
@@ -500,8 +496,9 @@ def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metad
 def _packed_from_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
                          missing_keys, unexpected_keys, error_msgs) -> None:
     """load_state_dict pre-hook of layers with an nvfp4_layout: a formats.md weight_packed converted to
-    the layout before it is copied in (a wrong shape or dtype is left to the usual error)."""
+    the layout before it is copied in (registered after _check_storage_dtypes, which refuses any
+    dtype but uint8; a wrong shape is left to load_state_dict's error)."""
     key = prefix + "weight_packed"
     t = state_dict.get(key)
-    if isinstance(t, Tensor) and t.dtype == torch.uint8 and t.shape == module.weight_packed.shape:
+    if isinstance(t, Tensor) and t.shape == module.weight_packed.shape:
         state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), module.nvfp4_layout)

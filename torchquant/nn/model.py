@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+import warnings
 from typing import Dict, Iterable, Mapping, Optional, Union
 
 import torch
 from torch import nn
 
-from torchquant.nn.linear import FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
+from torchquant.nn.linear import _DECODE_LAYOUT, FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
 
 Config = Union[str, Dict]
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _replace(model: nn.Module, name: str, module: nn.Module) -> None:
+    parent_name, _, child = name.rpartition(".")
+    parent = model.get_submodule(parent_name) if parent_name else model
+    setattr(parent, child, module)
 
 
 def _progress(items, desc: str, enabled: bool):
@@ -68,15 +75,11 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
     # A pattern that names no nn.Linear is most often a typo in a module path: say so.
     for what, pats in (("skip", skip), ("overrides", list(overrides))):
-        unused = [p for p in pats if not any(fnmatch.fnmatchcase(n, p) for n, _ in linears)]
+        unused = [p for p in pats if not any(_matches(n, [p]) for n, _ in linears)]
         if unused:
-            import warnings
-
             warnings.warn(f"quantize_model: {what} pattern(s) {unused} match no nn.Linear of the model "
                           f"(names look like {[n for n, _ in linears[:2]]})")
     if not linears:
-        import warnings
-
         others = sorted({type(m).__name__ for m in model.modules() if "Linear" in type(m).__name__ or
                          type(m).__name__ == "Conv1D"} - {"QuantLinear"})
         warnings.warn("quantize_model: the model has no nn.Linear to quantize"
@@ -95,26 +98,18 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
             # w8a8 prefill is an fp8_block option for whole 1 x 128 blocks
             # (QuantLinear raises for anything else): other layers keep the
             # default prefill rather than failing the whole model.
-            import warnings
-
             warnings.warn(f"quantize_model: {name} ({fmt}, {lin.out_features}x{lin.in_features}) cannot take "
                           "prefill='w8a8'; it uses prefill='dequant'")
             opts["prefill"] = "dequant"
         mult = K_MULTIPLE.get(fmt, 1)
         if lin.in_features % mult:
-            import warnings
-
             warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of {mult} "
                           f"({fmt}); left unquantized")
             continue
         lay = opts.get("nvfp4_layout", 0)
-        if lay in (1, 2) and (fmt != "nvfp4" or layer_dtype(lin.weight.dtype, opts.get("dtype")) !=
-                              (torch.bfloat16 if lay == 1 else torch.float16)):
+        if lay in (1, 2) and (fmt != "nvfp4" or _DECODE_LAYOUT.get(layer_dtype(lin.weight.dtype, opts.get("dtype"))) != lay):
             opts.pop("nvfp4_layout")  # a decode order applies to nvfp4 layers of its dtype only
-        q = QuantLinear.from_float(lin, fmt, **opts)
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, q)
+        _replace(model, name, QuantLinear.from_float(lin, fmt, **opts))
     return model
 
 
@@ -158,20 +153,12 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
             q = QuantLinear(lin.in_features, lin.out_features, lin.bias is not None, fmt, block_size=int(bs),
                             act_symmetric=bool(int(sym)), prefill=prefill, dtype=getattr(torch, dt),
                             nvfp4_layout=layout, device=lin.weight.device)
-            parent_name, _, child = name.rpartition(".")
-            parent = model.get_submodule(parent_name) if parent_name else model
-            setattr(parent, child, q)
+            _replace(model, name, q)
     sd = load_file(path, device=str(device) if device is not None else "cpu")
     model.load_state_dict(sd, strict=True)
     if device is not None:
         model.to(device)
     return model
-
-
-def _replace(model: nn.Module, name: str, module: nn.Module) -> None:
-    parent_name, _, child = name.rpartition(".")
-    parent = model.get_submodule(parent_name) if parent_name else model
-    setattr(parent, child, module)
 
 
 @torch.no_grad()
