@@ -98,8 +98,8 @@ TORCH_LIBRARY(torchquant, m) {
   // scale (a one-element tensor, read on the device: no host sync).
   // x fp16 or bf16 [M, K], output in x's dtype, K a multiple of 16.
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
-  // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 the bf16
-  // decode order (nvfp4_relayout), bf16 x only, CUDA paths "mma" and "wgmma".
+  // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 / 2 the bf16 /
+  // fp16 decode order (nvfp4_relayout), x of that dtype only, CUDA paths "mma" and "wgmma".
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
       "Tensor global_scale, Tensor? bias=None, str path='auto', int layout=0) -> Tensor");

@@ -121,27 +121,16 @@ inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __res
 }
 
 // Layout 0 <-> 1 or 2 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble
-// of the source (each nibble's 4 bits scatter independently). The tables are built once.
+// of the source. The map is a bit permutation, so a word's image is the OR of its nibbles'
+// images: entry [j][v] is word_to_layout (or word_from_layout) of the word holding only v in
+// nibble j. The tables are built once.
 struct RelayoutLut {
   uint32_t t[8][16];
   RelayoutLut(int layout, bool inverse) {
     for (int j = 0; j < 8; ++j)
-      for (uint32_t v = 0; v < 16; ++v) {
-        uint32_t r = 0;
-        for (int f = 0; f < 4; ++f) {
-          if (!((v >> f) & 1u)) continue;
-          // forward: layout-0 bit 4j+f goes to layout_bit_of(4j+f); inverse: bit 4j+f of the
-          // layout goes back to the layout-0 bit b with layout_bit_of(b) == 4j+f
-          int to = 0;
-          if (!inverse) {
-            to = nvfp4::layout_bit_of(layout, 4 * j + f);
-          } else {
-            while (nvfp4::layout_bit_of(layout, to) != 4 * j + f) ++to;
-          }
-          r |= 1u << to;
-        }
-        t[j][v] = r;
-      }
+      for (uint32_t v = 0; v < 16; ++v)
+        t[j][v] = inverse ? nvfp4::word_from_layout(v << (4 * j), layout)
+                          : nvfp4::word_to_layout(v << (4 * j), layout);
   }
   uint32_t operator()(uint32_t w) const {
     uint32_t r = 0;

@@ -374,9 +374,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     dq_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
   static_assert(Cfg::kAK == (kFp4 ? 32 : 64), "weight bytes per stage row");
-  static_assert(kLayout == nvfp4::kLayoutStd ||
-                    (kFp4 && kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
-                    (kFp4 && kLayout == nvfp4::kLayoutF16 && std::is_same_v<T, __half>),
+  static_assert(kLayout == nvfp4::kLayoutStd || (kFp4 && nvfp4::layout_fits<T, kLayout>()),
                 "layout 1 / 2: nvfp4 with bf16 / fp16 x");
 #if defined(TQ_SM90A_ENABLED)
   constexpr int kStages = Cfg::kStages;
@@ -954,10 +952,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
                           const DqArgs p) {
 #if defined(TQ_SM90A_ENABLED)
   using O = nvfp4::Ops<T>;
-  static_assert(kLayout == nvfp4::kLayoutStd ||
-                    (kLayout == nvfp4::kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
-                    (kLayout == nvfp4::kLayoutF16 && std::is_same_v<T, __half>),
-                "layout 1 / 2 is the bf16 / fp16 decode order");
+  static_assert(nvfp4::layout_fits<T, kLayout>(), "layout 1 / 2 is the bf16 / fp16 decode order");
   constexpr int kStages = Cfg::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;

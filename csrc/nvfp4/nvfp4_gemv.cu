@@ -149,16 +149,16 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
                                          int64_t K, bool have_wgmma, int64_t layout) {
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
-  const bool l1 = layout != nvfp4::kLayoutStd;
+  const bool decode_order = layout != nvfp4::kLayoutStd;
   if (caps.cc() < 80) return Nvfp4GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
-  if (M > kTileMinM && K % 128 == 0 && !l1) return Nvfp4GemvKernel::kTile;
+  if (M > kTileMinM && K % 128 == 0 && !decode_order) return Nvfp4GemvKernel::kTile;
   if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
     const int knob = env_int("TORCHQUANT_NVFP4_WGMMA_MIN_M");
     if (M >= (knob > 0 ? knob : kWgmmaMinM)) return Nvfp4GemvKernel::kWgmma;
   }
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
   const int64_t m1_min = env_weights("TORCHQUANT_NVFP4_M1_MMA_MIN", kMmaM1MinWeights);
-  if (M == 1 && (K % 64 != 0 || N * K < m1_min) && !l1)
+  if (M == 1 && (K % 64 != 0 || N * K < m1_min) && !decode_order)
     return Nvfp4GemvKernel::kFma;                     // measured faster at M = 1 (above)
   return Nvfp4GemvKernel::kMma;                       // every shape
 }

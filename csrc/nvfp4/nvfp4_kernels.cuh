@@ -354,6 +354,13 @@ __device__ __forceinline__ uint32_t f16_l2_adjacent(uint32_t w, uint32_t sh_a, u
   return prmt(ha, hb, sel);
 }
 
+// Whether word layout L may serve activations of type T (1: bf16 only, 2: fp16 only).
+template <class T, int L>
+__host__ __device__ constexpr bool layout_fits() {
+  return L == kLayoutStd || (L == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
+         (L == kLayoutF16 && std::is_same_v<T, __half>);
+}
+
 // One word into C's four pairs from a word in layout L (nvfp4_layout.h): the kernels' single
 // switch between the decodes above (C = Ops<T>; layout 1 with bf16, 2 with fp16).
 template <class C, int L>
@@ -609,10 +616,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
   static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
-  static_assert(kLayout == kLayoutStd ||
-                    (kLayout == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16> && kF16 == 0) ||
-                    (kLayout == kLayoutF16 && std::is_same_v<T, __half>),
-                "layout 1 / 2 is the bf16 / fp16 decode order");
+  static_assert(layout_fits<T, kLayout>() && (kLayout == kLayoutStd || kF16 == 0),
+                "layout 1 / 2 is the bf16 / fp16 decode order (kF16 reads layout 0)");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
