@@ -54,8 +54,8 @@ for layout, dt in ((1, torch.bfloat16), (2, torch.float16)):
             w = torch.randn(N, K, device="cuda") * 0.05
             wp, ws, gs = ops.quantize_nvfp4(w)
             x = torch.randn(M, K, device="cuda", dtype=dt)
-            assert torch.equal(ops._nvfp4_gemm_sm90a(x, ops.nvfp4_relayout(wp, layout), ws, gs, None, layout),
-                               ops._nvfp4_gemm_sm90a(x, wp, ws, gs, None, 0)), (layout, M, N, K)
+            assert torch.equal(torch.ops.torchquant._nvfp4_gemm_sm90a(x, ops.nvfp4_relayout(wp, layout), ws, gs, None, layout),
+                               torch.ops.torchquant._nvfp4_gemm_sm90a(x, wp, ws, gs, None, 0)), (layout, M, N, K)
             checked += 1
 buf = torch.zeros(257 * 2080 + 4, dtype=torch.uint8, device="cuda")
 view = buf[4:].view(257, 2080)
