@@ -4,6 +4,8 @@ scale, bf16 activation) against bf16.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.nvfp4_gemv(x, w_packed, w_scale, global_scale, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
+  tq auto layout1   M <= 16 on sm_80+: the same weight in the bf16 decode order (nvfp4_relayout(w, 1),
+                    the layout QuantLinear keeps on such GPUs), path auto; the same bits as tq auto
   tq prefill dequant  M > 16: dequantize_nvfp4 to bf16 + F.linear, QuantLinear's prefill path
   peer:
   bf16 F.linear     the unquantized layer
@@ -38,6 +40,10 @@ def tq_call(x, wp, ws, gs, path: str):
     return torch.ops.torchquant.nvfp4_gemv(x, wp, ws, gs, None, path)
 
 
+def tq_layout1(x, wl, ws, gs):
+    return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 1)
+
+
 def prefill_dequant(x, wp, ws, gs):
     # What QuantLinear("nvfp4") runs at M > 16.
     return torch.nn.functional.linear(x, torch.ops.torchquant.dequantize_nvfp4(wp, ws, gs, x.dtype))
@@ -50,6 +56,8 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
         N, K = shape.N, shape.K
         q, why = C.try_quantize(ctx, "quantize_nvfp4", w)
         wp, ws, gs = q if q is not None else (None, None, None)
+        decode_order = (wp is not None and dev.type == "cuda" and torch.cuda.get_device_capability(dev)[0] >= 8)
+        wl = torch.ops.torchquant.nvfp4_relayout(wp, 1) if decode_order else None
         def deq_rows(n0, n1, wp=wp, ws=ws, gs=gs):
             return C.deq_nvfp4(wp[n0:n1], ws[n0:n1], gs)
 
@@ -63,6 +71,10 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls: List[C.Impl] = []
             impls += C.path_impls(ctx, "nvfp4_gemv", M, why, FORCED, tq_call, (x, wp, ws, gs), tq_bytes, flops,
                                   chk_tq, "nvfp4 torchquant")
+            if wl is not None and M <= 16:
+                impls.append(C.Impl(
+                    name="tq auto layout1", kind="torchquant", fn=tq_layout1,
+                    make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq))
             if M > 16:
                 chk_pd, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
                 lazies.append(lz)
@@ -73,7 +85,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls.append(C.bf16_peer(x, w, flops, lazies))
             yield C.Case(shape, M, impls, cleanup=lazies)
             del x, impls
-        del w, wp, ws, gs
+        del w, wp, ws, gs, wl
         if dev.type == "cuda":
             torch.cuda.empty_cache()
 

@@ -62,7 +62,7 @@ def test_quantlinear_accuracy_within_derived_bound(device, fmt, M):
         if fmt == "fp8_block":
             wd = ref.dequantize_fp8_block_ref(q.weight_q, q.weight_scale, q.block_size)
         else:
-            wd = ref.dequantize_nvfp4_ref(q.weight_packed, q.weight_scale, q.weight_global_scale)
+            wd = ref.dequantize_nvfp4_ref(q._packed_layout0(), q.weight_scale, q.weight_global_scale)
         bound = bound + ref.fp32_accum_bound(x, wd, q.bias, torch.float32)
     bound = bound + want.abs() * 2.0**-8 + 2.0**-133  # the bf16 output rounding
     assert ref.worst_fraction(y, want, bound) <= 1.0
@@ -782,7 +782,7 @@ def test_nvfp4_layout_same_bits_as_layout0(device, dtype, bias):
     dtype and fp32 (a converted copy), decode and prefill M; the buffer differs, state_dict not."""
     lay = 1 if dtype == torch.bfloat16 else 2
     lin = _linear(k=256, n=72, bias=bias, device=device).to(dtype)
-    q0 = QuantLinear.from_float(lin, "nvfp4")
+    q0 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=0)
     q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout="decode")
     assert q1.nvfp4_layout == lay and f"nvfp4_layout={lay}" in repr(q1) and "nvfp4_layout" not in repr(q0)
     assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))
@@ -846,3 +846,50 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     with pytest.raises(TypeError, match="float16 or bfloat16 activations"):  # W4A16: no fp32 layer
         QuantLinear(96, 8, True, "nvfp4", dtype=torch.float32, nvfp4_layout="decode")
     assert QuantLinear(96, 8, True, "int8", nvfp4_layout="decode").nvfp4_layout == 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
+    """nvfp4_layout="auto" (the default): the formats.md packing in memory on the CPU (the CPU
+    kernel reads it directly) and the layer dtype's decode order on an sm_80+ GPU, switched by
+    .to(device) and by 16-bit casts; the outputs and the state_dict are those of a layer pinned to
+    layout 0, and save_quantized records "auto", not the layout of the moment."""
+    pytest.importorskip("safetensors")
+    lin = _linear(k=256, n=72, seed=5).to(torch.bfloat16)
+    q = QuantLinear.from_float(lin, "nvfp4")
+    pinned = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=0).to(device)
+    assert q.nvfp4_auto and not pinned.nvfp4_auto and q.nvfp4_layout == 0
+    p0 = q.weight_packed.clone()
+    assert torch.equal(p0, pinned.weight_packed.cpu())
+    decodes = device == "cuda" and torch.cuda.get_device_capability()[0] >= 8
+    q = q.to(device)
+    for dt in (torch.bfloat16, torch.float16, torch.bfloat16):
+        q, pinned = q.to(dt), pinned.to(dt)
+        want = {torch.bfloat16: 1, torch.float16: 2}[dt] if decodes else 0
+        assert q.nvfp4_layout == want and pinned.nvfp4_layout == 0 and q.dtype == dt
+        assert torch.equal(q.weight_packed.cpu(), F.relayout_nvfp4(p0, want) if want else p0)
+        assert torch.equal(q._packed_layout0().cpu(), p0)
+        for M in (1, 5, 16, 33, 100):
+            x = torch.randn(M, 256, device=device).to(dt)
+            assert torch.equal(q(x), pinned(x)), (dt, M)
+        sd, sd0 = q.state_dict(), pinned.state_dict()
+        assert sorted(sd) == sorted(sd0) and all(torch.equal(sd[k], sd0[k]) for k in sd)
+    q = q.cpu()
+    assert q.nvfp4_layout == 0 and torch.equal(q.weight_packed, p0)
+    # save_quantized records "auto": the file loads on the CPU in layout 0 and moves like any layer
+    model = nn.Sequential(q)
+    path = str(tmp_path / "auto.safetensors")
+    save_quantized(model, path)
+    from safetensors import safe_open
+    with safe_open(path, framework="pt") as f:
+        assert f.metadata()["torchquant.0"].endswith("|auto")
+    loaded = load_quantized(nn.Sequential(nn.Linear(256, 72, dtype=torch.bfloat16)), path, device=device)
+    assert loaded[0].nvfp4_auto and loaded[0].nvfp4_layout == (1 if decodes else 0)
+    assert torch.equal(loaded[0]._packed_layout0().cpu(), p0)
+    # a layer built on the meta device holds layout 0 there and takes its device's layout on to_empty
+    with torch.device("meta"):
+        m = QuantLinear(256, 72, True, "nvfp4")
+    assert m.nvfp4_layout == 0
+    assert m.to_empty(device=device).nvfp4_layout == (1 if decodes else 0)
+    with torch.device(device):  # the default device decides as `device=` does
+        assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (1 if decodes else 0)

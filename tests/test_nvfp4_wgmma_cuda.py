@@ -187,8 +187,10 @@ def test_quantlinear_takes_it(dtype):
     y = q(x)
     b = q.bias.to(dtype)
     gs = q.weight_global_scale
-    _check(y, x.cpu(), q.weight_packed.cpu(), q.weight_scale.cpu(), gs.cpu(), b.cpu())
-    want = ops._nvfp4_gemm_sm90a(x, q.weight_packed, q.weight_scale, gs, b)
+    # the layer keeps its weight in the bf16 / fp16 decode order (nvfp4_layout="auto" on a GPU)
+    assert q.nvfp4_layout == (1 if dtype == torch.bfloat16 else 2)
+    _check(y, x.cpu(), q._packed_layout0().cpu(), q.weight_scale.cpu(), gs.cpu(), b.cpu())
+    want = ops._nvfp4_gemm_sm90a(x, q.weight_packed, q.weight_scale, gs, b, q.nvfp4_layout)
     assert torch.equal(y, want)  # the layer ran exactly this kernel
     compiled = torch.compile(q, fullgraph=True)
     assert torch.equal(compiled(x), y)
@@ -197,7 +199,8 @@ def test_quantlinear_takes_it(dtype):
     q2 = QuantLinear.from_float(lin2, format="nvfp4").cuda()
     assert choose_path("nvfp4", NVFP4_WGMMA_MIN_M, dev, k=336, n=40) == "gemv"
     x2 = torch.randn(NVFP4_WGMMA_MIN_M, 336, generator=_gen(72)).to(dtype).cuda()
-    want2 = ops.nvfp4_gemv(x2, q2.weight_packed, q2.weight_scale, q2.weight_global_scale, None, "auto")
+    want2 = ops.nvfp4_gemv(x2, q2.weight_packed, q2.weight_scale, q2.weight_global_scale, None, "auto",
+                           q2.nvfp4_layout)
     assert torch.equal(q2(x2), want2)
 
 

@@ -17,14 +17,18 @@ trace it without graph breaks.
              Hopper; emulated in fp32 elsewhere). w8a8 is faster (H200, M =
              2048, 28672x8192: see benchmarks/results) but adds the activation
              rounding error (e4m3: up to 2^-4 relative per element).
-  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above.
-             nvfp4_layout="decode" (or 1 for a bf16 layer, 2 for an fp16 one;
-             opt-in, not yet timed: docs/nvfp4_gemv.md 23) keeps the packed
-             weight in memory in the GEMVs' decode order for the layer's dtype
-             (the same results bit for bit); state_dict still holds the
-             formats.md packing (converted on save and load). The GEMVs and
-             Hopper's decoding GEMM read it; dequantize + cuBLAS and input of
-             the other 16-bit dtype work from a converted copy.
+  nvfp4      nvfp4_gemv for M <= 64; dequantize + cuBLAS above (Hopper: a
+             decoding wgmma GEMM where it pays). On a GPU of compute
+             capability 8.0+ the packed weight is kept in memory in the GEMVs'
+             decode order for the layer's dtype (nvfp4_layout="auto", the
+             default: layout 1 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23;
+             the same results bit for bit, 5-7 % less time on the H200), in
+             the formats.md packing (layout 0) on the CPU and older GPUs; it
+             follows the layer through .to(device) and dtype casts.
+             state_dict always holds the formats.md packing (converted on save
+             and load); _packed_layout0() gives it. 0 / 1 / 2 / "decode" pin a
+             layout. Input of the other 16-bit dtype and dequantize + cuBLAS
+             work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -81,7 +85,7 @@ class QuantLinear(nn.Module):
         act_symmetric: bool = True,
         prefill: str = "dequant",
         dtype: torch.dtype = torch.bfloat16,
-        nvfp4_layout: Union[int, str] = 0,
+        nvfp4_layout: Union[int, str] = "auto",
         device=None,
     ) -> None:
         super().__init__()
@@ -113,7 +117,11 @@ class QuantLinear(nn.Module):
                 "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
                 f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
                 f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
-        self.nvfp4_layout = _resolve_nvfp4_layout(nvfp4_layout, format, dtype)
+        # "auto": the layout follows the device (and dtype) the layer is on, here and in _apply.
+        self.nvfp4_auto = format == "nvfp4" and isinstance(nvfp4_layout, str) and nvfp4_layout == "auto"
+        # (the device the buffers will be on: `device`, else the default device, e.g. a `with
+        # torch.device(...)` block)
+        self.nvfp4_layout = _resolve_nvfp4_layout(nvfp4_layout, format, dtype, torch.empty(0, device=device).device)
         self.prefill = prefill
         self.in_features, self.out_features = in_features, out_features
         self.format, self.block_size, self.act_symmetric, self.dtype = format, block_size, act_symmetric, dtype
@@ -147,7 +155,7 @@ class QuantLinear(nn.Module):
             self.bias = None
         # Before any other load hook: a quantized buffer takes its own dtype only.
         self.register_load_state_dict_pre_hook(_check_storage_dtypes)
-        if self.nvfp4_layout:
+        if format == "nvfp4":
             # state_dict holds the formats.md packing whatever the layout in memory.
             self.register_state_dict_post_hook(_packed_to_layout0)
             self.register_load_state_dict_pre_hook(_packed_from_layout0)
@@ -157,7 +165,7 @@ class QuantLinear(nn.Module):
     @torch.no_grad()
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
                    act_symmetric: bool = True, prefill: str = "dequant",
-                   dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = 0) -> "QuantLinear":
+                   dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = "auto") -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
         dt = layer_dtype(w.dtype, dtype)
@@ -208,7 +216,7 @@ class QuantLinear(nn.Module):
 
     @classmethod
     def from_nvfp4(cls, w_packed: Tensor, scale: Tensor, global_scale: Tensor, bias: Optional[Tensor] = None,
-                   dtype: torch.dtype = torch.bfloat16, nvfp4_layout: Union[int, str] = 0) -> "QuantLinear":
+                   dtype: torch.dtype = torch.bfloat16, nvfp4_layout: Union[int, str] = "auto") -> "QuantLinear":
         """Wrap NVFP4 tensors already in our layout (see formats.interop for ModelOpt / compressed-tensors).
         w_packed is the formats.md packing; nvfp4_layout keeps it in memory in a decode order."""
         if w_packed.dim() != 2:
@@ -283,8 +291,10 @@ class QuantLinear(nn.Module):
 
     def _packed_for(self, xa: Tensor) -> Tuple[Tensor, int]:
         """(packed weight, layout) for the nvfp4 kernels with x like xa: the buffer in its layout when
-        that is xa's dtype's decode order (or layout 0), else a layout-0 copy."""
-        if self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype, 0):
+        that is xa's dtype's decode order and the device's kernels read it (or layout 0), else a
+        layout-0 copy (a pinned decode order on a GPU older than sm_80)."""
+        if self.nvfp4_layout == 0 or (self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype) and
+                                      _reads_decode_order(xa.device)):
             return self.weight_packed, self.nvfp4_layout
         return self._packed_layout0(), 0
 
@@ -397,7 +407,8 @@ class QuantLinear(nn.Module):
         the layer dtype: the bias, and the dtype an fp32 input is cast to for the 16-bit kernels
         (int8 layers also follow float32); an nvfp4 layer in a decode order takes the new dtype's.
         sparse24 keeps its dtype (its values are the stored weight; a bf16 -> fp16 cast could
-        overflow). Device moves (.to(device), .cuda(), .cpu()) move everything, as before."""
+        overflow). Device moves (.to(device), .cuda(), .cpu()) move everything, as before; an
+        nvfp4_layout="auto" layer then takes the layout of its new device and dtype."""
         before = {k: v for k, v in self._buffers.items() if v is not None}
         dev = next(iter(before.values())).device
         new_dt = fn(torch.empty(0, dtype=self.dtype, device=dev)).dtype
@@ -409,12 +420,16 @@ class QuantLinear(nn.Module):
             want = target if name == "bias" else old.dtype
             if cur.dtype != want:
                 self._buffers[name] = old.to(device=cur.device, dtype=want)
-        if target != self.dtype:
-            if self.nvfp4_layout:
-                lay = _DECODE_LAYOUT[target]
-                self._buffers["weight_packed"] = _ops.nvfp4_relayout(self._packed_layout0(), lay)
-                self.nvfp4_layout = lay
-            self.dtype = target
+        if self.format == "nvfp4":
+            if self.nvfp4_auto:
+                want = _auto_layout(target, self._buffers["weight_packed"].device)
+            else:  # a pinned decode order takes the new dtype's
+                want = _DECODE_LAYOUT[target] if self.nvfp4_layout else 0
+            if want != self.nvfp4_layout:
+                p0 = self._packed_layout0()
+                self._buffers["weight_packed"] = _ops.nvfp4_relayout(p0, want) if want else p0
+                self.nvfp4_layout = want
+        self.dtype = target
         return self
 
     def extra_repr(self) -> str:
@@ -430,13 +445,31 @@ class QuantLinear(nn.Module):
 _DECODE_LAYOUT = {torch.bfloat16: 1, torch.float16: 2}
 
 
-def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dtype) -> int:
-    """QuantLinear's nvfp4_layout: 0; "decode" (the layer dtype's decode order, 0 for float32 or
-    a format other than nvfp4); or 1 / 2, which must match an nvfp4 layer of dtype bf16 / fp16."""
-    if layout == "decode":
-        return _DECODE_LAYOUT.get(dtype, 0) if format == "nvfp4" else 0
+def _reads_decode_order(device: torch.device) -> bool:
+    """Whether the nvfp4 kernels on `device` read layouts 1 / 2: the CPU kernel (a chunk at a time,
+    through a table) and the CUDA mma / wgmma kernels, sm_80+; the sm_75 kernels read layout 0 only."""
+    return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
+
+
+def _auto_layout(dtype: torch.dtype, device: torch.device) -> int:
+    """nvfp4_layout="auto": the dtype's decode order on a CUDA device whose kernels read it (where
+    it saves the decode ALU work, docs/nvfp4_gemv.md 23), layout 0 elsewhere (the CPU kernel would
+    convert every chunk back; meta tensors hold nothing)."""
+    if device.type != "cuda" or not _reads_decode_order(device):
+        return 0
+    return _DECODE_LAYOUT.get(dtype, 0)
+
+
+def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dtype, device: torch.device) -> int:
+    """QuantLinear's nvfp4_layout: "auto" (_auto_layout on `device`); "decode" (the layer dtype's
+    decode order, 0 for float32); 0; or 1 / 2, which must match an nvfp4 layer of dtype bf16 /
+    fp16. Formats other than nvfp4 take "auto", "decode" and 0 as 0."""
+    if isinstance(layout, str) and layout in ("auto", "decode"):
+        if format != "nvfp4":
+            return 0
+        return _auto_layout(dtype, device) if layout == "auto" else _DECODE_LAYOUT.get(dtype, 0)
     if not isinstance(layout, int) or isinstance(layout, bool) or layout not in (0, 1, 2):
-        raise ValueError(f"QuantLinear: nvfp4_layout must be 0, 1, 2 or 'decode', got {layout!r}")
+        raise ValueError(f"QuantLinear: nvfp4_layout must be 'auto', 'decode', 0, 1 or 2, got {layout!r}")
     if layout and (format != "nvfp4" or _DECODE_LAYOUT.get(dtype) != layout):
         raise ValueError(f"QuantLinear: nvfp4_layout={layout} (the {'bf16' if layout == 1 else 'fp16'} decode "
                          f"order) is for format 'nvfp4' with dtype {'bfloat16' if layout == 1 else 'float16'}, "
@@ -487,18 +520,18 @@ def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_me
 
 
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:
-    """state_dict post-hook of layers with an nvfp4_layout: weight_packed saved in the formats.md packing."""
+    """state_dict post-hook of nvfp4 layers: weight_packed saved in the formats.md packing."""
     key = prefix + "weight_packed"
-    if key in state_dict:
+    if key in state_dict and module.nvfp4_layout:
         state_dict[key] = _ops.nvfp4_relayout(state_dict[key], module.nvfp4_layout, True)
 
 
 def _packed_from_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
                          missing_keys, unexpected_keys, error_msgs) -> None:
-    """load_state_dict pre-hook of layers with an nvfp4_layout: a formats.md weight_packed converted to
-    the layout before it is copied in (registered after _check_storage_dtypes, which refuses any
+    """load_state_dict pre-hook of nvfp4 layers: a formats.md weight_packed converted to the layer's
+    layout before it is copied in (registered after _check_storage_dtypes, which refuses any
     dtype but uint8; a wrong shape is left to load_state_dict's error)."""
     key = prefix + "weight_packed"
     t = state_dict.get(key)
-    if isinstance(t, Tensor) and t.shape == module.weight_packed.shape:
+    if module.nvfp4_layout and isinstance(t, Tensor) and t.shape == module.weight_packed.shape:
         state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), module.nvfp4_layout)

@@ -54,8 +54,9 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                    (e.g. ["lm_head", "*.gate"]),
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
-      "nvfp4_layout") applied to all layers ("nvfp4_layout": "decode" gives each nvfp4 layer its
-      dtype's decode order; 1 / 2 apply to the nvfp4 layers of dtype bf16 / fp16 only).
+      "nvfp4_layout") applied to all layers (nvfp4_layout: "auto", the default, keeps each nvfp4
+      layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear; "decode" pins
+      that order, 0 the formats.md packing; 1 / 2 apply to the nvfp4 layers of dtype bf16 / fp16 only).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -120,7 +121,7 @@ def _layer_meta(model: nn.Module) -> Dict[str, str]:
             # format | block_size | act_symmetric | dtype | prefill | nvfp4_layout (files written before
             # the last two fields existed load with "dequant" and 0)
             meta[f"torchquant.{n}"] = (f"{m.format}|{m.block_size}|{int(m.act_symmetric)}|{str(m.dtype).split('.')[-1]}"
-                                       f"|{m.prefill}|{m.nvfp4_layout}")
+                                       f"|{m.prefill}|{'auto' if m.nvfp4_auto else m.nvfp4_layout}")
     return meta
 
 
@@ -147,7 +148,8 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
         fields = val.split("|")
         fmt, bs, sym, dt = fields[:4]
         prefill = fields[4] if len(fields) > 4 else "dequant"
-        layout = int(fields[5]) if len(fields) > 5 else 0
+        layout = fields[5] if len(fields) > 5 else 0
+        layout = layout if layout == "auto" else int(layout)
         lin = model.get_submodule(name)
         if isinstance(lin, nn.Linear):
             q = QuantLinear(lin.in_features, lin.out_features, lin.bias is not None, fmt, block_size=int(bs),
