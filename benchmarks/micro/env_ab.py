@@ -52,7 +52,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
   (--op nvfp4 --var layout --values 0,1 (bf16) or 0,2 (--act-dtype fp16): nvfp4_gemv's layout
-  argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23)
+  argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23;
+  --layout L: every value of another knob timed on the weight in layout L)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
@@ -119,6 +120,9 @@ def main() -> None:
     ap.add_argument("--x-gelu", type=float, default=0.0,
                     help="x = gelu(S * randn) in fp32, then cast (0: plain randn): an FFN down projection's "
                          "input, with the tiny negative tail that leaves fp16's exact range")
+    ap.add_argument("--layout", type=int, choices=[0, 1, 2], default=0,
+                    help="nvfp4: every value timed on the weight in this layout (1: bf16 x, 2: --act-dtype "
+                         "fp16; the layout QuantLinear keeps on sm_80+), when --var is not layout")
     ap.add_argument("--env", action="append", default=[],
                     help="VAR=VALUE set for the whole run (repeatable), e.g. a second knob")
     args = timing.micro_args(ap)
@@ -127,19 +131,23 @@ def main() -> None:
     if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2"}):
         ap.error("--var layout: --op nvfp4 and --values from 0,1,2 (nvfp4_gemv's layout argument; 1 with "
                  "bf16 x, 2 with --act-dtype fp16)")
+    if args.layout and (args.op != "nvfp4" or args.var == "layout" or args.path == "gemm_sm90a"):
+        ap.error("--layout: --op nvfp4 on nvfp4_gemv's paths, with a --var other than layout")
     timing.set_env(args.env)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
     bs = args.block_size
     act = torch.float16 if args.act_dtype == "fp16" else torch.bfloat16
     dname = f"{args.act_dtype} F.linear"
-    layout = [0]  # nvfp4_gemv's layout argument (set per value by --var layout)
+    layout = [args.layout]  # nvfp4_gemv's layout argument (set per value by --var layout)
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
         w = torch.randn(N, K, device="cuda") * 0.02
         if args.op == "nvfp4":
             wp, ws, gs = ops.quantize_nvfp4(w)
+            if args.layout:
+                wp = ops.nvfp4_relayout(wp, args.layout)
             # path "gemm_sm90a": the Hopper dequantizing wgmma GEMM (QuantLinear's prefill op)
             fn = lambda x, a, b: (ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
                                   if args.path == "gemm_sm90a" else
