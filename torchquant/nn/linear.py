@@ -22,7 +22,7 @@ trace it without graph breaks.
              capability 8.0+ the packed weight is kept in memory in the GEMVs'
              decode order for the layer's dtype (nvfp4_layout="auto", the
              default: layout 1 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23;
-             the same results bit for bit, 5-7 % less time on the H200), in
+             the same results bit for bit, 3-8 % less time on the H200), in
              the formats.md packing (layout 0) on the CPU and older GPUs; it
              follows the layer through .to(device) and dtype casts.
              state_dict always holds the formats.md packing (converted on save
@@ -455,9 +455,9 @@ def _auto_layout(dtype: torch.dtype, device: torch.device) -> int:
     """nvfp4_layout="auto": the dtype's decode order on a CUDA device whose kernels read it (where
     it saves the decode ALU work, docs/nvfp4_gemv.md 23), layout 0 elsewhere (the CPU kernel would
     convert every chunk back; meta tensors hold nothing)."""
-    if device.type != "cuda" or not _reads_decode_order(device):
-        return 0
-    return _DECODE_LAYOUT.get(dtype, 0)
+    if device.type == "cuda" and _reads_decode_order(device):
+        return _DECODE_LAYOUT.get(dtype, 0)
+    return 0
 
 
 def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dtype, device: torch.device) -> int:
