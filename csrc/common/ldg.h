@@ -46,8 +46,10 @@
 // ldg16_stream): -DTORCHQUANT_STREAM_L2_EVICT_FIRST=1 gives them an evict-first cache policy
 // (createpolicy + .L2::cache_hint; the plain .L2::evict_first qualifier is for 32-byte loads
 // only), so the once-read weight is what L2 replaces first and x, the scales and the outputs
-// stay resident. Off by default: not yet measured (for an A/B of two builds,
-// benchmarks/micro/ab_builds.sh).
+// stay resident. Off: it measured level (H200, results/h200/2026-12-05_layout call 3, two builds,
+// two rounds, us, off / on: int8 28672x8192 M = 1 57.6-57.9 / 57.7-57.8, M = 8 58.7-59.1 /
+// 58.7-59.0, the fused Llama-3-8B layer M = 1 68.6-69.0 / 68.8-69.7). Kept as the A/B switch
+// (benchmarks/micro/ab_builds.sh).
 // Each load's asm takes TQ_STREAM_POLICY after its cache qualifiers, TQ_STREAM_POLICY_OPERAND(n)
 // after its address (n: the policy's operand number) and TQ_STREAM_POLICY_ARG after its last input;
 // with the flag off all three are empty, so the asm is the plain load.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-05 call 7: bench_e2e with TORCHQUANT_PDL=smem (the opt-in in which the fp8_block ring
+# NOT RUN (the session's device time ran out): 2026-12-05 call 7: bench_e2e with TORCHQUANT_PDL=smem (the opt-in in which the fp8_block ring
 # and nvfp4 mma GEMVs copy their first weight stages before griddepcontrol.wait; correct only for
 # weights not written by the kernel just before, csrc/common/pdl.h), against the defaults of
 # call 4, on the decode-order nvfp4 layers. Run from the repository root, carry=[".prebuilt"].
