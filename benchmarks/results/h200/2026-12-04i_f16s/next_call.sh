@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN (written 2026-12-04i after the device time was spent): racecheck and synccheck of every
+# Run 2026-12-05 (results: ../2026-12-05_layout/call2, call3). Was NOT RUN (written 2026-12-04i after the device time was spent): racecheck and synccheck of every
 # format's shared-memory decode kernels (smem_racecheck.py; call 6 covered nvfp4 only), plus the
 # two tests changed after call 3: test_gemv_auto_takes_wgmma_from_m5 (its upper edge now comes
 # from torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M) and test_gemv_mma_x_resident_f16

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN (written 2026-12-04i, no device time left): A/B of two builds, the streaming weight
+# Run 2026-12-05 (results: ../2026-12-05_layout/call2, call3). Was NOT RUN (written 2026-12-04i, no device time left): A/B of two builds, the streaming weight
 # loads as they are (A) and with an evict-first L2 cache policy (B: -DTORCHQUANT_STREAM_L2_EVICT_FIRST
 # set to 1 in common/ldg.h; createpolicy + .L2::cache_hint). The int8 GEMV streams every weight
 # byte through these loads (28672x8192 M = 1 at 57.3-57.6 us against the 57); the nvfp4

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN YET (written 2026-12-04j, a session with no device lent): the first GPU run of nvfp4
+# Run 2026-12-05 (results: ../2026-12-05_layout/call1). Written 2026-12-04j, a session with no device lent: the first GPU run of nvfp4
 # word layouts 1 and 2, the bf16 / fp16 decode orders (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23). Builds the two nvfp4 sources only
 # (skipped when a build is already there: a second call on a warm machine), runs the nvfp4 CUDA
 # tests (layout-1 tests included; the kernel template grew an argument), memcheck of every
