@@ -5,13 +5,7 @@
 # int8 at M = 12..16 with the gemv and the wgmma GEMM forced side by side (the M = 16 rule).
 # Run from the repository root on the device, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
-OUT=${1:?}
-R=$OUT/r; mkdir -p "$R"
-. benchmarks/device_env.sh 16
-t0=$(date +%s)
-$PY benchmarks/prebuilt.py use || timeout 250 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
-echo "build rc=$? $(( $(date +%s) - t0 )) s"
-export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown}
+. benchmarks/call_setup.sh "$1"
 timeout 200 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_nn.py tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py \
   tests/test_nvfp4_cuda.py > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/tests.log"; grep -E "^FAILED|Error" "$R/tests.log" | head -10

@@ -6,12 +6,7 @@
 # the mma kernel, M = 8 / 16 on the wgmma GEMV.
 # Run from the repository root on the device, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
-OUT=${1:?}
-R=$OUT/r; mkdir -p "$R"
-. benchmarks/device_env.sh 16
-t0=$(date +%s)
-$PY benchmarks/prebuilt.py use || timeout 250 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
-echo "build rc=$? $(( $(date +%s) - t0 )) s"
+. benchmarks/call_setup.sh "$1"
 S=4096x4096,6144x4096,28672x4096,4096x14336,28672x8192
 ab() {  # name, env_ab arguments...
   local name=$1; shift

@@ -4,11 +4,7 @@
 # weights not written by the kernel just before, csrc/common/pdl.h), against the defaults of
 # call 4, on the decode-order nvfp4 layers. Run from the repository root, carry=[".prebuilt"].
 set -uo pipefail
-OUT=${1:?}
-R=$OUT/r; mkdir -p "$R"
-. benchmarks/device_env.sh 16
-$PY benchmarks/prebuilt.py use || timeout 250 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
-export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown}
+. benchmarks/call_setup.sh "$1"
 for mode in smem default; do
   if [ $mode = smem ]; then export TORCHQUANT_PDL=smem; else unset TORCHQUANT_PDL; fi
   timeout 150 $PY benchmarks/bench_e2e.py --ms 1,2,8 --out "$R/e2e_$mode" > "$R/e2e_$mode.log" 2>&1

@@ -1,0 +1,14 @@
+# The start of a one-off device driver (benchmarks/results/<gpu>/<run>/call*.sh), sourced from
+# the repository root after `set -uo pipefail`: `. benchmarks/call_setup.sh "$1"`.
+# Sets OUT (the folder given), R ($OUT/r, created: logs stay plain files so a timeout still
+# returns them), t0 (the start, for elapsed times), PY and the build environment
+# (device_env.sh, MAX_JOBS 16); installs the carried build (benchmarks/prebuilt.py,
+# carry=[".prebuilt"]) when it matches the tree and imports, else builds (full extension,
+# log $R/build.log); exports TORCHQUANT_COMMIT (unknown unless given) for the tables.
+OUT=${1:?usage: . benchmarks/call_setup.sh OUTDIR}
+R=$OUT/r; mkdir -p "$R"
+. benchmarks/device_env.sh 16
+t0=$(date +%s)
+$PY benchmarks/prebuilt.py use || timeout 250 $PY setup.py build_ext --inplace > "$R/build.log" 2>&1
+echo "build rc=$? $(( $(date +%s) - t0 )) s"
+export TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown}
