@@ -322,12 +322,12 @@ inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
 }
 inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
   check_nvfp4_layout_value(layout, op);
-  TORCH_CHECK(layout != nvfp4::kLayoutBf16 || x_dtype == at::kBFloat16, op,
-              ": layout 1 is the bf16 decode order and needs bfloat16 x, got ", x_dtype,
-              "; give other x the layout-0 weight (nvfp4_relayout(w_packed, 1, inverse=True))");
-  TORCH_CHECK(layout != nvfp4::kLayoutF16 || x_dtype == at::kHalf, op,
-              ": layout 2 is the fp16 decode order and needs float16 x, got ", x_dtype,
-              "; give other x the layout-0 weight (nvfp4_relayout(w_packed, 2, inverse=True))");
+  if (layout == nvfp4::kLayoutStd) return;
+  const bool bf16 = layout == nvfp4::kLayoutBf16;
+  TORCH_CHECK(x_dtype == (bf16 ? at::kBFloat16 : at::kHalf), op, ": layout ", layout, " is the ",
+              bf16 ? "bf16" : "fp16", " decode order and needs ", bf16 ? "bfloat16" : "float16",
+              " x, got ", x_dtype, "; give other x the layout-0 weight (nvfp4_relayout(w_packed, ",
+              layout, ", inverse=True))");
 }
 
 // nvfp4_relayout: a packed weight (uint8 [N, K/2], K % 16 == 0, contiguous) and a layout.

@@ -144,22 +144,6 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
   reduce_splits<T>(args, kFp4 ? args.global : nullptr, caps, stream);
 }
 
-// go(element, layout constant) for x's dtype (fp16 or bf16) and, with kFp4, nvfp4's word layout
-// (1: bf16 x, 2: fp16 x; the op has checked the pairing); fp8 weights are layout 0.
-template <bool kFp4, class Go>
-void for_dtype_layout(at::ScalarType x_dtype, int64_t layout, Go&& go) {
-  using L0 = std::integral_constant<int, nvfp4::kLayoutStd>;
-  const bool half = x_dtype == at::kHalf;
-  if constexpr (kFp4) {  // (instantiating a layout-1 / 2 fp8 kernel would fail its static_assert)
-    if (half && layout == nvfp4::kLayoutF16)
-      return go(__half{}, std::integral_constant<int, nvfp4::kLayoutF16>{});
-    if (!half && layout == nvfp4::kLayoutBf16)
-      return go(__nv_bfloat16{}, std::integral_constant<int, nvfp4::kLayoutBf16>{});
-  }
-  if (half) return go(__half{}, L0{});
-  go(__nv_bfloat16{}, L0{});
-}
-
 // Launches tile t of the format's kernel for x's dtype (fp16 or bf16); layout: nvfp4's word
 // layout (1: bf16 x, 2: fp16 x, checked by the op).
 template <bool kFp4>
@@ -176,7 +160,7 @@ void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args
       case DqTile::k64c1: return launch<TileCfg<kFp4, 64, 1>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
     }
   };
-  for_dtype_layout<kFp4>(x.scalar_type(), layout, go);
+  nvfp4::for_dtype_layout<kFp4>(x.scalar_type() == at::kHalf, layout, go);
 }
 
 // This path's preconditions after the op's validator (`what`: require_sm90a's message prefix).
@@ -518,7 +502,7 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
         return launch_fp4_gemv<Fp4GemvCfg1, T, L>(x, w, w_scale, args, device, caps, stream, op);
     }
   };
-  for_dtype_layout<true>(x.scalar_type(), layout, go);
+  nvfp4::for_dtype_layout(x.scalar_type() == at::kHalf, layout, go);
   return l.y;
 }
 

@@ -680,14 +680,9 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
   if (path == Nvfp4GemvKernel::kMma) {
-    if (half && layout == nvfp4::kLayoutF16)
-      launch_mma<__half, nvfp4::kLayoutF16>(prm, caps, device, stream);
-    else if (half)
-      launch_mma<__half>(prm, caps, device, stream);
-    else if (layout == nvfp4::kLayoutBf16)
-      launch_mma<__nv_bfloat16, nvfp4::kLayoutBf16>(prm, caps, device, stream);
-    else
-      launch_mma<__nv_bfloat16>(prm, caps, device, stream);
+    nvfp4::for_dtype_layout(half, layout, [&](auto elem, auto layout_c) {
+      launch_mma<decltype(elem), decltype(layout_c)::value>(prm, caps, device, stream);
+    });
   } else {
     if (half)
       launch_fma<__half>(prm, fma_aligned, stream);

@@ -361,6 +361,21 @@ __host__ __device__ constexpr bool layout_fits() {
          (L == kLayoutF16 && std::is_same_v<T, __half>);
 }
 
+// Host side: go(element, layout constant) for x of fp16 (`half`) or bf16 and a packed weight in
+// `layout` (0, or x's dtype's decode order: 1 bf16, 2 fp16; the ops check that pairing first).
+// The one dtype x layout dispatch of the launchers (nvfp4_gemv's mma kernel, the Hopper decoding
+// GEMM and GEMV); kDecodeOrders = false instantiates layout 0 only (the fp8 GEMM's weights).
+template <bool kDecodeOrders = true, class Go>
+inline void for_dtype_layout(bool half, int64_t layout, Go&& go) {
+  using L0 = std::integral_constant<int, kLayoutStd>;
+  if constexpr (kDecodeOrders) {
+    if (half && layout == kLayoutF16) return go(__half{}, std::integral_constant<int, kLayoutF16>{});
+    if (!half && layout == kLayoutBf16) return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16>{});
+  }
+  if (half) return go(__half{}, L0{});
+  go(__nv_bfloat16{}, L0{});
+}
+
 // One word into C's four pairs from a word in layout L (nvfp4_layout.h): the kernels' single
 // switch between the decodes above (C = Ops<T>; layout 1 with bf16, 2 with fp16).
 template <class C, int L>
