@@ -207,7 +207,7 @@ class QuantLinear(nn.Module):
             q.weight_colsum.copy_(formats.int8_colsum(w_q))
         else:
             p, s, g = _ops.quantize_nvfp4(wf)
-            q.weight_packed.copy_(_ops.nvfp4_relayout(p, q.nvfp4_layout) if q.nvfp4_layout else p)
+            q.weight_packed.copy_(q._packed_in_layout(p))
             q.weight_scale.copy_(s)
             q.weight_global_scale.copy_(g)
         if linear.bias is not None:
@@ -223,10 +223,10 @@ class QuantLinear(nn.Module):
             raise ValueError(f"QuantLinear.from_nvfp4: w_packed must be [N, K/2], got shape {tuple(w_packed.shape)}")
         N, Kh = w_packed.shape
         q = cls(2 * Kh, N, bias is not None, "nvfp4", dtype=dtype, nvfp4_layout=nvfp4_layout, device=w_packed.device)
+        # checked as given (formats.md packing), then put in the layer's layout
         _copy_checked(q, "weight_packed", w_packed, "from_nvfp4")
-        lay = q.nvfp4_layout
-        if lay:
-            q.weight_packed.copy_(_ops.nvfp4_relayout(q.weight_packed, lay))
+        if q.nvfp4_layout:
+            q.weight_packed.copy_(q._packed_in_layout(q.weight_packed))
         _copy_checked(q, "weight_scale", scale, "from_nvfp4")
         if global_scale.numel() != 1:
             raise ValueError(f"QuantLinear.from_nvfp4: global_scale must hold one element, got shape {tuple(global_scale.shape)}")
@@ -288,6 +288,11 @@ class QuantLinear(nn.Module):
         if self.nvfp4_layout == 0:
             return self.weight_packed
         return _ops.nvfp4_relayout(self.weight_packed, self.nvfp4_layout, True)
+
+    def _packed_in_layout(self, p0: Tensor) -> Tensor:
+        """p0, a packed weight in the formats.md packing, in this layer's layout (the inverse of
+        _packed_layout0): p0 itself for layout 0, else a converted copy."""
+        return _ops.nvfp4_relayout(p0.contiguous(), self.nvfp4_layout) if self.nvfp4_layout else p0
 
     def _packed_for(self, xa: Tensor) -> Tuple[Tensor, int]:
         """(packed weight, layout) for the nvfp4 kernels with x like xa: the buffer in its layout when
@@ -427,8 +432,8 @@ class QuantLinear(nn.Module):
                 want = _DECODE_LAYOUT[target] if self.nvfp4_layout else 0
             if want != self.nvfp4_layout:
                 p0 = self._packed_layout0()
-                self._buffers["weight_packed"] = _ops.nvfp4_relayout(p0, want) if want else p0
                 self.nvfp4_layout = want
+                self._buffers["weight_packed"] = self._packed_in_layout(p0)
         self.dtype = target
         return self
 
@@ -533,5 +538,5 @@ def _packed_from_layout0(module: QuantLinear, state_dict, prefix: str, local_met
     dtype but uint8; a wrong shape is left to load_state_dict's error)."""
     key = prefix + "weight_packed"
     t = state_dict.get(key)
-    if module.nvfp4_layout and isinstance(t, Tensor) and t.shape == module.weight_packed.shape:
-        state_dict[key] = _ops.nvfp4_relayout(t.contiguous(), module.nvfp4_layout)
+    if isinstance(t, Tensor) and t.shape == module.weight_packed.shape:
+        state_dict[key] = module._packed_in_layout(t)
