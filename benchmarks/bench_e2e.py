@@ -26,7 +26,9 @@ Rows (a format where the op is missing or refuses says n/a):
   QuantLinear <fmt>        torchquant.nn.QuantLinear.from_float modules ("fp8_block w8a8":
                            prefill="w8a8", the FP8 tensor-core path at M > 16; "nvfp4 layout0":
                            nvfp4_layout=0, the formats.md packing in memory instead of the
-                           default bf16 decode order), when torchquant.nn
+                           default bf16 decode order; "<fmt> static": static_weights=True, the
+                           weight loads of the sm_90 GEMVs may start before the kernel just
+                           before finishes, csrc/common/pdl.h), when torchquant.nn
                            imports: the module path a user gets (int8, fp8_block, nvfp4,
                            sparse24, int8_sparse24)
 
@@ -250,10 +252,11 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 qlin_err = "torchquant.nn: " + C.first_line(e)
         else:
             qlin_err = "torchquant not importable"
-        for label in ("int8", "fp8_block", "fp8_block w8a8", "nvfp4", "nvfp4 layout0", "sparse24",
-                      "int8_sparse24"):
+        for label in ("int8", "fp8_block", "fp8_block static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
+                      "nvfp4 layout0", "sparse24", "int8_sparse24"):
             fmt, _, variant = label.partition(" ")
-            qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0}}.get(variant, {})
+            qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0},
+                   "static": {"static_weights": True}}.get(variant, {})
             skip, params = qlin_err, [()]
             if not skip:
                 try:

@@ -67,9 +67,13 @@ TORCH_LIBRARY(torchquant, m) {
   // x fp16 or bf16 [M, K] (decode: M = 1..16, larger M is tiled); output in
   // x's dtype. block_size a multiple of 16 in [16, 256]; K a multiple of 16.
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
+  // static_weight: the caller's promise that w_q and w_scale were not written by a kernel that
+  // may still be running when this one launches (weights loaded once); on sm_90 the ring GEMV
+  // then starts copying them before the previous kernel finishes (common/pdl.h). Ignored on
+  // the CPU and by the other kernels.
   m.def(
       "fp8_block_gemv(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None, str path='auto') -> Tensor");
+      "Tensor? bias=None, str path='auto', bool static_weight=False) -> Tensor");
 
   // scale = block_amax / 448 (1 for an all-zero block),
   // w_q = e4m3(clamp(w / scale, -448, 448)). Returns (w_q [N, K] e4m3,
@@ -100,9 +104,11 @@ TORCH_LIBRARY(torchquant, m) {
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
   // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 / 2 the bf16 /
   // fp16 decode order (nvfp4_relayout), x of that dtype only, CUDA paths "mma" and "wgmma".
+  // static_weight: as fp8_block_gemv's, for w_packed and w_scale (the mma GEMV).
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
-      "Tensor global_scale, Tensor? bias=None, str path='auto', int layout=0) -> Tensor");
+      "Tensor global_scale, Tensor? bias=None, str path='auto', int layout=0, "
+      "bool static_weight=False) -> Tensor");
 
   // The packed weight in another word layout: layout 0 -> `layout`, or back with inverse.
   // Same shape and dtype; a bit permutation inside each 4-byte word of a row, exact both ways.

@@ -8,7 +8,8 @@ from torch import nn
 import torchquant  # noqa: F401
 from torchquant import formats as F
 from torchquant import reference as ref
-from torchquant.nn import QuantLinear, choose_path, load_prequantized, load_quantized, quantize_model, save_quantized
+from torchquant.nn import (QuantLinear, choose_path, load_prequantized, load_quantized, quantize_model, save_quantized,
+                           set_static_weights)
 
 from conftest import HAS_CUDA
 
@@ -725,11 +726,11 @@ def test_quantlinear_bad_inputs():
         QuantLinear.from_float(lin, "fp8_block")
 
 
-@pytest.mark.parametrize("fmt", ALL_FORMATS + ["nvfp4_layout1"])
+@pytest.mark.parametrize("fmt", ALL_FORMATS + ["nvfp4_layout1", "fp8_block_static", "nvfp4_static"])
 def test_compile_fullgraph_no_graph_break(fmt):
     torch._dynamo.reset()  # fresh recompile budget: every test compiles a new module's forward
-    kw = {"nvfp4_layout": 1} if fmt == "nvfp4_layout1" else {}
-    q = QuantLinear.from_float(_linear(), fmt.replace("_layout1", ""), block_size=32, **kw)
+    kw = {"nvfp4_layout": 1} if fmt == "nvfp4_layout1" else {"static_weights": True} if "static" in fmt else {}
+    q = QuantLinear.from_float(_linear(), fmt.replace("_layout1", "").replace("_static", ""), block_size=32, **kw)
     x = torch.randn(4, 96, dtype=torch.bfloat16)
     compiled = torch.compile(q, fullgraph=True, backend="aot_eager")
     assert torch.equal(compiled(x), q(x))
@@ -739,12 +740,14 @@ GRAPH_CASES = ([(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w
                # the GEMVs past one 16-row tile (dispatch.LAYER_GEMV_MAX_M): capturable, no host sync
                + [(f, {}, 64) for f in ("fp8_block", "nvfp4", "sparse24")]
                # nvfp4 word layout 1 (bf16): the GEMVs read it, and at M = 64 on sm_90 the decoding GEMM
-               + [("nvfp4", {"nvfp4_layout": 1}, m) for m in (1, 8, 64)])
+               + [("nvfp4", {"nvfp4_layout": 1}, m) for m in (1, 8, 64)]
+               # static_weights: the sm_90 GEMVs load the weight before the PDL wait
+               + [(f, {"static_weights": True}, m) for f in ("fp8_block", "nvfp4") for m in (1, 8)])
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("fmt,kw,M", GRAPH_CASES,
-                         ids=[f"{f}-{'-'.join(f'{k}{v}' if k == 'nvfp4_layout' else str(v) for k, v in kw.items()) or 'default'}-M{m}"
+                         ids=[f"{f}-{'-'.join(f'{k}{v}' if k == 'nvfp4_layout' else 'static' if k == 'static_weights' else str(v) for k, v in kw.items()) or 'default'}-M{m}"
                               for f, kw, m in GRAPH_CASES])
 def test_cuda_graph_capture_and_inductor(fmt, kw, M):
     """CUDA graph capture and torch.compile(fullgraph) give the eager bits (M = 8:
@@ -893,3 +896,39 @@ def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
     assert m.to_empty(device=device).nvfp4_layout == (1 if decodes else 0)
     with torch.device(device):  # the default device decides as `device=` does
         assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (1 if decodes else 0)
+
+
+# ------------------------------------------------------------ static_weights --
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+def test_static_weights_same_results_and_plumbing(device, fmt):
+    """static_weights=True is a launch hint (sm_90 PDL): the same bits at every M, on every path;
+    set by the constructor, from_float, quantize_model and set_static_weights; shown by repr; not in
+    the state_dict; type-checked."""
+    lin = _linear(k=128, n=48, device=device)
+    base = QuantLinear.from_float(lin, fmt, block_size=32)
+    q = QuantLinear.from_float(lin, fmt, block_size=32, static_weights=True)
+    assert q.static_weights and not base.static_weights
+    assert "static_weights=True" in repr(q) and "static_weights" not in repr(base)
+    for M in (1, 3, 8, 16, 40, 80):
+        x = torch.randn(M, 128, dtype=torch.bfloat16, device=device)
+        assert torch.equal(q(x), base(x)), f"M={M}"
+    assert list(q.state_dict()) == list(base.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(q.state_dict().values(), base.state_dict().values()))
+    q.static_weights = False
+    assert not q.static_weights and "static_weights" not in repr(q)
+    with pytest.raises(TypeError, match="static_weights must be a bool"):
+        q.static_weights = 1
+    with pytest.raises(TypeError, match="static_weights must be a bool"):
+        QuantLinear(128, 48, format=fmt, static_weights="yes")
+    # the flag survives device moves and casts, and a reload of the weights
+    q.static_weights = True
+    q2 = q.to(device).bfloat16()
+    q2.load_state_dict(base.state_dict())
+    assert q2.static_weights
+
+    model = nn.Sequential(_linear(k=128, n=64, device=device), nn.ReLU(), _linear(k=64, n=32, seed=1, device=device))
+    quantize_model(model, {"format": fmt, "static_weights": True, "block_size": 32}, progress=False)
+    assert [m.static_weights for m in model.modules() if isinstance(m, QuantLinear)] == [True, True]
+    assert set_static_weights(model, False) == 2
+    assert not any(m.static_weights for m in model.modules() if isinstance(m, QuantLinear))

@@ -188,3 +188,109 @@ def test_pdl_hopper_gemv_chain(monkeypatch, fmt, n, M):
     settings = [{"TORCHQUANT_PDL": "1"}, {"TORCHQUANT_PDL_HOPPER_GEMV": "1"},
                 {"TORCHQUANT_PDL_HOPPER_GEMV": "0"}]
     _check_chain_settings(monkeypatch, layers, M, n, 200 + M, settings, f"{fmt} n={n} M={M}")
+
+
+# ------------------------------------------------------------ static_weights --
+# QuantLinear(static_weights=True) / the ops' static_weight=True: the per-call form of "smem" (the
+# fp8_block ring and nvfp4 mma GEMVs copy their first weight stages before the PDL wait), for
+# weights not written by a kernel that may still be running.
+STATIC_FORMATS = ["fp8_block", "nvfp4"]
+
+
+def _static_layers(fmt, seed, depth=DEPTH):
+    layers = _layers(fmt, seed, depth)
+    for q in layers:
+        q.static_weights = True
+    return layers
+
+
+@requires_cuda
+@pytest.mark.parametrize("fmt", STATIC_FORMATS)
+@pytest.mark.parametrize("M", [1, 2, 8, 16])
+def test_pdl_chain_static_weights(monkeypatch, fmt, M):
+    """The chain of static_weights layers behind a slow producer: the bits without PDL under the
+    defaults and "1" (where the flag takes effect), eagerly and from a CUDA graph."""
+    _check_chain_settings(monkeypatch, _static_layers(fmt, seed=30 + M), M, K, 300 + M,
+                          [{"TORCHQUANT_PDL": mode} for mode in (None, "1")], f"{fmt} static M={M}")
+
+
+@requires_cuda
+@pytest.mark.parametrize("fmt", STATIC_FORMATS)
+@pytest.mark.parametrize("M", [1, 8])
+@pytest.mark.parametrize("mode", [None, "1"])
+def test_pdl_static_weights_after_the_layers_own_writes(monkeypatch, fmt, M, mode):
+    """The writes a static_weights layer makes itself are fenced before its next GEMV: garbage
+    and then the real weights loaded by load_state_dict right before each call, a layer built by
+    from_float right before its first call, and a layer moved off and back on the GPU right before
+    the call all give the bits of the layer without PDL."""
+    from torchquant.nn import QuantLinear
+
+    (q,) = _static_layers(fmt, seed=40 + M, depth=1)
+    sd = {k: v.clone() for k, v in q.state_dict().items()}
+    bad = {k: v.clone() for k, v in sd.items()}
+    for v in bad.values():
+        _garbage_(v)
+    x = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = q(x)
+    torch.cuda.synchronize()
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode})
+    for _ in range(3):
+        q.load_state_dict(bad)
+        q.load_state_dict(sd)
+        got = q(x)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} M={M} after load_state_dict"
+    g = torch.Generator().manual_seed(40 + M)
+    lin = torch.nn.Linear(K, N, bias=True, dtype=torch.bfloat16)
+    with torch.no_grad():  # _layers' first layer, built on the GPU this time
+        lin.weight.copy_(torch.randn(N, K, generator=g) / K ** 0.5)
+        lin.bias.copy_(torch.randn(N, generator=g) * 0.1)
+    lin = lin.cuda()
+    for _ in range(3):
+        fresh = QuantLinear.from_float(lin, format=fmt, static_weights=True)
+        got = fresh(x)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} M={M} right after from_float"
+    for _ in range(2):
+        q.cpu()
+        q.cuda()
+        got = q(x)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} M={M} after .cpu().cuda()"
+
+
+@requires_cuda
+@pytest.mark.parametrize("fmt", STATIC_FORMATS)
+@pytest.mark.parametrize("mode", [None, "1", "smem"])
+def test_pdl_static_weight_unaligned_view_is_copied_first(monkeypatch, fmt, mode):
+    """A weight view the op must copy for alignment (a contiguous view one byte into its storage)
+    is written by that copy just before the GEMV: the ops drop static_weight (and "smem") for it.
+    The view's bytes are overwritten with garbage and rewritten right before each call."""
+    ops = torch.ops.torchquant
+    g = torch.Generator().manual_seed(5)
+    w = torch.randn(N, K, generator=g) / K ** 0.5
+    x = torch.randn(1, K, generator=g).to(torch.bfloat16).cuda()
+    if fmt == "fp8_block":
+        wq, ws = (t.cuda() for t in ops.quantize_fp8_block(w, 128))
+        raw = wq.view(torch.uint8)
+        run = lambda wv, s: ops.fp8_block_gemv(x, wv, ws, 128, None, "auto", s)  # noqa: E731
+        as_w = lambda b: b.view(torch.float8_e4m3fn)  # noqa: E731
+    else:
+        wp, ws, gs = (t.cuda() for t in ops.quantize_nvfp4(w))
+        raw = wp
+        run = lambda wv, s: ops.nvfp4_gemv(x, wv, ws, gs, None, "auto", 0, s)  # noqa: E731
+        as_w = lambda b: b  # noqa: E731
+    buf = torch.empty(raw.numel() + 1, dtype=torch.uint8, device="cuda")
+    view = buf[1:].view(raw.shape)
+    view.copy_(raw)
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = run(as_w(raw), False)
+    assert torch.equal(run(as_w(view), False), want)
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode})
+    for _ in range(4):
+        view.fill_(0xFF)
+        view.copy_(raw)
+        got = run(as_w(view), True)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} {mode}"

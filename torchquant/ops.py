@@ -47,9 +47,16 @@ def fp8_block_gemv(
     block_size: int = 128,
     bias: Optional[Tensor] = None,
     path: str = "auto",
+    static_weight: bool = False,
 ) -> Tensor:
-    """y = x @ (w_q * w_scale per K block)^T + bias, in x's dtype."""
-    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path)
+    """y = x @ (w_q * w_scale per K block)^T + bias, in x's dtype.
+
+    static_weight: promise that w_q and w_scale were not written by a kernel that may still be
+    running when this one launches (weights loaded once, as in inference). On sm_90 the GEMV
+    then starts copying them before the previous kernel on the stream has finished (PDL,
+    csrc/common/pdl.h). Passing it for a weight just written on the stream can read stale
+    values; it changes nothing else (same results), and nothing on the CPU."""
+    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight)
 
 
 def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
@@ -77,13 +84,15 @@ def nvfp4_gemv(
     bias: Optional[Tensor] = None,
     path: str = "auto",
     layout: int = 0,
+    static_weight: bool = False,
 ) -> Tensor:
     """y = x @ (e2m1 * block_scale * global_scale)^T + bias, in x's dtype.
 
     layout: 0 for the formats.md packing; 1 / 2 for a weight from nvfp4_relayout(w_packed, 1 / 2),
     the bf16 / fp16 decode order (x of that dtype only; on CUDA the paths mma and wgmma: auto
-    keeps its choice of wgmma and takes mma where it would choose fma or tile)."""
-    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout)
+    keeps its choice of wgmma and takes mma where it would choose fma or tile).
+    static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
+    return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 
 
 def nvfp4_relayout(w_packed: Tensor, layout: int, inverse: bool = False) -> Tensor:
@@ -219,7 +228,7 @@ def _check_block_size(block_size: int, op: str) -> None:
 
 
 @torch.library.register_fake("torchquant::fp8_block_gemv")
-def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"):
+def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto", static_weight=False):
     op = "fp8_block_gemv"
     _check_block_size(block_size, op)
     _check_2d(x, op, "x")
@@ -270,7 +279,7 @@ def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
 
 
 @torch.library.register_fake("torchquant::nvfp4_gemv")
-def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0):
+def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0, static_weight=False):
     op = "nvfp4_gemv"
     torch._check(layout in (0, 1, 2), lambda: f"{op}: layout must be 0, 1 or 2, got {layout}")
     torch._check(

@@ -18,6 +18,12 @@
 //     loaded once, as in inference;
 //   unset: each kernel's measured default (pdl_default below: "1" for most, off for some);
 //     then TORCHQUANT_PDL_HOPPER_GEMV=0/1 overrides it for the sm_90a decode GEMVs alone.
+// The per-call form of "smem": fp8_block_gemv / nvfp4_gemv take static_weight=True (the
+// caller's promise that the weight and its block scales were not written by any kernel that
+// may still be running when the GEMV launches; QuantLinear(static_weights=True) passes it).
+// With it, a launch that is PDL under the rules above (unset or "1") also copies its first ring
+// stages before the wait; "0" still turns PDL off. A weight the op copied itself (an unaligned
+// view) was written by the kernel just before: no early loads of it in any mode, "smem" included.
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
 // prefetch on every shape (results/h200/2026-12-02b_pdl, call 2: fused Llama-3-8B layer
@@ -81,14 +87,28 @@ constexpr bool pdl_default(PdlKernel k) {
 
 // How to launch a decode kernel: with PDL or not, and (fp8 / nvfp4 ring kernels) whether
 // the first ring stages are copied before the wait.
+
+// What the op knows of when its weight and scales were written.
+enum class WeightWritten {
+  kJustBefore,  // the op copied them (alignment): never loaded before the wait
+  kUnknown,     // static_weight=False: loaded early under TORCHQUANT_PDL=smem only
+  kLongBefore,  // static_weight=True: loaded early whenever the launch is PDL
+};
+
+inline WeightWritten weight_written(bool static_weight, bool copied_by_op) {
+  return copied_by_op ? WeightWritten::kJustBefore
+                      : static_weight ? WeightWritten::kLongBefore : WeightWritten::kUnknown;
+}
+
 struct PdlMode {
   bool on = false;
   bool early = false;  // "smem"
 };
 
-inline PdlMode pdl_mode(int device, PdlKernel k) {
+inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten::kUnknown) {
   PdlMode m;
   if (device_caps(device).major < 9) return m;
+  const bool ring = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma || k == PdlKernel::kNvfp4MmaMulti;
   const char* v = std::getenv("TORCHQUANT_PDL");
   if (v == nullptr || *v == '\0') {
     m.on = pdl_default(k);
@@ -97,10 +117,12 @@ inline PdlMode pdl_mode(int device, PdlKernel k) {
     if (h != nullptr && *h != '\0') m.on = std::strcmp(h, "0") != 0;
   } else if (std::strcmp(v, "smem") == 0) {
     m.on = true;
-    m.early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma || k == PdlKernel::kNvfp4MmaMulti;
+    m.early = ring;
   } else {
     m.on = std::strcmp(v, "0") != 0;
   }
+  if (w == WeightWritten::kLongBefore && m.on && ring) m.early = true;
+  if (w == WeightWritten::kJustBefore) m.early = false;
   return m;
 }
 

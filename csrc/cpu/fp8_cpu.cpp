@@ -155,7 +155,8 @@ void fp8_gemv_impl(const float* xf, const uint8_t* wq, const float* wscale, cons
 
 at::Tensor fp8_block_gemv_cpu(const at::Tensor& x, const at::Tensor& w_q,
                               const at::Tensor& w_scale, int64_t block_size,
-                              const c10::optional<at::Tensor>& bias, c10::string_view kernel) {
+                              const c10::optional<at::Tensor>& bias, c10::string_view kernel,
+                              bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "fp8_block_gemv";
   const GemvShape sh = validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");

@@ -222,7 +222,7 @@ at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool i
 at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
                           const at::Tensor& w_scale, const at::Tensor& global_scale,
                           const c10::optional<at::Tensor>& bias, c10::string_view kernel,
-                          int64_t layout) {
+                          int64_t layout, bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "nvfp4_gemv";
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
   check_nvfp4_layout(layout, x.scalar_type(), op);

@@ -172,6 +172,8 @@ struct GemvArgs {
   void* y;
   int M, N, K, bs, nb;
   uint32_t bmagic;
+  // When the weight and scales were written, for the ring GEMV's early loads (common/pdl.h).
+  WeightWritten written = WeightWritten::kUnknown;
 };
 
 // Every GEMV kernel takes the same arguments: checks the grid, opts in to the
@@ -278,7 +280,7 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
     S = fits(kS0) ? kS0 : fits(kS1) ? kS1 : 0;
   auto go = [&](auto kernel, size_t smem) {
     launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
-                          pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring));
+                          pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written));
   };
   if (S == kS0)
     go(fp8::fp8_gemv_mma_cp_kernel<T, MT, kS0, true>, smem_of(kS0, true));
@@ -403,7 +405,7 @@ void launch_fma(const GemvArgs& a, cudaStream_t stream) {
 at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                                const at::Tensor& w_scale, int64_t block_size,
                                const std::optional<at::Tensor>& bias,
-                               c10::string_view kernel_sv) {
+                               c10::string_view kernel_sv, bool static_weight) {
   const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
   const std::string kernel(kernel_sv);
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
@@ -471,6 +473,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   a.bs = static_cast<int>(block_size);
   a.bmagic = block_magic(block_size);
   a.nb = static_cast<int>((K + block_size - 1) / block_size);
+  // A weight copied just above was written by the kernel just before: no early loads of it.
+  a.written = weight_written(static_weight, w.data_ptr() != w_in.data_ptr());
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;

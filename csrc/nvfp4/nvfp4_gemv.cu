@@ -395,7 +395,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
           bool kXRes = false, int kF16 = 0, int kLayout = nvfp4::kLayoutStd>
 void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& caps, int device,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, WeightWritten written) {
   const int64_t blocks = c.n_blocks * c.m_tiles;
   TORCH_CHECK(blocks <= kIntMax && c.m_tiles <= kIntMax, kGemvOp, ": grid of ", blocks,
               " blocks is too large");
@@ -426,8 +426,8 @@ void launch_mma_t(nvfp4::GemvParams prm, const MmaConfig& c, const DeviceCaps& c
   }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
   const bool single = splits == 1 && c.tile_m <= 8 && c.m_tiles == 1;
-  const PdlMode pdl =
-      pdl_mode(device, single ? PdlKernel::kNvfp4Mma : PdlKernel::kNvfp4MmaMulti);  // common/pdl.h
+  const PdlMode pdl = pdl_mode(device, single ? PdlKernel::kNvfp4Mma : PdlKernel::kNvfp4MmaMulti,
+                               written);  // common/pdl.h
   prm.pdl_early = pdl.early ? 1 : 0;
   launch_kernel(kernel, grid, dim3(nvfp4::kMmaThreads), static_cast<size_t>(smem), stream, pdl.on,
                 prm);
@@ -470,7 +470,7 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 // decode, the x-resident one without kF16 (bf16 x through the fp16 decode reads layout 0 only).
 template <typename T, int L = nvfp4::kLayoutStd>
 void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
-                cudaStream_t stream) {
+                cudaStream_t stream, WeightWritten written) {
   const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
@@ -478,9 +478,9 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
     auto xres = [&](auto f16, const nvfp4::GemvParams& p) {
       constexpr int F = decltype(f16)::value;
       if (c.splits > 1)
-        launch_mma_t<T, 1, true, true, false, true, F, L>(p, c, caps, device, stream);
+        launch_mma_t<T, 1, true, true, false, true, F, L>(p, c, caps, device, stream, written);
       else
-        launch_mma_t<T, 1, true, false, false, true, F, L>(p, c, caps, device, stream);
+        launch_mma_t<T, 1, true, false, false, true, F, L>(p, c, caps, device, stream, written);
     };
     if constexpr (std::is_same_v<T, __nv_bfloat16> && L == nvfp4::kLayoutStd) {
       const int knob = env_int("TORCHQUANT_NVFP4_F16");  // the comment above
@@ -498,24 +498,24 @@ void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device
   }
   if (aligned && c.splits > 1) {  // K split across blocks (aligned ring kernels only)
     if (c.nt == 1)
-      launch_mma_t<T, 1, true, true, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, true, false, false, 0, L>(prm, c, caps, device, stream, written);
     else
-      launch_mma_t<T, 2, true, true, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, true, false, false, 0, L>(prm, c, caps, device, stream, written);
   } else if (aligned && c.group_sync) {  // per-k-warp x staging (mma_config)
     if (c.nt == 1)
-      launch_mma_t<T, 1, true, false, true, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, false, true, false, 0, L>(prm, c, caps, device, stream, written);
     else
-      launch_mma_t<T, 2, true, false, true, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, false, true, false, 0, L>(prm, c, caps, device, stream, written);
   } else if (c.nt == 1) {
     if (aligned)
-      launch_mma_t<T, 1, true, false, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, true, false, false, false, 0, L>(prm, c, caps, device, stream, written);
     else
-      launch_mma_t<T, 1, false, false, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 1, false, false, false, false, 0, L>(prm, c, caps, device, stream, written);
   } else {
     if (aligned)
-      launch_mma_t<T, 2, true, false, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, true, false, false, false, 0, L>(prm, c, caps, device, stream, written);
     else
-      launch_mma_t<T, 2, false, false, false, false, 0, L>(prm, c, caps, device, stream);
+      launch_mma_t<T, 2, false, false, false, false, 0, L>(prm, c, caps, device, stream, written);
   }
 }
 
@@ -561,7 +561,7 @@ bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
-                           int64_t layout) {
+                           int64_t layout, bool static_weight) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
   check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
@@ -676,12 +676,15 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   prm.tile_m = 8;
   prm.ks = 1;
   prm.ks_log2 = 0;
+  // For the mma GEMV's early loads (common/pdl.h): a weight copied just above was written by the
+  // kernel just before.
+  const WeightWritten written = weight_written(static_weight, wp != w_in.data_ptr());
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
   if (path == Nvfp4GemvKernel::kMma) {
     nvfp4::for_dtype_layout(half, layout, [&](auto elem, auto layout_c) {
-      launch_mma<decltype(elem), decltype(layout_c)::value>(prm, caps, device, stream);
+      launch_mma<decltype(elem), decltype(layout_c)::value>(prm, caps, device, stream, written);
     });
   } else {
     if (half)

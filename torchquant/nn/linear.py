@@ -35,6 +35,18 @@ trace it without graph breaks.
   int8_sparse24
              W8A8 as int8, the weight pruned 2:4, then quantized per channel
              and compressed: quantize_int8 + sparse24_int8_matmul, two launches.
+
+static_weights=True (fp8_block and nvfp4; default False) is the promise that
+the layer's weight buffers are not written on the GPU between calls other
+than through the layer itself (load_state_dict, .to(), the builders), as
+in inference with loaded weights. On sm_90 the decode GEMVs then start
+streaming the weight before the kernel just before them has finished
+(programmatic dependent launch, csrc/common/pdl.h; measured in
+benchmarks/results). The layer's own writes are followed by a one-element
+fill kernel, which orders them before any later GEMV. A weight written
+otherwise (say `layer.weight_q.copy_(w)`) must be followed by some other
+kernel before the layer runs, or the flag turned off: the GEMV could read
+the old values. It changes no result, and nothing on the CPU.
 """
 
 from __future__ import annotations
@@ -86,6 +98,7 @@ class QuantLinear(nn.Module):
         prefill: str = "dequant",
         dtype: torch.dtype = torch.bfloat16,
         nvfp4_layout: Union[int, str] = "auto",
+        static_weights: bool = False,
         device=None,
     ) -> None:
         super().__init__()
@@ -107,6 +120,8 @@ class QuantLinear(nn.Module):
                             "dtype must be float16 or bfloat16, got float32")
         if not isinstance(act_symmetric, bool):
             raise TypeError(f"QuantLinear: act_symmetric must be a bool, got {act_symmetric!r}")
+        if not isinstance(static_weights, bool):
+            raise TypeError(f"QuantLinear: static_weights must be a bool, got {static_weights!r}")
         if not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool):
             raise TypeError(f"QuantLinear: block_size must be an int, got {block_size!r}")
         block_size = int(block_size)
@@ -159,13 +174,17 @@ class QuantLinear(nn.Module):
             # state_dict holds the formats.md packing whatever the layout in memory.
             self.register_state_dict_post_hook(_packed_to_layout0)
             self.register_load_state_dict_pre_hook(_packed_from_layout0)
+        self.register_load_state_dict_post_hook(_fence_after_load)
+        self._static_weights = False
+        self.static_weights = static_weights  # after the buffers' fill kernels (the setter fences)
 
     # ------------------------------------------------------------ building --
     @classmethod
     @torch.no_grad()
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
                    act_symmetric: bool = True, prefill: str = "dequant",
-                   dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = "auto") -> "QuantLinear":
+                   dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = "auto",
+                   static_weights: bool = False) -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
         dt = layer_dtype(w.dtype, dtype)
@@ -212,6 +231,7 @@ class QuantLinear(nn.Module):
             q.weight_global_scale.copy_(g)
         if linear.bias is not None:
             q.bias.copy_(linear.bias.detach().to(dt))
+        q.static_weights = static_weights  # after the copies above (the setter fences)
         return q
 
     @classmethod
@@ -268,6 +288,32 @@ class QuantLinear(nn.Module):
             _copy_checked(q, "bias", bias, "from_int8")
         return q
 
+    # -------------------------------------------------------- static weights --
+    @property
+    def static_weights(self) -> bool:
+        """See the module docstring: the fp8_block / nvfp4 GEMVs may load the weight before the
+        kernel just before them finishes (sm_90). Setting it True fences the writes so far."""
+        return self._static_weights
+
+    @static_weights.setter
+    def static_weights(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError(f"QuantLinear: static_weights must be a bool, got {value!r}")
+        self._static_weights = value
+        self._fence_weights()
+
+    def _fence_weights(self) -> None:
+        """With static_weights, order the layer's buffer writes so far before any later GEMV: a
+        normally launched kernel (a one-element fill) on the current stream of the buffers' device
+        starts only after every earlier kernel has finished, and a GEMV that loads its weight
+        early can start no sooner than that fill does."""
+        if not self._static_weights or torch.compiler.is_compiling():
+            return
+        for b in self._buffers.values():
+            if b is not None and b.is_cuda:
+                torch.zeros(1, device=b.device)
+                return
+
     # ------------------------------------------------------------- running --
     def dequantized_weight(self, dtype: Optional[torch.dtype] = None) -> Tensor:
         dt = dtype or self.dtype
@@ -294,14 +340,15 @@ class QuantLinear(nn.Module):
         _packed_layout0): p0 itself for layout 0, else a converted copy."""
         return _ops.nvfp4_relayout(p0.contiguous(), self.nvfp4_layout) if self.nvfp4_layout else p0
 
-    def _packed_for(self, xa: Tensor) -> Tuple[Tensor, int]:
-        """(packed weight, layout) for the nvfp4 kernels with x like xa: the buffer in its layout when
-        that is xa's dtype's decode order and the device's kernels read it (or layout 0), else a
-        layout-0 copy (a pinned decode order on a GPU older than sm_80)."""
+    def _packed_for(self, xa: Tensor) -> Tuple[Tensor, int, bool]:
+        """(packed weight, layout, whether it is the buffer itself) for the nvfp4 kernels with x like
+        xa: the buffer in its layout when that is xa's dtype's decode order and the device's kernels
+        read it (or layout 0), else a layout-0 copy (a pinned decode order on a GPU older than sm_80;
+        written just before the GEMV, so never loaded early)."""
         if self.nvfp4_layout == 0 or (self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype) and
                                       _reads_decode_order(xa.device)):
-            return self.weight_packed, self.nvfp4_layout
-        return self._packed_layout0(), 0
+            return self.weight_packed, self.nvfp4_layout, True
+        return self._packed_layout0(), 0, False
 
     def forward(self, x: Tensor) -> Tensor:
         if x.dim() == 0 or x.shape[-1] != self.in_features:
@@ -359,14 +406,16 @@ class QuantLinear(nn.Module):
             elif path == "dq_wgmma" and self.format == "fp8_block":
                 y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
             elif path == "dq_wgmma":
-                wp, lay = self._packed_for(xa)
+                wp, lay, _ = self._packed_for(xa)
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
                     xa, wp, self.weight_scale, self.weight_global_scale, bias, lay)
             elif self.format == "fp8_block":
-                y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto")
+                y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto",
+                                        self._static_weights)
             else:
-                wp, lay = self._packed_for(xa)
-                y = _ops.nvfp4_gemv(xa, wp, self.weight_scale, self.weight_global_scale, bias, "auto", lay)
+                wp, lay, own = self._packed_for(xa)
+                y = _ops.nvfp4_gemv(xa, wp, self.weight_scale, self.weight_global_scale, bias, "auto", lay,
+                                    self._static_weights and own)
             y = y.to(out_dtype)
         return y.reshape(*lead, self.out_features)
 
@@ -435,12 +484,14 @@ class QuantLinear(nn.Module):
                 self.nvfp4_layout = want
                 self._buffers["weight_packed"] = self._packed_in_layout(p0)
         self.dtype = target
+        self._fence_weights()  # the copies above (a device move or a relayout)
         return self
 
     def extra_repr(self) -> str:
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
         extra += ", prefill=w8a8" if self.prefill == "w8a8" else ""
         extra += f", nvfp4_layout={self.nvfp4_layout}" if self.nvfp4_layout else ""
+        extra += ", static_weights=True" if self._static_weights else ""
         act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
                 f"format={self.format}{extra}{act}")
@@ -522,6 +573,11 @@ def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_me
         why = _storage_dtype_error(module, name, t) if isinstance(t, Tensor) else None
         if why is not None:
             raise RuntimeError(f"QuantLinear ({module.format}): {prefix}{why}")
+
+
+def _fence_after_load(module: QuantLinear, incompatible_keys) -> None:
+    """load_state_dict post-hook: the copies into the buffers ordered before any later GEMV."""
+    module._fence_weights()
 
 
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:

@@ -54,9 +54,10 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                    (e.g. ["lm_head", "*.gate"]),
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
-      "nvfp4_layout") applied to all layers (nvfp4_layout: "auto", the default, keeps each nvfp4
-      layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear; "decode" pins
-      that order, 0 the formats.md packing; 1 / 2 apply to the nvfp4 layers of dtype bf16 / fp16 only).
+      "nvfp4_layout", "static_weights") applied to all layers (nvfp4_layout: "auto", the default,
+      keeps each nvfp4 layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear;
+      "decode" pins that order, 0 the formats.md packing; 1 / 2 apply to the nvfp4 layers of dtype
+      bf16 / fp16 only; static_weights=True: see QuantLinear and set_static_weights).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -68,7 +69,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
     default_fmt = cfg.pop("format", "int8")
     skip = list(cfg.pop("skip", []))
     overrides: Dict[str, Dict] = dict(cfg.pop("overrides", {}))
-    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout"}
+    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout", "static_weights"}
     if unknown:
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
@@ -112,6 +113,20 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
             opts.pop("nvfp4_layout")  # a decode order applies to nvfp4 layers of its dtype only
         _replace(model, name, QuantLinear.from_float(lin, fmt, **opts))
     return model
+
+
+def set_static_weights(model: nn.Module, enabled: bool = True) -> int:
+    """Set static_weights on every QuantLinear of `model` (e.g. after load_quantized or
+    load_prequantized): the promise that their weights are not written on the GPU between calls
+    except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block and nvfp4
+    layers start loading the weight before the kernel just before them finishes (QuantLinear's
+    docstring). Returns the number of layers set. The flag is not saved with the weights."""
+    n = 0
+    for m in model.modules():
+        if isinstance(m, QuantLinear):
+            m.static_weights = enabled
+            n += 1
+    return n
 
 
 def _layer_meta(model: nn.Module) -> Dict[str, str]:
