@@ -44,9 +44,10 @@ streaming the weight before the kernel just before them has finished
 (programmatic dependent launch, csrc/common/pdl.h; measured in
 benchmarks/results). The layer's own writes are followed by a one-element
 fill kernel, which orders them before any later GEMV. A weight written
-otherwise (say `layer.weight_q.copy_(w)`) must be followed by some other
-kernel before the layer runs, or the flag turned off: the GEMV could read
-the old values. It changes no result, and nothing on the CPU.
+otherwise (say `layer.weight_q.copy_(w)`) must be followed by another torch
+op on the stream before the layer runs (a normally launched kernel, not one
+of the PDL decode GEMVs), or the flag turned off: the GEMV could read the
+old values. It changes no result, and nothing on the CPU.
 """
 
 from __future__ import annotations
