@@ -70,16 +70,19 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // fp8_block_gemv's path "wgmma" (fp8_block_gemv.cu calls it through the dispatcher): the
   // same kernel with fp8_block_gemv's contract (exact products, fp32 sums per scale block
   // times the block's scale, + bias, one rounding), its validation and name, plus: compute
-  // capability 9.0 and block_size % 64 == 0. For decode (16-token tiles).
+  // capability 9.0 and block_size % 64 == 0. For decode (16-token tiles). static_weight:
+  // fp8_block_gemv's (common/pdl.h; with PDL on for this kernel, the TMA producer issues the
+  // first stages' weight before its wait).
   m.def(
       "_fp8_block_gemv_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None) -> Tensor");
+      "Tensor? bias=None, bool static_weight=False) -> Tensor");
 
   // nvfp4_gemv's path "wgmma" (nvfp4_gemv.cu calls it through the dispatcher): the nvfp4
   // decode GEMV on the same TMA + wgmma structure, nvfp4_gemv's contract, validation and
   // name, plus: compute capability 9.0 and K % 256 == 0. For decode (16-token tiles).
-  // layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x, 2: fp16 x).
+  // layout: nvfp4_gemv's (csrc/nvfp4/nvfp4_layout.h; 1: bf16 x, 2: fp16 x). static_weight:
+  // nvfp4_gemv's (common/pdl.h), as _fp8_block_gemv_sm90a's.
   m.def(
       "_nvfp4_gemv_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
-      "Tensor? bias=None, int layout=0) -> Tensor");
+      "Tensor? bias=None, int layout=0, bool static_weight=False) -> Tensor");
 }

@@ -160,8 +160,9 @@ def test_pdl_off_below_sm90_or_on(monkeypatch):
         assert all(torch.equal(o, outs[0]) for o in outs[1:])
 
 
-def _hopper_gemv_layers(fmt, n, seed, depth=3):
-    """depth square n x n layers for the op's wgmma path: a closure per layer, x -> y."""
+def _hopper_gemv_layers(fmt, n, seed, depth=3, static=False):
+    """depth square n x n layers for the op's wgmma path: a closure per layer, x -> y (static:
+    with static_weight=True)."""
     ops = torch.ops.torchquant
     g = torch.Generator().manual_seed(seed)
     out = []
@@ -170,10 +171,10 @@ def _hopper_gemv_layers(fmt, n, seed, depth=3):
         b = (torch.randn(n, generator=g) * 0.1).to(torch.bfloat16).cuda()
         if fmt == "fp8_block":
             wq, ws = (t.cuda() for t in ops.quantize_fp8_block(w, 128))
-            out.append(lambda x, wq=wq, ws=ws, b=b: ops.fp8_block_gemv(x, wq, ws, 128, b, "wgmma"))
+            out.append(lambda x, wq=wq, ws=ws, b=b: ops.fp8_block_gemv(x, wq, ws, 128, b, "wgmma", static))
         else:
             wp, ws, gs = (t.cuda() for t in ops.quantize_nvfp4(w))
-            out.append(lambda x, wp=wp, ws=ws, gs=gs, b=b: ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma"))
+            out.append(lambda x, wp=wp, ws=ws, gs=gs, b=b: ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma", 0, static))
     torch.cuda.synchronize()
     return out
 
@@ -263,23 +264,29 @@ def test_pdl_static_weights_after_the_layers_own_writes(monkeypatch, fmt, M, mod
 @requires_cuda
 @pytest.mark.parametrize("fmt", STATIC_FORMATS)
 @pytest.mark.parametrize("mode", [None, "1", "smem"])
-def test_pdl_static_weight_unaligned_view_is_copied_first(monkeypatch, fmt, mode):
+@pytest.mark.parametrize("path", ["auto", "wgmma"])
+def test_pdl_static_weight_unaligned_view_is_copied_first(monkeypatch, fmt, mode, path):
     """A weight view the op must copy for alignment (a contiguous view one byte into its storage)
     is written by that copy just before the GEMV: the ops drop static_weight (and "smem") for it.
-    The view's bytes are overwritten with garbage and rewritten right before each call."""
+    The view's bytes are overwritten with garbage and rewritten right before each call. Path
+    "auto" runs the ring / mma GEMV at M = 1, "wgmma" the Hopper GEMV (sm_90a module only)."""
     ops = torch.ops.torchquant
+    if path == "wgmma" and not hasattr(ops, f"_{fmt}_gemv_sm90a"):
+        pytest.skip("needs torchquant._C_sm90a")
+    if path == "wgmma" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the wgmma path runs on compute capability 9.0")
     g = torch.Generator().manual_seed(5)
     w = torch.randn(N, K, generator=g) / K ** 0.5
     x = torch.randn(1, K, generator=g).to(torch.bfloat16).cuda()
     if fmt == "fp8_block":
         wq, ws = (t.cuda() for t in ops.quantize_fp8_block(w, 128))
         raw = wq.view(torch.uint8)
-        run = lambda wv, s: ops.fp8_block_gemv(x, wv, ws, 128, None, "auto", s)  # noqa: E731
+        run = lambda wv, s: ops.fp8_block_gemv(x, wv, ws, 128, None, path, s)  # noqa: E731
         as_w = lambda b: b.view(torch.float8_e4m3fn)  # noqa: E731
     else:
         wp, ws, gs = (t.cuda() for t in ops.quantize_nvfp4(w))
         raw = wp
-        run = lambda wv, s: ops.nvfp4_gemv(x, wv, ws, gs, None, "auto", 0, s)  # noqa: E731
+        run = lambda wv, s: ops.nvfp4_gemv(x, wv, ws, gs, None, path, 0, s)  # noqa: E731
         as_w = lambda b: b  # noqa: E731
     buf = torch.empty(raw.numel() + 1, dtype=torch.uint8, device="cuda")
     view = buf[1:].view(raw.shape)
@@ -287,10 +294,25 @@ def test_pdl_static_weight_unaligned_view_is_copied_first(monkeypatch, fmt, mode
     monkeypatch.setenv("TORCHQUANT_PDL", "0")
     want = run(as_w(raw), False)
     assert torch.equal(run(as_w(view), False), want)
-    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode})
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode, "TORCHQUANT_PDL_HOPPER_GEMV": "1" if mode is None else None})
     for _ in range(4):
         view.fill_(0xFF)
         view.copy_(raw)
         got = run(as_w(view), True)
         torch.cuda.synchronize()
         assert torch.equal(got, want), f"{fmt} {mode}"
+
+
+@requires_sm90a("_fp8_block_gemv_sm90a", "_nvfp4_gemv_sm90a")
+@pytest.mark.parametrize("fmt", ["fp8_block", "nvfp4"])
+@pytest.mark.parametrize("n", [4096, 1024])
+@pytest.mark.parametrize("M", [1, 8, 16, 40])
+def test_pdl_hopper_gemv_chain_static_weight(monkeypatch, fmt, n, M):
+    """The Hopper decode GEMVs with static_weight=True: with PDL on for them (TORCHQUANT_PDL=1,
+    TORCHQUANT_PDL_HOPPER_GEMV=1, smem) the TMA producer issues the first stages' weight (nvfp4:
+    and scales) before its wait; the bits of the chain without PDL, eagerly and from a graph.
+    n = 1024 splits K (the reduction follows); M = 40: three token tiles (units past the first)."""
+    layers = _hopper_gemv_layers(fmt, n, seed=21 + M + n, static=True)
+    settings = [{"TORCHQUANT_PDL": "1"}, {"TORCHQUANT_PDL_HOPPER_GEMV": "1"}, {"TORCHQUANT_PDL": "smem"},
+                {}]
+    _check_chain_settings(monkeypatch, layers, M, n, 400 + M, settings, f"{fmt} static n={n} M={M}")

@@ -198,12 +198,13 @@ def _register_sm90a_fakes() -> None:
         )
     if has("_nvfp4_gemv_sm90a"):
         torch.library.register_fake("torchquant::_nvfp4_gemv_sm90a")(
-            lambda x, w_packed, w_scale, global_scale, bias=None, layout=0: _nvfp4_gemv_fake(
+            lambda x, w_packed, w_scale, global_scale, bias=None, layout=0, static_weight=False: _nvfp4_gemv_fake(
                 x, w_packed, w_scale, global_scale, bias, "wgmma", layout)
         )
     if has("_fp8_block_gemv_sm90a"):
         torch.library.register_fake("torchquant::_fp8_block_gemv_sm90a")(
-            lambda x, w_q, w_scale, block_size=128, bias=None: _fp8_block_gemv_fake(x, w_q, w_scale, block_size, bias)
+            lambda x, w_q, w_scale, block_size=128, bias=None, static_weight=False: _fp8_block_gemv_fake(
+                x, w_q, w_scale, block_size, bias)
         )
 
 

@@ -12,7 +12,8 @@
 //   "0": every kernel launched without the attribute;
 //   "1": PDL for every decode kernel below, nothing loaded before the wait (always correct);
 //   "smem": as "1", but the fp8_block ring and nvfp4 mma GEMVs copy their first ring stages
-//     of weight and scales into shared memory before the wait. Correct only when the weight
+//     of weight and scales into shared memory before the wait (and the sm_90a decode GEMVs'
+//     TMA producers issue theirs). Correct only when the weight
 //     and its scales were written long before the GEMV, not by the kernel just before it
 //     (the predecessor's stores are guaranteed visible only after the wait): model weights
 //     loaded once, as in inference;
@@ -108,7 +109,9 @@ struct PdlMode {
 inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten::kUnknown) {
   PdlMode m;
   if (device_caps(device).major < 9) return m;
-  const bool ring = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma || k == PdlKernel::kNvfp4MmaMulti;
+  // the kernels that can issue weight loads before the wait
+  const bool ring = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma ||
+                    k == PdlKernel::kNvfp4MmaMulti || k == PdlKernel::kHopperGemv;
   const char* v = std::getenv("TORCHQUANT_PDL");
   if (v == nullptr || *v == '\0') {
     m.on = pdl_default(k);

@@ -331,7 +331,7 @@ bool bf16_reseat(const char* op) {
 
 template <class Cfg, class T, bool kViaF32 = false>
 void launch_gemv(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
-                 cudaStream_t stream, const at::Tensor& like, const char* op) {
+                 cudaStream_t stream, const at::Tensor& like, const char* op, WeightWritten written) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
@@ -344,15 +344,16 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
   const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
+  const PdlMode pdl = pdl_mode(device, PdlKernel::kHopperGemv, written);  // common/pdl.h
+  args.pdl_early = pdl.early ? 1 : 0;
   launch_kernel(kernel, dim3(std::min(args.num_units, max_ctas)), dim3(Cfg::kThreads),
-                Cfg::kSmemBytes, stream, pdl_mode(device, PdlKernel::kHopperGemv).on, tmap_w, tmap_x,
-                args);
+                Cfg::kSmemBytes, stream, pdl.on, tmap_w, tmap_x, args);
   reduce_splits<T>(args, nullptr, caps, stream);
 }
 
 at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
-                                const c10::optional<at::Tensor>& bias) {
+                                const c10::optional<at::Tensor>& bias, bool static_weight) {
   constexpr const char* op = "fp8_block_gemv";
   const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, op);
   TORCH_CHECK(block_size % 64 == 0, op, ": path 'wgmma' needs block_size % 64 == 0 (a scale "
@@ -370,6 +371,8 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   gemv_grid(args, caps, op, GemvCfg2::kKS);
   const GemvTile tile = choose_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  // (a weight copied for TMA alignment was written by the kernel just before)
+  const WeightWritten written = weight_written(static_weight, w.data_ptr() != w_in.data_ptr());
   // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
   auto go = [&](auto elem, auto via_f32) {
     using T = decltype(elem);
@@ -377,20 +380,21 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
     switch (tile) {
       case GemvTile::k16x1:
         return launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                 stream, x, op);
+                                                 stream, x, op, written);
       case GemvTile::k16x2s3:
         return launch_gemv<GemvCfg2s3, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                   stream, x, op);
+                                                   stream, x, op, written);
       case GemvTile::k16x2:
         break;
     }
-    launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op);
+    launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op,
+                                      written);
   };
   if (x.scalar_type() == at::kHalf) {
     go(__half{}, std::false_type{});
   } else if (bf16_reseat(op)) {
     launch_gemv<GemvCfg2, __nv_bfloat16, false>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                stream, x, op);
+                                                stream, x, op, written);
   } else {
     go(__nv_bfloat16{}, std::true_type{});
   }
@@ -446,7 +450,8 @@ Fp4GemvTile choose_fp4_gemv_tile(const DqArgs& grid, const DeviceCaps& caps, con
 
 template <class Cfg, class T, int L>
 void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& sc, DqArgs args,
-                     int device, const DeviceCaps& caps, cudaStream_t stream, const char* op) {
+                     int device, const DeviceCaps& caps, cudaStream_t stream, const char* op,
+                     WeightWritten written) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
@@ -458,15 +463,17 @@ void launch_fp4_gemv(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
   const auto kernel = fp4_gemv_sm90a_kernel<Cfg, T, L>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
+  const PdlMode pdl = pdl_mode(device, PdlKernel::kHopperGemv, written);  // common/pdl.h
+  args.pdl_early = pdl.early ? 1 : 0;
   launch_kernel(kernel, dim3(std::min(args.num_units, max_ctas)), dim3(Cfg::kThreads),
-                Cfg::kSmemBytes, stream, pdl_mode(device, PdlKernel::kHopperGemv).on, tmap_w, tmap_s,
-                static_cast<const T*>(x.data_ptr()), args);
+                Cfg::kSmemBytes, stream, pdl.on, tmap_w, tmap_s, static_cast<const T*>(x.data_ptr()),
+                args);
   reduce_splits<T>(args, args.global, caps, stream);
 }
 
 at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                             const at::Tensor& w_scale_in, const at::Tensor& global_scale,
-                            const c10::optional<at::Tensor>& bias, int64_t layout) {
+                            const c10::optional<at::Tensor>& bias, int64_t layout, bool static_weight) {
   constexpr const char* op = "nvfp4_gemv";
   const GemvShape s = validate_nvfp4_gemv(x_in, w_in, w_scale_in, global_scale, bias, op);
   check_nvfp4_layout(layout, x_in.scalar_type(), op);
@@ -490,16 +497,19 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   gemv_grid(args, caps, op, Fp4GemvCfg3::kKS);
   const Fp4GemvTile tile = choose_fp4_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  // (codes or scales copied for TMA alignment were written by the kernel just before)
+  const WeightWritten written = weight_written(
+      static_weight, w.data_ptr() != w_in.data_ptr() || w_scale.data_ptr() != w_scale_in.data_ptr());
   auto go = [&](auto elem, auto layout_c) {
     using T = decltype(elem);
     constexpr int L = decltype(layout_c)::value;
     switch (tile) {
       case Fp4GemvTile::k16x2s3:
-        return launch_fp4_gemv<Fp4GemvCfg3, T, L>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg3, T, L>(x, w, w_scale, args, device, caps, stream, op, written);
       case Fp4GemvTile::k16x2s4:
-        return launch_fp4_gemv<Fp4GemvCfg4, T, L>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg4, T, L>(x, w, w_scale, args, device, caps, stream, op, written);
       case Fp4GemvTile::k16x1:
-        return launch_fp4_gemv<Fp4GemvCfg1, T, L>(x, w, w_scale, args, device, caps, stream, op);
+        return launch_fp4_gemv<Fp4GemvCfg1, T, L>(x, w, w_scale, args, device, caps, stream, op, written);
     }
   };
   nvfp4::for_dtype_layout(x.scalar_type() == at::kHalf, layout, go);

@@ -109,6 +109,9 @@ struct DqArgs {
   int kb_per_split;
   float* ws;
   int vec_store;  // see OutView
+  // The decode GEMVs launched with PDL (common/pdl.h, static_weight): the producer issues the
+  // first unit's first ring stages of weight (and nvfp4's block scales) before its wait.
+  int pdl_early = 0;
 };
 
 // Where an epilogue writes: y (T, + bias) or one split's fp32 slice of the workspace.
@@ -690,10 +693,43 @@ struct DqGemvConfig {
 // on the stream launch, then waits for its predecessor before anything reads global memory
 // (x is the predecessor's output, and y or the split workspace may be memory it still reads).
 // What overlaps the predecessor's tail is this grid's launch, its CTAs becoming resident and
-// the barrier initialization above.
-__device__ __forceinline__ void gemv_pdl_prologue() {
+// the barrier initialization above. With p.pdl_early (a static weight) the producer warpgroup
+// (threads 0..127) waits later, after its setmaxnreg (which wants whole warps, none of them
+// held at the wait): thread 0 in gemv_early_stages once the first stages' weight loads are out,
+// the others (nvfp4: they load x) right after the setmaxnreg.
+__device__ __forceinline__ void gemv_pdl_prologue(const DqArgs& p) {
   pdl_launch_dependents();
+  if (!p.pdl_early || threadIdx.x >= 128) pdl_wait();
+}
+
+// Thread 0 with p.pdl_early: the weight part of the first min(kStages, stages of the unit)
+// ring stages of this CTA's first unit (u = blockIdx.x), each slot's full barrier armed for the
+// whole stage (expect_tx of the stage's TMA bytes, x included), then the PDL wait. The producer
+// loop skips the arm and weight loads of those stages (gemv_stage_early) and issues only the
+// rest; the first kStages slots are free, so their empty-barrier waits would pass at once.
+// load_w(slot, kb, f_row, full) issues a stage's weight TMA.
+template <int kStages, class LoadW>
+__device__ __forceinline__ void gemv_early_stages(const DqArgs& p, uint32_t bar_full, int tx_bytes,
+                                                  int bf, LoadW&& load_w) {
+  if (!p.pdl_early) return;
+  if (static_cast<int>(blockIdx.x) < p.num_units) {
+    int fu, tt, kb0, kb1, split;
+    dq_unit_work(blockIdx.x, p, fu, tt, kb0, kb1, split);
+    const int pre = kb1 - kb0 < kStages ? kb1 - kb0 : kStages;
+    for (int s = 0; s < pre; ++s) {
+      const uint32_t full = bar_full + 8 * s;
+      mbar_arrive_expect_tx(full, tx_bytes);
+      load_w(s, kb0 + s, fu * bf, full);
+    }
+  }
   pdl_wait();
+}
+
+// Whether gemv_early_stages already armed stage kb of unit u and issued its weight (read from
+// the parameter bank and the loop's own indices: no register held across the loop).
+template <int kStages>
+__device__ __forceinline__ bool gemv_stage_early(const DqArgs& p, int u, int kb, int kb0) {
+  return p.pdl_early && u == static_cast<int>(blockIdx.x) && kb - kb0 < kStages;
 }
 
 // kViaF32 (bf16 only): e4m3x2_bf16_via_f32 instead of the re-seat (the default for bf16).
@@ -713,7 +749,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
   const int wg = threadIdx.x / 128;
 
   init_ring_barriers<kStages, Cfg::kConsumerWarps, 1>(bar_full, bar_empty);
-  gemv_pdl_prologue();
+  gemv_pdl_prologue(p);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
@@ -721,6 +757,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     if (threadIdx.x == 0) {
       prefetch_tmap(&tmap_w);
       prefetch_tmap(&tmap_x);
+      auto load_w = [&](int slot, int kb, int f_row, uint32_t full) {
+        tma_load_2d(sA + slot * Cfg::kABytes, &tmap_w, kb * Cfg::kKS, f_row, full);
+      };
+      gemv_early_stages<kStages>(p, bar_full, Cfg::kStageBytes, Cfg::kBF, load_w);
       int stage = 0;
       uint32_t phase = 0;
       for (int u = blockIdx.x; u < p.num_units; u += gridDim.x) {
@@ -729,10 +769,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         const int f_row = fu * Cfg::kBF;   // < N: every feature tile holds a real row
         const int t_row = tt * Cfg::kBT;   // < M: rows past M are TMA zero fill
         for (int kb = kb0; kb < kb1; ++kb) {
-          mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
-          mbar_arrive_expect_tx(full, Cfg::kStageBytes);
-          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kKS, f_row, full);
+          if (!gemv_stage_early<kStages>(p, u, kb, kb0)) {  // else armed, weight in flight
+            mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
+            mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+            load_w(stage, kb, f_row, full);
+          }
           const uint32_t b_dst = sB + stage * Cfg::kBBytes;
           tma_load_2d(b_dst, &tmap_x, kb * 2 * Cfg::kKS, t_row, full);
           tma_load_2d(b_dst + Cfg::kBBox, &tmap_x, kb * 2 * Cfg::kKS + 128, t_row, full);
@@ -972,14 +1014,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     fence_barrier_init();
   }
   __syncthreads();
-  gemv_pdl_prologue();
+  gemv_pdl_prologue(p);
 
   if (wg == 0) {
     // ---------------------------------------------------------------- producer --
     setmaxnreg_dec<Cfg::kProducerRegs>();
+    auto load_ws = [&](int slot, int kb, int f_row, uint32_t full) {
+      tma_load_2d(sA + slot * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
+      tma_load_2d(sS + slot * Cfg::kSBytes, &tmap_s, kb * Cfg::kSK, f_row, full);
+    };
     if (threadIdx.x == 0) {
       prefetch_tmap(&tmap_w);
       prefetch_tmap(&tmap_s);
+      gemv_early_stages<kStages>(p, bar_full, Cfg::kTx, Cfg::kBF, load_ws);
+    } else if (p.pdl_early) {
+      pdl_wait();  // x below is the predecessor's output
     }
     // Thread (warp pw, lane pl) stages x row m = 4 pw + pl % 4 of the tile; per stage and j
     // = 0..3 the 8 halves of word i = 2 j + ih of weight-thread region tt (physical K
@@ -1016,9 +1065,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
         const uint32_t full = bar_full + 8 * stage;
         if (threadIdx.x == 0) {
-          mbar_arrive_expect_tx(full, Cfg::kTx);
-          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
-          tma_load_2d(sS + stage * Cfg::kSBytes, &tmap_s, kb * Cfg::kSK, f_row, full);
+          if (!gemv_stage_early<kStages>(p, u, kb, kb0)) {  // else armed, weight and scales in flight
+            mbar_arrive_expect_tx(full, Cfg::kTx);
+            load_ws(stage, kb, f_row, full);
+          }
         }
         if (live) {
           const uint32_t b = sB + stage * Cfg::kBBytes;

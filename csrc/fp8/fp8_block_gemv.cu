@@ -451,8 +451,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   if (path == Fp8GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
-                           const c10::optional<at::Tensor>&)>()
-        .call(x_in, w_in, w_scale, block_size, bias);
+                           const c10::optional<at::Tensor>&, bool)>()
+        .call(x_in, w_in, w_scale, block_size, bias, static_weight);
   }
 
   // 16-byte vector loads need 16-byte aligned bases (K % 16 == 0 then aligns

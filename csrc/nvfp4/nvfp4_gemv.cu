@@ -617,8 +617,8 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   if (path == Nvfp4GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                           const at::Tensor&, const c10::optional<at::Tensor>&, int64_t)>()
-        .call(x_in, w_in, w_scale, global_scale, bias, layout);
+                           const at::Tensor&, const c10::optional<at::Tensor>&, int64_t, bool)>()
+        .call(x_in, w_in, w_scale, global_scale, bias, layout, static_weight);
   }
   if (path == Nvfp4GemvKernel::kTile) {
     // 16-byte copies of the codes and 8-byte copies of the scales need those
