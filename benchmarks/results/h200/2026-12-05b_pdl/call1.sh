@@ -12,15 +12,17 @@ set -uo pipefail
 . benchmarks/call_setup.sh "$1"
 timeout 100 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_pdl_cuda.py > "$R/tests_pdl.log" 2>&1
 echo "pdl tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_pdl.log"; grep -E "^FAILED|Error" "$R/tests_pdl.log" | head -10
-for run in default_1 hopper_1 default_2 hopper_2; do
+# CALL1_QUICK=1: one round of each, no other tests (a short device window)
+runs="default_1 hopper_1 default_2 hopper_2"; [ "${CALL1_QUICK:-0}" = 1 ] && runs="default_1 hopper_1"
+for run in $runs; do
   el=$(( $(date +%s) - t0 )); if [ $el -gt 400 ]; then echo "skip $run at $el s"; continue; fi
   if [ ${run%_*} = hopper ]; then export TORCHQUANT_PDL_HOPPER_GEMV=1; else unset TORCHQUANT_PDL_HOPPER_GEMV; fi
   timeout 100 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e_$run" > "$R/e2e_$run.log" 2>&1
   echo "e2e $run rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$run.log" | grep -E "bf16 F.linear|QuantLinear (fp8_block|nvfp4)" | cut -c1-90
 done
 unset TORCHQUANT_PDL_HOPPER_GEMV
-el=$(( $(date +%s) - t0 ))
-timeout $(( 560 - el )) $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_ops.py tests/test_nvfp4_cuda.py \
+el=$(( $(date +%s) - t0 )); [ "${CALL1_QUICK:-0}" = 1 ] && el=600
+[ $el -lt 540 ] && timeout $(( 560 - el )) $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_ops.py tests/test_nvfp4_cuda.py \
   tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py tests/test_nn.py -k "not test_nn or static or graph or compile" \
   > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED|Error" "$R/tests.log" | head -10
