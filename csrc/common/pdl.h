@@ -22,8 +22,9 @@
 // The per-call form of "smem": fp8_block_gemv / nvfp4_gemv take static_weight=True (the
 // caller's promise that the weight and its block scales were not written by any kernel that
 // may still be running when the GEMV launches; QuantLinear(static_weights=True) passes it).
-// With it, a launch that is PDL under the rules above (unset or "1") also copies its first ring
-// stages before the wait; "0" still turns PDL off. A weight the op copied itself (an unaligned
+// With it, a launch that is PDL under the rules above (unset or "1") also loads its first weight
+// stages before the wait (the ring / mma GEMVs' copies, the Hopper GEMVs' TMA); "0" still turns
+// PDL off. A weight the op copied itself (an unaligned
 // view) was written by the kernel just before: no early loads of it in any mode, "smem" included.
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
@@ -86,9 +87,6 @@ constexpr bool pdl_default(PdlKernel k) {
   }
 }
 
-// How to launch a decode kernel: with PDL or not, and (fp8 / nvfp4 ring kernels) whether
-// the first ring stages are copied before the wait.
-
 // What the op knows of when its weight and scales were written.
 enum class WeightWritten {
   kJustBefore,  // the op copied them (alignment): never loaded before the wait
@@ -101,17 +99,19 @@ inline WeightWritten weight_written(bool static_weight, bool copied_by_op) {
                       : static_weight ? WeightWritten::kLongBefore : WeightWritten::kUnknown;
 }
 
+// How to launch a decode kernel: with PDL or not, and (the kernels that can) whether its first
+// weight stages are loaded before the wait.
 struct PdlMode {
   bool on = false;
-  bool early = false;  // "smem"
+  bool early = false;  // "smem", or static_weight
 };
 
 inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten::kUnknown) {
   PdlMode m;
   if (device_caps(device).major < 9) return m;
   // the kernels that can issue weight loads before the wait
-  const bool ring = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma ||
-                    k == PdlKernel::kNvfp4MmaMulti || k == PdlKernel::kHopperGemv;
+  const bool can_early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma ||
+                         k == PdlKernel::kNvfp4MmaMulti || k == PdlKernel::kHopperGemv;
   const char* v = std::getenv("TORCHQUANT_PDL");
   if (v == nullptr || *v == '\0') {
     m.on = pdl_default(k);
@@ -120,11 +120,11 @@ inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten
     if (h != nullptr && *h != '\0') m.on = std::strcmp(h, "0") != 0;
   } else if (std::strcmp(v, "smem") == 0) {
     m.on = true;
-    m.early = ring;
+    m.early = can_early;
   } else {
     m.on = std::strcmp(v, "0") != 0;
   }
-  if (w == WeightWritten::kLongBefore && m.on && ring) m.early = true;
+  if (w == WeightWritten::kLongBefore && m.on && can_early) m.early = true;
   if (w == WeightWritten::kJustBefore) m.early = false;
   return m;
 }

@@ -121,8 +121,6 @@ class QuantLinear(nn.Module):
                             "dtype must be float16 or bfloat16, got float32")
         if not isinstance(act_symmetric, bool):
             raise TypeError(f"QuantLinear: act_symmetric must be a bool, got {act_symmetric!r}")
-        if not isinstance(static_weights, bool):
-            raise TypeError(f"QuantLinear: static_weights must be a bool, got {static_weights!r}")
         if not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool):
             raise TypeError(f"QuantLinear: block_size must be an int, got {block_size!r}")
         block_size = int(block_size)
@@ -177,7 +175,7 @@ class QuantLinear(nn.Module):
             self.register_load_state_dict_pre_hook(_packed_from_layout0)
         self.register_load_state_dict_post_hook(_fence_after_load)
         self._static_weights = False
-        self.static_weights = static_weights  # after the buffers' fill kernels (the setter fences)
+        self.static_weights = static_weights  # the setter checks the type; after the buffers' fills (it fences)
 
     # ------------------------------------------------------------ building --
     @classmethod
