@@ -168,14 +168,15 @@ def quantize_int8_formula(x, per_row, symmetric):
         mn, mx = xf.amin(), xf.amax()
     if symmetric:
         amax = xf.abs().amax(1) if per_row else xf.abs().amax()
-        s = torch.where(amax == 0, torch.ones_like(amax), amax / 127)
+        s = torch.where(amax / 127 == 0, torch.ones_like(amax), amax / 127)
         z = torch.zeros_like(s, dtype=torch.int32)
         sv = s.reshape(-1, 1) if per_row else s
         q = torch.round(xf / sv).clamp(-128, 127)
     else:
         lo, hi = mn.clamp(max=0), mx.clamp(min=0)
         span = hi - lo
-        s = torch.where(span == 0, torch.ones_like(span), span / 255)
+        s = torch.where(torch.isinf(span), hi / 255 - lo / 255, span / 255)  # finite ends, span overflows
+        s = torch.where(s == 0, torch.ones_like(s), s)
         zf = torch.round(-128 - lo / s).clamp(-128, 127)
         z = zf.to(torch.int32)
         sv, zv = (s.reshape(-1, 1), zf.reshape(-1, 1)) if per_row else (s, zf)
@@ -205,6 +206,40 @@ def test_quantize_int8_bit_exact(dtype, per_row, symmetric):
     assert torch.equal(q, q_ref)
     if per_row and symmetric:
         assert q[6, :8].tolist() == [127, 2, -4, 0, 0, 2, -126, 126]
+
+
+def quantize_int8_extremes():
+    """Rows at fp32's edges: a range wider than fp32's max (hi - lo overflows, both ends finite),
+    one end at the max, subnormal-only rows (the scale underflows to 0 and becomes 1)."""
+    big = 3.0e38
+    x = torch.zeros(6, 40)
+    x[0, :4] = torch.tensor([big, -big, 1.0, -2.5e37])
+    x[1, :3] = torch.tensor([big, 1.0, 2.0e38])  # one-sided: no overflow
+    x[2, :3] = torch.tensor([-big, 1.0e38, 5.0])
+    x[3, :2] = torch.tensor([1.0e-44, -3.0e-45])
+    x[4, :1] = torch.tensor([1.4e-45])
+    x[5] = torch.linspace(-1.7e38, 1.7e38, 40)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("per_row", [True, False])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_quantize_int8_extremes(dtype, per_row, symmetric):
+    x = quantize_int8_extremes()
+    if dtype == torch.bfloat16:
+        x = x[[0, 1, 2, 5]]  # bf16 holds 3e38 but not 1e-44
+    x = x.to(dtype)
+    q, s, z = ops.quantize_int8(x, per_row, symmetric)
+    q_ref, s_ref, z_ref = quantize_int8_formula(x, per_row, symmetric)
+    assert torch.equal(s, s_ref) and torch.equal(z, z_ref) and torch.equal(q, q_ref)
+    assert bool(torch.isfinite(s).all()) and bool((s > 0).all())
+    # every code dequantizes within half a step plus the roundings of x / s and of s
+    # (tests/test_formats.py test_int8_range_wider_than_fp32_max; float64: the products stay finite)
+    sv = s.double().reshape(-1, 1) if per_row else s.double()
+    zv = z.double().reshape(-1, 1) if per_row else z.double()
+    err = (sv * (q.double() - zv) - x.double()).abs()
+    assert bool((err <= sv * (0.5 + 2**-14)).all())
 
 
 def test_quantize_int8_rejects_nonfinite():

@@ -135,6 +135,23 @@ def test_int8_asymmetric_extremes_stay_in_range():
     assert torch.all((F.dequantize_int8(q, s, z) - x).abs() <= s / 2 * (1 + 2**-20))
 
 
+def test_int8_range_wider_than_fp32_max():
+    # hi - lo overflows fp32 for finite ends past its max / 2: the scale is hi / 255 - lo / 255,
+    # finite, and every value comes back within half a step plus the rounding of x / s (at most
+    # 256 s 2^-24) and of s itself (two roundings, a hair more at the clamped ends): s (1/2 + 2^-14).
+    # The C++ ops agree bit for bit: tests/test_cpu_kernels.py test_quantize_int8_extremes.
+    x = torch.tensor([[3.0e38, -3.0e38, 1.0, -2.5e37], [1.7e38, -1.7e38, 0.0, 0.0]])
+    for per_row in (True, False):
+        q, s, z = F.quantize_int8(x, per_row=per_row, symmetric=False)
+        assert bool(torch.isfinite(s).all())
+        sv = s.double().reshape(-1, 1) if per_row else s.double()
+        zv = z.double().reshape(-1, 1) if per_row else z.double()
+        assert bool(((sv * (q.double() - zv) - x.double()).abs() <= sv * (0.5 + 2**-14)).all())
+        if per_row:
+            assert float(s[0]) == float(torch.tensor(3.0e38) / 255 - torch.tensor(-3.0e38) / 255)
+            assert float(s[1]) == float((torch.tensor(1.7e38) - torch.tensor(-1.7e38)) / 255)
+
+
 def test_int8_colsum():
     w_q = torch.randint(-128, 128, (9, 33), dtype=torch.int8)
     assert torch.equal(F.int8_colsum(w_q), w_q.long().sum(1).int())

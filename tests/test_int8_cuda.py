@@ -495,6 +495,44 @@ def test_quantize_unaligned_rows(dtype):
 
 
 @needs_sm80
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_quantize_extremes_match_cpu(dtype):
+    """Rows at fp32's edges: hi - lo overflowing (the scale is then hi / 255 - lo / 255), one end
+    at the max, subnormal-only rows (the scale underflows and becomes 1): bit-exact with the
+    CPU op, per row and per tensor."""
+    big = 3.0e38
+    x = torch.zeros(7, 70)
+    x[0, :4] = torch.tensor([big, -big, 1.0, -2.5e37])
+    x[1, :3] = torch.tensor([big, 1.0, 2.0e38])
+    x[2, :3] = torch.tensor([-big, 1.0e38, 5.0])
+    x[3, :2] = torch.tensor([1.0e-44, -3.0e-45])
+    x[4, 9] = 1.4e-45
+    x[5] = torch.linspace(-1.7e38, 1.7e38, 70)
+    x[6] = torch.randn(70)
+    if dtype == torch.bfloat16:
+        x = x[[0, 1, 2, 5, 6]]  # bf16 holds 3e38 but not 1e-44
+    x = x.to(dtype)
+    for per_row in (True, False):
+        for sym in (True, False):
+            want = ops.quantize_int8(x, per_row, sym)
+            _poison()
+            got = ops.quantize_int8(x.cuda(), per_row, sym)
+            for name, gt, wt in zip(("q", "scale", "zero"), got, want):
+                assert torch.equal(gt.cpu(), wt), (name, dtype, per_row, sym)
+            assert bool(torch.isfinite(want[1]).all()) and bool((want[1] > 0).all())
+    # subnormal rows alone, per tensor: the whole tensor's scale underflows
+    if dtype == torch.float32:
+        t = torch.zeros(3, 33)
+        t[1, 5], t[2, 7] = 1.0e-44, -2.8e-45
+        for sym in (True, False):
+            want = ops.quantize_int8(t, False, sym)
+            got = ops.quantize_int8(t.cuda(), False, sym)
+            assert float(want[1]) == 1.0
+            for gt, wt in zip(got, want):
+                assert torch.equal(gt.cpu(), wt)
+
+
+@needs_sm80
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
 def test_quantize_nonfinite_gives_nan_scale(bad):
     """No host sync on CUDA: a non-finite row gets scale NaN, zero 0, codes 0

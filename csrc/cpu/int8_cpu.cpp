@@ -29,10 +29,11 @@
 // from memory once.
 //
 // quantize_int8 (formats.md, bit-exact): per row or over the whole tensor,
-//   symmetric:  s = amax / 127 (amax == 0 -> 1), zero = 0,
+//   symmetric:  s = amax / 127 (s == 0 -> 1: amax == 0 or an underflow), zero = 0,
 //               q = clamp(rne(x / s), -128, 127)
 //   asymmetric: lo = min(min(x), 0), hi = max(max(x), 0),
-//               s = (hi - lo) / 255 (hi - lo == 0 -> 1),
+//               s = (hi - lo) / 255, or hi / 255 - lo / 255 where hi - lo
+//               overflows (finite ends past fp32's max / 2); s == 0 -> 1,
 //               zero = clamp(rne(-128 - lo / s), -128, 127),
 //               q = clamp(rne(x / s + zero), -128, 127)
 // in fp32 (fp16/bf16 input is widened exactly first); rne is std::nearbyint in
@@ -246,7 +247,7 @@ Int8Params int8_params(float lo, float hi, bool symmetric) {
     return {s == 0.0f ? 1.0f : s, 0};  // amax == 0, or so tiny the scale underflows
   }
   const float span = hi - lo;
-  const float s0 = span / 255.0f;
+  const float s0 = std::isinf(span) ? hi / 255.0f - lo / 255.0f : span / 255.0f;
   const float s = s0 == 0.0f ? 1.0f : s0;  // span == 0, or the scale underflows
   float z = std::nearbyint(-128.0f - lo / s);
   z = std::min(std::max(z, -128.0f), 127.0f);

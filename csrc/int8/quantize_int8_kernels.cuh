@@ -6,10 +6,11 @@
 // torchquant.formats.quantize_int8 on finite input; every step is one
 // correctly rounded fp32 operation in the same order (fp16/bf16 are widened
 // exactly first):
-//   symmetric:  amax = max |x|;  s = amax / 127 (amax == 0 -> 1);  zero = 0
+//   symmetric:  amax = max |x|;  s = amax / 127 (s == 0 -> 1);  zero = 0
 //               q = clamp(rne(x / s), -128, 127)
-//   asymmetric: lo = min(min x, 0), hi = max(max x, 0), s = (hi - lo) / 255
-//               (span 0 -> 1); zero = clamp(rne(-128 - lo / s), -128, 127)
+//   asymmetric: lo = min(min x, 0), hi = max(max x, 0), s = (hi - lo) / 255,
+//               or hi / 255 - lo / 255 where hi - lo overflows (s == 0 -> 1);
+//               zero = clamp(rne(-128 - lo / s), -128, 127)
 //               q = clamp(rne(x / s + zero), -128, 127)
 // Divisions are __fdiv_rn (IEEE, never a reciprocal multiply), rne is
 // __float2int_rn, adds and subtracts are __fadd_rn / __fsub_rn; min and max
@@ -134,12 +135,16 @@ __device__ __forceinline__ QParams qparams(const QStats& st) {
     return p;
   }
   if (kSym) {
-    p.s = st.a == 0.0f ? 1.0f : __fdiv_rn(st.a, 127.0f);
+    const float s = __fdiv_rn(st.a, 127.0f);
+    p.s = s == 0.0f ? 1.0f : s;  // amax == 0, or so small the scale underflows
     p.zf = 0.0f;
     p.z = 0;
   } else {
+    // hi - lo overflows only for finite ends beyond fp32's max / 2: then hi / 255 - lo / 255
     const float span = __fsub_rn(st.b, st.a);
-    p.s = span == 0.0f ? 1.0f : __fdiv_rn(span, 255.0f);
+    const float s = isinf(span) ? __fsub_rn(__fdiv_rn(st.b, 255.0f), __fdiv_rn(st.a, 255.0f))
+                                : __fdiv_rn(span, 255.0f);
+    p.s = s == 0.0f ? 1.0f : s;  // span == 0, or the scale underflows
     const int z = __float2int_rn(__fsub_rn(-128.0f, __fdiv_rn(st.a, p.s)));
     p.z = min(max(z, -128), 127);
     p.zf = static_cast<float>(p.z);

@@ -6,7 +6,8 @@ q = clamp(rne(x / s), -128, 127). The clamp matters: a value that rounds to
 128 would wrap to -128.
 
 Asymmetric: the range [min(x, 0), max(x, 0)] spreads over all 256 codes,
-s = span / 255, zero = clamp(rne(-128 - lo / s), -128, 127),
+s = span / 255 (hi / 255 - lo / 255 where span overflows fp32, finite ends
+beyond its max / 2; 0 -> 1 as above), zero = clamp(rne(-128 - lo / s), -128, 127),
 q = clamp(rne(x / s + zero), -128, 127), and x ~= s * (q - zero). Including
 0 in the range keeps 0 exactly representable (the padding value of every
 kernel) and costs nothing on a post-ReLU tensor, whose minimum is 0 anyway.
@@ -37,7 +38,8 @@ def quantize_int8(x: torch.Tensor, per_row: bool = True, symmetric: bool = True)
         lo = torch.clamp(xf.amin(**dims) if per_row else xf.amin(), max=0.0)
         hi = torch.clamp(xf.amax(**dims) if per_row else xf.amax(), min=0.0)
         span = hi - lo
-        s = span / 255.0
+        # hi - lo overflows only for finite ends past fp32's max / 2: then hi / 255 - lo / 255
+        s = torch.where(torch.isinf(span), hi / 255.0 - lo / 255.0, span / 255.0)
         s = torch.where(s > 0, s, torch.ones_like(s))
         zf = torch.clamp(torch.round(-128.0 - lo / s), -128, 127)
         q = torch.clamp(torch.round(xf / s + zf), -128, 127).to(torch.int8)
