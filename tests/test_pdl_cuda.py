@@ -17,6 +17,8 @@ eagerly and replayed from a CUDA graph. On a GPU below compute capability 9.0 th
 is ignored and the tests check just that.
 """
 
+import copy
+
 import pytest
 import torch
 
@@ -259,6 +261,41 @@ def test_pdl_static_weights_after_the_layers_own_writes(monkeypatch, fmt, M, mod
         got = q(x)
         torch.cuda.synchronize()
         assert torch.equal(got, want), f"{fmt} M={M} after .cpu().cuda()"
+    for _ in range(2):  # copy.deepcopy rebuilds the buffers by copies (QuantLinear.__setstate__)
+        twin = copy.deepcopy(q)
+        assert twin.static_weights
+        got = twin(x)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{fmt} M={M} right after deepcopy"
+
+
+@requires_cuda
+def test_pdl_build_has_the_wait():
+    """Every decode kernel of this build carries griddepcontrol (its code is for sm_90+), so no
+    launch falls back from PDL: pdl.h's kernel_has_pdl_wait would print its one-time warning (a
+    C++ warning, on stderr: hence a fresh process) if one did."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("PDL needs sm_90")
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import torch, torchquant\n"
+        "from torchquant.nn import QuantLinear\n"
+        "for fmt in ('int8', 'fp8_block', 'nvfp4', 'int8_sparse24'):\n"
+        "    lin = torch.nn.Linear(4096, 4096, dtype=torch.bfloat16).cuda()\n"
+        "    q = QuantLinear.from_float(lin, format=fmt, static_weights=fmt in ('fp8_block', 'nvfp4'))\n"
+        "    for M in (1, 8):\n"
+        "        q(torch.randn(M, 4096, dtype=torch.bfloat16, device='cuda'))\n"
+        "torch.cuda.synchronize()\n"
+        "print('done')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TORCHQUANT_PDL"}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode == 0 and "done" in r.stdout, r.stderr[-2000:]
+    assert "programmatic dependent launch is off" not in r.stderr, r.stderr[-2000:]
 
 
 @requires_cuda

@@ -35,8 +35,12 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
+#include <c10/util/Exception.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include "common/device.h"
@@ -129,11 +133,40 @@ inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten
   return m;
 }
 
+// Whether `kernel`, as it runs on the current device, contains griddepcontrol.wait. The wait
+// and the trigger are compiled only into code for sm_90+ (common/pdl_device.cuh). A build
+// without sm_90 code that runs on a Hopper from older PTX (TORCH_CUDA_ARCH_LIST="8.0+PTX",
+// JIT-compiled by the driver) has neither, and launched with the attribute such a kernel could
+// read its inputs before the kernel just before it had finished. The PTX version the running
+// code was compiled from says which; cached per kernel and device (one driver query each).
+inline bool kernel_has_pdl_wait(const void* kernel) {
+  int dev = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&dev));
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, bool> known;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(kernel, dev);
+  const auto it = known.find(key);
+  if (it != known.end()) return it->second;
+  cudaFuncAttributes a{};
+  C10_CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
+  const bool has = a.ptxVersion >= 90;
+  if (!has) {
+    TORCH_WARN_ONCE(
+        "torchquant: this build has no sm_90 code for a decode kernel (it runs from compute_",
+        a.ptxVersion, " PTX), so programmatic dependent launch is off for it; rebuild with 9.0 in "
+        "TORCH_CUDA_ARCH_LIST for the faster launches");
+  }
+  known.emplace(key, has);
+  return has;
+}
+
 // kernel<<<grid, block, smem, stream>>>(args...), through cudaLaunchKernelEx with the
-// programmatic-serialization attribute when pdl is true.
+// programmatic-serialization attribute when pdl is true and the kernel has the wait.
 template <typename... KArgs, typename... Args>
 void launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
                    cudaStream_t stream, bool pdl, Args&&... args) {
+  if (pdl && !kernel_has_pdl_wait(reinterpret_cast<const void*>(kernel))) pdl = false;
   if (!pdl) {
     kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
     C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -44,10 +44,12 @@ streaming the weight before the kernel just before them has finished
 (programmatic dependent launch, csrc/common/pdl.h; measured in
 benchmarks/results). The layer's own writes are followed by a one-element
 fill kernel, which orders them before any later GEMV. A weight written
-otherwise (say `layer.weight_q.copy_(w)`) must be followed by another torch
-op on the stream before the layer runs (a normally launched kernel, not one
-of the PDL decode GEMVs), or the flag turned off: the GEMV could read the
-old values. It changes no result, and nothing on the CPU.
+otherwise (say `layer.weight_q.copy_(w)`) must be fenced before the layer
+runs: assign `layer.static_weights = True` again (which fences), or run
+any torch op that is not a torchquant op on that stream (torchquant's decode
+and quantize kernels launch with PDL themselves and do not order it), or
+turn the flag off; otherwise the GEMV could read the old values. It changes
+no result, and nothing on the CPU.
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ class QuantLinear(nn.Module):
         if not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool):
             raise TypeError(f"QuantLinear: block_size must be an int, got {block_size!r}")
         block_size = int(block_size)
+        if format == "fp8_block" and not (16 <= block_size <= 256 and block_size % 16 == 0):
+            raise ValueError(f"QuantLinear: fp8_block's block_size must be a multiple of 16 in [16, 256], got {block_size}")
         if prefill not in ("dequant", "w8a8"):
             raise ValueError(f"QuantLinear: prefill must be 'dequant' or 'w8a8', got {prefill!r}")
         if prefill == "w8a8" and not w8a8_prefill_ok(format, block_size, in_features, out_features):
@@ -299,6 +303,14 @@ class QuantLinear(nn.Module):
         if not isinstance(value, bool):
             raise TypeError(f"QuantLinear: static_weights must be a bool, got {value!r}")
         self._static_weights = value
+        self._fence_weights()
+
+    def __setstate__(self, state) -> None:
+        # copy.deepcopy and unpickling rebuild the buffers by copies: fence them like the layer's
+        # own writes (modules pickled before the flag existed have none).
+        super().__setstate__(state)
+        if "_static_weights" not in self.__dict__:
+            self._static_weights = False
         self._fence_weights()
 
     def _fence_weights(self) -> None:
