@@ -13,6 +13,8 @@
 #include <Python.h>
 #include <torch/library.h>
 
+#include "common/inference_only.h"
+
 extern "C" {
 PyObject* PyInit__C_sm90a(void) {
   static struct PyModuleDef module_def = {
@@ -85,4 +87,12 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   m.def(
       "_nvfp4_gemv_sm90a(Tensor x, Tensor w_packed, Tensor w_scale, Tensor global_scale, "
       "Tensor? bias=None, int layout=0, bool static_weight=False) -> Tensor");
+}
+
+// Inference only, as the main module's ops (csrc/torchquant.cpp).
+TORCH_LIBRARY_IMPL(torchquant, Autograd, m) {
+  for (const char* op : {"_int8_gemm_sm90a", "_sparse24_int8_gemm_sm90a", "_sparse24_gemm_sm90a",
+                         "_fp8_block_gemm_sm90a", "_nvfp4_gemm_sm90a", "_fp8_block_gemv_sm90a",
+                         "_nvfp4_gemv_sm90a"})
+    m.impl(op, torchquant::inference_only_kernel());
 }

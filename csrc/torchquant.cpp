@@ -21,6 +21,8 @@
 #include <Python.h>
 #include <torch/library.h>
 
+#include "common/inference_only.h"
+
 extern "C" {
 PyObject* PyInit__C(void) {
   static struct PyModuleDef module_def = {
@@ -178,4 +180,14 @@ TORCH_LIBRARY(torchquant, m) {
       "sparse24_int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
       "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
       "ScalarType? out_dtype=None, str path='auto') -> Tensor");
+}
+
+// Inference only (common/inference_only.h): under grad mode the outputs are constants to
+// autograd, with a one-time warning when an input requires grad.
+TORCH_LIBRARY_IMPL(torchquant, Autograd, m) {
+  for (const char* op : {"int8_matmul", "quantize_int8", "fp8_block_gemv", "quantize_fp8_block",
+                         "quantize_fp8_act", "dequantize_fp8_block", "nvfp4_gemv", "nvfp4_relayout",
+                         "quantize_nvfp4", "dequantize_nvfp4", "prune24", "compress24",
+                         "decompress24", "sparse24_gemv", "sparse24_int8_matmul"})
+    m.impl(op, torchquant::inference_only_kernel());
 }

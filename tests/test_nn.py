@@ -1,6 +1,9 @@
 """QuantLinear and quantize_model: accuracy with derived bounds, dispatch,
 state_dict / safetensors round trips, checkpoint interop, compile and graphs."""
 
+import copy
+import io
+
 import pytest
 import torch
 from torch import nn
@@ -366,6 +369,25 @@ def test_quantize_model_skip_and_overrides():
         quantize_model(nn.Sequential(_linear()), {"format": "int8", "act_symmetric": "false"})
     with pytest.raises(TypeError, match="block_size must be an int"):
         QuantLinear.from_float(_linear(), "fp8_block", block_size=32.0)
+    for bs in (0, -16, 8, 17, 272, 512):  # at construction, not at the first forward
+        with pytest.raises(ValueError, match=r"block_size must be a multiple of 16 in \[16, 256\]"):
+            QuantLinear(32, 16, True, "fp8_block", block_size=bs, dtype=torch.bfloat16)
+    # skip as one string is one pattern (not its characters); overrides' values checked up front
+    model = nn.Sequential()
+    model.add_module("q_proj", _linear(seed=1))
+    model.add_module("lm_head", _linear(k=48, n=10, seed=3))
+    quantize_model(model, {"format": "int8", "skip": "lm_head", "overrides": {"q_proj": "fp8_block"}}, progress=False)
+    assert isinstance(model.lm_head, nn.Linear) and model.q_proj.format == "fp8_block"
+    for cfg, err, msg in (
+        ({"skip": 3}, TypeError, "'skip' must be a pattern or a list"),
+        ({"skip": ["a", 1]}, TypeError, "'skip' must be a pattern or a list"),
+        ({"overrides": ["q_proj"]}, TypeError, "'overrides' must be a dict"),
+        ({"overrides": {"q_proj": 5}}, TypeError, r"overrides\['q_proj'\] must be a format name or a dict"),
+        ({"overrides": {"q_proj": "int4"}}, ValueError, r"overrides\['q_proj'\] format must be one of"),
+        ({"overrides": {"q_proj": {"blocksize": 16}}}, ValueError, r"unknown keys \['blocksize'\] in overrides"),
+    ):
+        with pytest.raises(err, match=msg):
+            quantize_model(nn.Sequential(_linear()), {"format": "int8", **cfg}, progress=False)
     # patterns that name no nn.Linear (a typo in a module path) are reported, not silently ignored
     model = nn.Sequential()
     model.add_module("q_proj", _linear(seed=1))
@@ -736,6 +758,22 @@ def test_compile_fullgraph_no_graph_break(fmt):
     assert torch.equal(compiled(x), q(x))
 
 
+@pytest.mark.parametrize("fmt", ["int8", "fp8_block", "nvfp4"])
+def test_compile_in_grad_mode(fmt):
+    """A model run without torch.no_grad() whose other parameters require grad: the QuantLinear's
+    input requires grad. Eager and compiled forwards work and agree; the quantized layer's output
+    is a constant to autograd (csrc/common/inference_only.h), so AOTAutograd has no backward to
+    trace through it."""
+    torch._dynamo.reset()
+    model = nn.Sequential(nn.LayerNorm(96, dtype=torch.bfloat16),
+                          QuantLinear.from_float(_linear(), fmt, block_size=32))
+    x = torch.randn(4, 96, dtype=torch.bfloat16)
+    eager = model(x)
+    assert not eager.requires_grad
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    assert torch.equal(compiled(x), eager)
+
+
 GRAPH_CASES = ([(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w8a8"}, 64)]
                # the GEMVs past one 16-row tile (dispatch.LAYER_GEMV_MAX_M): capturable, no host sync
                + [(f, {}, 64) for f in ("fp8_block", "nvfp4", "sparse24")]
@@ -926,6 +964,22 @@ def test_static_weights_same_results_and_plumbing(device, fmt):
     q2 = q.to(device).bfloat16()
     q2.load_state_dict(base.state_dict())
     assert q2.static_weights
+    # deepcopy and pickling keep it (QuantLinear.__setstate__ fences the copies); a layer pickled
+    # before the flag existed comes back with it off
+    twin = copy.deepcopy(q2)
+    assert twin.static_weights
+    x = torch.randn(3, 128, dtype=torch.bfloat16, device=device)
+    assert torch.equal(twin(x), base(x))
+    buf = io.BytesIO()
+    torch.save(q2, buf)
+    buf.seek(0)
+    assert torch.load(buf, weights_only=False).static_weights
+    old = copy.copy(q2)
+    del old.__dict__["_static_weights"]
+    state = old.__getstate__()
+    revived = QuantLinear.__new__(QuantLinear)
+    revived.__setstate__(state)
+    assert revived.static_weights is False
 
     model = nn.Sequential(_linear(k=128, n=64, device=device), nn.ReLU(), _linear(k=64, n=32, seed=1, device=device))
     quantize_model(model, {"format": fmt, "static_weights": True, "block_size": 32}, progress=False)

@@ -52,7 +52,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       "format":    the default format,
       "skip":      glob patterns of module names to leave as nn.Linear
                    (e.g. ["lm_head", "*.gate"]),
-      "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}},
+      "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}} (or
+                   {pattern: format name}); "skip" may also be a single pattern,
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
       "nvfp4_layout", "static_weights") applied to all layers (nvfp4_layout: "auto", the default,
       keeps each nvfp4 layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear;
@@ -67,9 +68,28 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
         raise TypeError(f"quantize_model: config must be a format name or a dict, got {type(config).__name__}")
     cfg = {"format": config} if isinstance(config, str) else dict(config)
     default_fmt = cfg.pop("format", "int8")
-    skip = list(cfg.pop("skip", []))
-    overrides: Dict[str, Dict] = dict(cfg.pop("overrides", {}))
-    unknown = set(cfg) - {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout", "static_weights"}
+    option_keys = {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout", "static_weights"}
+    skip = cfg.pop("skip", [])
+    if isinstance(skip, str):
+        skip = [skip]  # one pattern, not its characters
+    if not isinstance(skip, (list, tuple, set)) or not all(isinstance(p, str) for p in skip):
+        raise TypeError(f"quantize_model: 'skip' must be a pattern or a list of patterns, got {skip!r}")
+    skip = list(skip)
+    raw_overrides = cfg.pop("overrides", {})
+    if not isinstance(raw_overrides, Mapping):
+        raise TypeError(f"quantize_model: 'overrides' must be a dict {{pattern: format or options}}, got {raw_overrides!r}")
+    overrides: Dict[str, Dict] = {}
+    for pat, ov in raw_overrides.items():
+        ov = {"format": ov} if isinstance(ov, str) else ov  # {"lm_head": "fp8_block"} shorthand
+        if not isinstance(pat, str) or not isinstance(ov, Mapping):
+            raise TypeError(f"quantize_model: overrides[{pat!r}] must be a format name or a dict of options, got {ov!r}")
+        bad = set(ov) - option_keys - {"format"}
+        if bad:
+            raise ValueError(f"quantize_model: unknown keys {sorted(bad)} in overrides[{pat!r}]")
+        if "format" in ov and ov["format"] not in FORMATS:
+            raise ValueError(f"quantize_model: overrides[{pat!r}] format must be one of {FORMATS}, got {ov['format']!r}")
+        overrides[pat] = dict(ov)
+    unknown = set(cfg) - option_keys
     if unknown:
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
