@@ -3,12 +3,16 @@ opcheck, bit-exactness against the pure-torch formats, numerics against the
 float64 references with derived bounds, and clear errors for bad input.
 """
 
+import os
+import re
+
 import pytest
 import torch
 
 import torchquant  # noqa: F401
 from torchquant import formats as F
 from torchquant import reference as ref
+from torchquant.ops import _CUDA_PATHS
 
 from conftest import HAS_CUDA
 
@@ -379,3 +383,441 @@ def test_decompress24_rejects_bad_nibble():
     meta = torch.tensor([[0x05]], dtype=torch.uint8)  # p0 = 1, p1 = 1
     with pytest.raises(RuntimeError):
         ops.decompress24(v, meta)
+
+
+# ------------------------------------------- fakes check what the C++ checks --
+# The fake kernels (torchquant/ops.py) serve torch.compile, export, meta-device tracing and
+# FakeTensorMode; each bad call below raises on CPU and must raise the same message on meta.
+def _meta(v):
+    """v on the meta device with its strides (Tensor.to("meta") would make a view dense)."""
+    if isinstance(v, torch.Tensor):
+        return torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device="meta")
+    return v
+
+
+def _fake_args():
+    """Valid arguments of every public op (M = 5, N = 24, K = 64), by op name."""
+    x = _rand(5, 64, seed=1)
+    w = _rand(24, 64, seed=2)
+    aq, sa, za = F.quantize_int8(x, True, False)
+    wq, sw, _ = F.quantize_int8(w, True, True)
+    fq, fs = F.quantize_fp8_block(w, 32)
+    pk, bs, g = F.quantize_nvfp4(w)
+    xh = x.to(torch.float16)
+    hv, hm = F.compress24(F.prune24(w.half())[0])
+    iv, im = F.compress24(F.prune24(wq)[0])
+    b32 = _rand(24, seed=3)
+    return {
+        "int8_matmul": [aq, sa, za, wq, sw, F.int8_colsum(wq), b32, torch.float16, "auto"],
+        "quantize_int8": [x, True, False],
+        "fp8_block_gemv": [xh, fq, fs, 32, b32.half(), "auto", False],
+        "quantize_fp8_block": [w, 32],
+        "quantize_fp8_act": [xh, 32],
+        "dequantize_fp8_block": [fq, fs, 32, torch.bfloat16],
+        "nvfp4_gemv": [xh, pk, bs, g, b32.half(), "auto", 0, False],
+        "nvfp4_relayout": [pk, 1, False],
+        "quantize_nvfp4": [w],
+        "dequantize_nvfp4": [pk, bs, g, None],
+        "prune24": [w],
+        "compress24": [F.prune24(w)[0]],
+        "decompress24": [hv, hm],
+        "sparse24_gemv": [xh, hv, hm, b32.half(), "auto"],
+        "sparse24_int8_matmul": [aq, sa, za, iv, im, sw, F.int8_colsum(F.decompress24(iv, im)), b32, None, "auto"],
+    }
+
+
+def _strided(t):
+    """t's values in a non-contiguous view (every other column of a wider tensor)."""
+    return torch.stack([t, t], -1).flatten(-2)[..., ::2]
+
+
+def _bcast(t):
+    """A stride-0 view of t's shape (one element broadcast)."""
+    return t.reshape(-1)[:1].expand(t.shape)
+
+
+def _zeros(shape, dtype):
+    return torch.zeros(shape).to(dtype)
+
+
+# (id, op, {argument index: replacement or function of the valid value}, message fragment)
+_I8, _S8 = torch.int8, "sparse24_int8_matmul"
+_BAD_FAKE_CASES = [
+    # int8_matmul: a_q [5, 64], a_scale [5], a_zero [5], w_q [24, 64], w_scale [24], w_colsum [24], bias [24]
+    ("i8-a_scale-len", "int8_matmul", {1: lambda t: t[:3]}, "a_scale must hold one element or be 1-D of length 5"),
+    ("i8-a_scale-2d", "int8_matmul", {1: lambda t: t[:, None]}, "a_scale must hold one element"),
+    ("i8-a_zero-len", "int8_matmul", {2: lambda t: t[:2]}, "a_zero must hold one element"),
+    ("i8-a_zero-dtype", "int8_matmul", {2: lambda t: t.float()}, "a_zero must be Int"),
+    ("i8-w_scale-len", "int8_matmul", {4: lambda t: t[:5]}, "w_scale must hold one element or be 1-D of length 24"),
+    ("i8-a_q-strided", "int8_matmul", {0: _strided}, r"a_q must be contiguous \(call .contiguous\(\) first\)"),
+    ("i8-w_q-transposed", "int8_matmul", {3: lambda t: t.t().contiguous().t()}, "w_q must be contiguous"),
+    ("i8-a_scale-stride0", "int8_matmul", {1: _bcast}, "a_scale must be contiguous"),
+    ("i8-a_zero-stride0", "int8_matmul", {2: _bcast}, "a_zero must be contiguous"),
+    ("i8-w_scale-stride0", "int8_matmul", {4: _bcast}, "w_scale must be contiguous"),
+    ("i8-w_colsum-stride0", "int8_matmul", {5: _bcast}, "w_colsum must be contiguous"),
+    ("i8-bias-stride0", "int8_matmul", {6: _bcast}, "bias must be contiguous"),
+    ("i8-empty-M", "int8_matmul", {0: lambda t: t[:0]}, r"empty operand \(M = 0, N = 24, K = 64\)"),
+    ("i8-empty-N", "int8_matmul", {3: lambda t: t[:0], 4: lambda t: t[:0]}, r"empty operand \(M = 5, N = 0"),
+    ("i8-empty-K", "int8_matmul", {0: lambda t: t[:, :0], 3: lambda t: t[:, :0]}, r"empty operand .*K = 0\)"),
+    ("i8-K-differ", "int8_matmul", {3: lambda t: t[:, :32].contiguous()}, "their K differ"),
+    ("i8-K-limit", "int8_matmul", {0: lambda t: _zeros((5, 65552), _I8), 3: lambda t: _zeros((24, 65552), _I8)},
+     "exceeds 65536"),
+    ("i8-bias-int", "int8_matmul", {6: lambda t: t.int()}, "bias must be float32, float16 or bfloat16, got Int"),
+    ("i8-bias-len", "int8_matmul", {6: lambda t: t[:7]}, "bias must be 1-D of length N = 24"),
+    ("i8-w_colsum-dtype", "int8_matmul", {5: lambda t: t.float()}, "w_colsum must be Int"),
+    ("i8-w_colsum-shape", "int8_matmul", {5: lambda t: t[:, None]}, "w_colsum must be 1-D of length N = 24"),
+    ("i8-out_dtype", "int8_matmul", {7: torch.int32}, "out_dtype must be float32, float16 or bfloat16, got Int"),
+    ("i8-path-empty", "int8_matmul", {8: ""}, "path '' is not a CPU path; valid here: 'auto' 'cpu'"),
+    ("i8-path-AUTO", "int8_matmul", {8: "AUTO"}, "path 'AUTO' is not a CPU path"),
+    ("i8-path-gemv", "int8_matmul", {8: "gemv"}, "path 'gemv' is not a CPU path"),
+    ("i8-a_q-dtype", "int8_matmul", {0: lambda t: t.float()}, "a_q must be Char, got Float"),
+    ("i8-w_q-3d", "int8_matmul", {3: lambda t: t[None]}, "w_q must be 2-D"),
+    # quantize_int8: x [5, 64]
+    ("qi8-empty", "quantize_int8", {0: lambda t: t[:0]}, "x must be non-empty"),
+    ("qi8-strided", "quantize_int8", {0: _strided}, "x must be contiguous"),
+    ("qi8-dtype", "quantize_int8", {0: lambda t: t.double()}, "x must be float32, float16 or bfloat16, got Double"),
+    # fp8_block_gemv: x [5, 64] fp16, w_q [24, 64], w_scale [24, 2] (block 32), bias [24] fp16
+    ("fp8-w_scale-shape", "fp8_block_gemv", {2: lambda t: t[:, :1].contiguous()},
+     r"w_scale must be \[N, ceil\(K / 32\)\] = \[24, 2\]"),
+    ("fp8-w_scale-block", "fp8_block_gemv", {3: 16}, r"w_scale must be \[N, ceil\(K / 16\)\] = \[24, 4\]"),
+    ("fp8-x-strided", "fp8_block_gemv", {0: _strided}, "x must be contiguous"),
+    ("fp8-w_scale-stride0", "fp8_block_gemv", {2: _bcast}, "w_scale must be contiguous"),
+    ("fp8-bias-stride0", "fp8_block_gemv", {4: _bcast}, "bias must be contiguous"),
+    ("fp8-empty-M", "fp8_block_gemv", {0: lambda t: t[:0]}, "empty operand"),
+    ("fp8-block_size", "fp8_block_gemv", {3: 24}, r"block_size must be a multiple of 16 in \[16, 256\], got 24"),
+    ("fp8-block_size-big", "fp8_block_gemv", {3: 512}, "block_size must be a multiple of 16"),
+    ("fp8-bias-dtype", "fp8_block_gemv", {4: lambda t: t.float()}, "bias dtype Float must match x dtype Half"),
+    ("fp8-bias-int", "fp8_block_gemv", {4: lambda t: t.int()}, "bias must be float32, float16 or bfloat16"),
+    ("fp8-path-tile", "fp8_block_gemv", {5: "tile"}, "path 'tile' is not a CPU path"),
+    ("fp8-K16", "fp8_block_gemv", {0: lambda t: t[:, :40].contiguous(), 1: lambda t: t[:, :40].contiguous()},
+     "K must be a multiple of 16, got 40"),
+    ("fp8-x-fp32", "fp8_block_gemv", {0: lambda t: t.float()}, "x must be float16 or bfloat16, got Float"),
+    # quantize_fp8_block / quantize_fp8_act / dequantize_fp8_block
+    ("qfp8-empty", "quantize_fp8_block", {0: lambda t: t[:, :0]}, "w must be non-empty"),
+    ("qfp8-strided", "quantize_fp8_block", {0: _strided}, "w must be contiguous"),
+    ("qfp8-block", "quantize_fp8_block", {1: 8}, "block_size must be a multiple of 16"),
+    ("qfp8-dtype", "quantize_fp8_block", {0: lambda t: t.int()}, "w must be float32, float16 or bfloat16"),
+    ("qact-K0", "quantize_fp8_act", {0: lambda t: t[:, :0]}, "x must have K > 0"),
+    ("qact-strided", "quantize_fp8_act", {0: _strided}, "x must be contiguous"),
+    ("qact-block", "quantize_fp8_act", {1: 0}, "block_size must be a multiple of 16"),
+    ("dqfp8-scale-shape", "dequantize_fp8_block", {1: lambda t: t[:20].contiguous()},
+     r"scale must be \[N, ceil\(K / 32\)\] = \[24, 2\], got \[20, 2\]"),
+    ("dqfp8-scale-block", "dequantize_fp8_block", {2: 64}, r"scale must be \[N, ceil\(K / 64\)\] = \[24, 1\]"),
+    ("dqfp8-out_dtype", "dequantize_fp8_block", {3: torch.int8}, "out_dtype must be float32, float16 or bfloat16"),
+    ("dqfp8-out_dtype64", "dequantize_fp8_block", {3: torch.float64}, "got Double"),
+    ("dqfp8-empty", "dequantize_fp8_block", {0: lambda t: t[:0], 1: lambda t: t[:0]}, "w_q must be non-empty"),
+    ("dqfp8-scale-stride0", "dequantize_fp8_block", {1: _bcast}, "scale must be contiguous"),
+    ("dqfp8-w_q-strided", "dequantize_fp8_block", {0: _strided}, "w_q must be contiguous"),
+    # nvfp4_gemv: x [5, 64] fp16, w_packed [24, 32], w_scale [24, 4], global_scale [], bias [24] fp16
+    ("nv-w_scale-shape", "nvfp4_gemv", {2: lambda t: t[:, :2].contiguous()}, r"w_scale must be \[N, K/16\] = \[24, 4\]"),
+    ("nv-global-2", "nvfp4_gemv", {3: lambda t: t.reshape(1).repeat(2)}, "global_scale must hold one element"),
+    ("nv-global-dtype", "nvfp4_gemv", {3: lambda t: t.half()}, "global_scale must be Float, got Half"),
+    ("nv-w_packed-shape", "nvfp4_gemv", {1: lambda t: t[:, :16].contiguous()}, r"so w_packed must be \[N, K/2\]"),
+    ("nv-w_packed-strided", "nvfp4_gemv", {1: _strided}, "w_packed must be contiguous"),
+    ("nv-w_scale-stride0", "nvfp4_gemv", {2: _bcast}, "w_scale must be contiguous"),
+    ("nv-bias-stride0", "nvfp4_gemv", {4: _bcast}, "bias must be contiguous"),
+    ("nv-empty-N", "nvfp4_gemv", {1: lambda t: t[:0], 2: lambda t: t[:0]}, r"empty operand \(M = 5, N = 0"),
+    ("nv-path-mma", "nvfp4_gemv", {5: "mma"}, "path 'mma' is not a CPU path"),
+    ("nv-layout-3", "nvfp4_gemv", {6: 3}, "layout must be 0"),
+    ("nv-layout-1-fp16", "nvfp4_gemv", {6: 1}, "layout 1 is the bf16 decode order and needs bfloat16 x, got Half"),
+    ("nv-bias-dtype", "nvfp4_gemv", {4: lambda t: t.bfloat16()}, "bias dtype BFloat16 must match x dtype Half"),
+    ("relayout-layout", "nvfp4_relayout", {1: 3}, "layout must be 0"),
+    ("relayout-strided", "nvfp4_relayout", {0: _strided}, "w_packed must be contiguous"),
+    ("relayout-K16", "nvfp4_relayout", {0: lambda t: t[:, :4].contiguous()}, "must be a multiple of 16, got 8"),
+    ("qnv-K16", "quantize_nvfp4", {0: lambda t: t[:, :40].contiguous()}, "must be a multiple of 16, got 40"),
+    ("qnv-empty", "quantize_nvfp4", {0: lambda t: t[:0]}, "w must be non-empty"),
+    ("qnv-stride0", "quantize_nvfp4", {0: _bcast}, "w must be contiguous"),
+    # dequantize_nvfp4: w_packed [24, 32], scale [24, 4], global_scale []
+    ("dqnv-K16", "dequantize_nvfp4", {0: lambda t: t[:, :4].contiguous(), 1: lambda t: t[:, :1].contiguous()},
+     "K = 2 [*] w_packed.size.1. must be a multiple of 16, got 8"),
+    ("dqnv-scale-shape", "dequantize_nvfp4", {1: lambda t: t[:, :3].contiguous()}, r"scale must be \[N, K/16\]"),
+    ("dqnv-global-2", "dequantize_nvfp4", {2: lambda t: t.reshape(1).repeat(2)}, "global_scale must hold one"),
+    ("dqnv-global-dtype", "dequantize_nvfp4", {2: lambda t: t.double()}, "global_scale must be Float"),
+    ("dqnv-out_dtype", "dequantize_nvfp4", {3: torch.int32}, "out_dtype must be float32, float16 or bfloat16"),
+    ("dqnv-empty", "dequantize_nvfp4", {0: lambda t: t[:0], 1: lambda t: t[:0]}, "w_packed must be non-empty"),
+    ("dqnv-scale-strided", "dequantize_nvfp4", {1: _strided}, "scale must be contiguous"),
+    # 2:4 formats
+    ("prune-strided", "prune24", {0: _strided}, "w must be contiguous"),
+    ("prune-empty", "prune24", {0: lambda t: t[:0]}, "w must be non-empty"),
+    ("prune-K4", "prune24", {0: lambda t: t[:, :10].contiguous()}, "must be a multiple of 4, got 10"),
+    ("prune-dtype", "prune24", {0: lambda t: t.double()}, "w must be int8, float16, bfloat16 or float32"),
+    ("compress-stride0", "compress24", {0: _bcast}, "w must be contiguous"),
+    ("compress-empty", "compress24", {0: lambda t: t[:, :0]}, "w must be non-empty"),
+    ("decomp-meta-shape", "decompress24", {1: lambda t: t[:, :3].contiguous()}, r"meta must be \[N, ceil\(K/8\)\]"),
+    ("decomp-values-strided", "decompress24", {0: _strided}, "values must be contiguous"),
+    ("decomp-meta-stride0", "decompress24", {1: _bcast}, "meta must be contiguous"),
+    ("decomp-empty", "decompress24", {0: lambda t: t[:0], 1: lambda t: t[:0]}, "values must be non-empty"),
+    ("decomp-meta-dtype", "decompress24", {1: lambda t: t.to(torch.int8)}, "meta must be Byte"),
+    # sparse24_gemv: x [5, 64] fp16, values [24, 32], meta [24, 8], bias [24] fp16
+    ("sp-values-dtype", "sparse24_gemv", {1: lambda t: t.bfloat16()}, "values dtype BFloat16 must match x dtype Half"),
+    ("sp-meta-shape", "sparse24_gemv", {2: lambda t: t[:, :4].contiguous()}, r"meta must be \[N, ceil\(K/8\)\]"),
+    ("sp-x-strided", "sparse24_gemv", {0: _strided}, "x must be contiguous"),
+    ("sp-meta-stride0", "sparse24_gemv", {2: _bcast}, "meta must be contiguous"),
+    ("sp-bias-stride0", "sparse24_gemv", {3: _bcast}, "bias must be contiguous"),
+    ("sp-bias-dtype", "sparse24_gemv", {3: lambda t: t.float()}, "bias dtype Float must match x dtype Half"),
+    ("sp-empty-M", "sparse24_gemv", {0: lambda t: t[:0]}, "empty operand"),
+    ("sp-path-fma", "sparse24_gemv", {4: "fma"}, "path 'fma' is not a CPU path"),
+    ("sp-K4", "sparse24_gemv", {0: lambda t: t[:, :62].contiguous()}, "K must be a multiple of 4"),
+    # sparse24_int8_matmul: a_q [5, 64], a_scale, a_zero, w_values [24, 32], w_meta [24, 8], w_scale, w_colsum, bias
+    ("s8-a_scale-len", _S8, {1: lambda t: t[:3]}, "a_scale must hold one element or be 1-D of length 5"),
+    ("s8-a_zero-2d", _S8, {2: lambda t: t[None]}, "a_zero must hold one element"),
+    ("s8-a_q-strided", _S8, {0: _strided}, "a_q must be contiguous"),
+    ("s8-w_values-strided", _S8, {3: _strided}, "w_values must be contiguous"),
+    ("s8-w_meta-stride0", _S8, {4: _bcast}, "w_meta must be contiguous"),
+    ("s8-w_scale-stride0", _S8, {5: _bcast}, "w_scale must be contiguous"),
+    ("s8-w_colsum-len", _S8, {6: lambda t: t[:3]}, "w_colsum must be 1-D of length N = 24"),
+    ("s8-empty-K", _S8, {0: lambda t: t[:, :0]}, "empty operand"),
+    ("s8-K4", _S8, {0: lambda t: t[:, :62].contiguous()}, "K must be a multiple of 4"),
+    ("s8-bias-int", _S8, {7: lambda t: t.long()}, "bias must be float32, float16 or bfloat16, got Long"),
+    ("s8-out_dtype", _S8, {8: torch.int8}, "out_dtype must be"),
+    ("s8-path-simt", _S8, {9: "simt"}, "path 'simt' is not a CPU path"),
+    ("s8-w_meta-shape", _S8, {4: lambda t: t[:, :7].contiguous()}, r"w_meta must be \[N, ceil\(K/8\)\]"),
+]
+
+
+def _bad_fake_args(name, repl):
+    args = _fake_args()[name]
+    for i, r in repl.items():
+        args[i] = r(args[i]) if callable(r) else r
+    return args
+
+
+@pytest.mark.parametrize("case", _BAD_FAKE_CASES, ids=lambda c: c[0])
+def test_fake_raises_what_cpu_raises(case):
+    _, name, repl, msg = case
+    op = getattr(ops, name)
+    args = _bad_fake_args(name, repl)
+    with pytest.raises(RuntimeError, match=msg) as cpu:
+        op(*args)
+    margs = [_meta(a) for a in args]
+    if "-path-" in case[0]:
+        # meta takes either backend's names: a CUDA path passes there, others are refused
+        # with both backends' names listed
+        p = repl[max(repl)]
+        if p in _CUDA_PATHS.get(name, ()):
+            assert op(*margs).device.type == "meta"
+        else:
+            shown = re.escape(p.replace("\0", "\\0"))
+            with pytest.raises(RuntimeError, match=f"path '{shown}' is not a CPU or CUDA path; valid here: 'auto' 'cpu'"):
+                op(*margs)
+        return
+    with pytest.raises(RuntimeError, match=msg) as meta:
+        op(*margs)
+    # the same words (the C++ validators' message, first line: no C++ context lines)
+    assert str(meta.value).splitlines()[0] == str(cpu.value).splitlines()[0]
+
+
+
+def test_fake_case_list_covers_every_public_op():
+    assert {c[1] for c in _BAD_FAKE_CASES} == set(_fake_args())
+
+
+def _good_fake_cases():
+    a = _fake_args()
+    x = a["quantize_int8"][0]
+    aq, sa, za, wq, sw = a["int8_matmul"][:5]
+    xb = a["fp8_block_gemv"][0].bfloat16()
+    pk, bs, g = a["nvfp4_gemv"][1:4]
+    cases = [(name, args) for name, args in a.items()]
+    cases += [
+        ("int8_matmul", [aq, sa[:1], None, wq, sw[:1, None], None, None, None, "cpu"]),  # one-element scales
+        ("int8_matmul", [aq, sa[:1].reshape(()), za[:1], wq, sw, None, None, torch.bfloat16, "auto"]),
+        ("quantize_int8", [x, False, True]),
+        ("quantize_fp8_act", [x[:0], 32]),  # M = 0 is allowed here
+        ("quantize_fp8_block", [x.half(), 48]),  # K = 64 over blocks of 48: nb = 2
+        ("nvfp4_gemv", [xb, F.relayout_nvfp4(pk, 1), bs, g, None, "cpu", 1, True]),
+        ("dequantize_nvfp4", [pk, bs, g, torch.float16]),
+        ("dequantize_fp8_block", [*a["dequantize_fp8_block"][:3], None]),
+        ("nvfp4_relayout", [pk, 0, True]),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize("case", _good_fake_cases(), ids=lambda c: c[0])
+def test_fake_output_metadata_matches_cpu(case):
+    name, args = case
+    op = getattr(ops, name)
+    got = op(*[_meta(a) for a in args])
+    want = op(*args)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    assert len(got) == len(want)
+    for g_, w_ in zip(got, want):
+        assert g_.device.type == "meta"
+        assert (g_.shape, g_.dtype, g_.stride()) == (w_.shape, w_.dtype, w_.stride())
+
+
+@pytest.mark.parametrize("name", [n for n, a in _fake_args().items() if sum(isinstance(v, torch.Tensor) for v in a) > 1])
+def test_fake_rejects_mixed_devices(name):
+    """Before, a CPU call with one meta operand reached the fake and returned an unfilled CPU tensor."""
+    op = getattr(ops, name)
+    args = _fake_args()[name]
+    for i, v in enumerate(args):
+        if not isinstance(v, torch.Tensor):
+            continue
+        one_meta = list(args)
+        one_meta[i] = _meta(v)
+        one_cpu = [_meta(a) for a in args]
+        one_cpu[i] = v
+        for bad in (one_meta, one_cpu):
+            with pytest.raises(RuntimeError, match=rf"{name}: \w+ is on (meta|cpu) but the other operands are on"):
+                op(*bad)
+
+
+def test_fake_mixed_devices_regression():
+    a = _int8_args()
+    with pytest.raises(RuntimeError, match="int8_matmul: w_q is on meta but the other operands are on cpu"):
+        ops.int8_matmul(a["a_q"], a["a_scale"], None, a["w_q"].to("meta"), a["w_scale"], None, None, None, "auto")
+
+
+def _cuda_fakes(args, device="cuda"):
+    """args as FakeTensors on `device` (one, or one per argument; call inside the FakeTensorMode):
+    no GPU needed."""
+    devices = [device] * len(args) if isinstance(device, str) else device
+    return [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=d) if isinstance(v, torch.Tensor) else v
+            for v, d in zip(args, devices)]
+
+
+def test_fake_paths_follow_the_device_type():
+    """Under FakeTensorMode tensors keep their device: CUDA fakes take the CUDA path names (and
+    refuse 'cpu'), CPU fakes the CPU's; and the CUDA code's shape conditions of a named path."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    real = _fake_args()
+    cuda_paths = {"int8_matmul": ("gemv", "mma", "wgmma"), "fp8_block_gemv": ("fma", "mma", "tile"),
+                  "nvfp4_gemv": ("fma", "mma"), "sparse24_gemv": ("fma", "mma"),
+                  "sparse24_int8_matmul": ("simt", "gemv", "mma")}
+    path_index = {"int8_matmul": 8, "fp8_block_gemv": 5, "nvfp4_gemv": 5, "sparse24_gemv": 4,
+                  "sparse24_int8_matmul": 9}
+    # what the CUDA code refuses whatever the GPU, for a named path (K = 64 here)
+    bad = [
+        ("fp8_block_gemv", {3: 64, 2: lambda t: t[:, :1], 5: "wgmma"}, "path 'wgmma' needs K % 128 == 0"),
+        ("fp8_block_gemv", {3: 16, 2: lambda t: t.repeat(1, 2), 5: "wgmma"}, "needs block_size % 64 == 0"),
+        ("nvfp4_gemv", {5: "wgmma"}, "path 'wgmma' needs K % 256 == 0"),
+        ("nvfp4_gemv", {5: "tile"}, "kernel 'tile' needs K % 128 == 0"),
+        ("sparse24_gemv", {4: "wgmma"}, "path 'wgmma' needs K % 128 == 0"),
+        ("sparse24_int8_matmul", {9: "wgmma"}, "path 'wgmma' needs K % 128 == 0"),
+        ("sparse24_gemv", {0: lambda t: t[:, :48], 1: lambda t: t[:, :24], 2: lambda t: t[:, :6], 4: "mma"},
+         "kernel 'mma' needs K % 32 == 0"),
+        ("sparse24_int8_matmul", {0: lambda t: t[:, :48], 3: lambda t: t[:, :24], 4: lambda t: t[:, :6], 6: None,
+                                  9: "gemv"}, "kernel 'gemv' needs K % 32 == 0"),
+        ("int8_matmul", {0: lambda t: t[:, :40], 3: lambda t: t[:, :40], 5: None, 8: "wgmma"},
+         "kernel 'wgmma' needs K % 16 == 0"),
+    ]
+    for k, (name, repl, msg) in enumerate(bad):
+        args = list(real[name])
+        for i, r in repl.items():
+            args[i] = r(args[i]).contiguous() if callable(r) else r
+        bad[k] = (name, args, msg)
+    xb, pk, bs, g = real["nvfp4_gemv"][0].bfloat16(), *real["nvfp4_gemv"][1:4]
+    pk1 = F.relayout_nvfp4(pk, 1)
+    with FakeTensorMode():
+        for name, paths in cuda_paths.items():
+            op, i = getattr(ops, name), path_index[name]
+            args = _cuda_fakes(real[name])
+            for p in ("auto",) + paths:
+                args[i] = p
+                assert op(*args).device.type == "cuda", (name, p)
+            for p in ("cpu", "", "AUTO", "dp4a"):
+                args[i] = p
+                with pytest.raises(RuntimeError, match=f"{name}: path '{p}' is not a CUDA path; valid here: 'auto'"):
+                    op(*args)
+            cpu_args = _cuda_fakes(real[name], "cpu")
+            for p in paths:
+                cpu_args[i] = p
+                with pytest.raises(RuntimeError, match=f"path '{p}' is not a CPU path"):
+                    op(*cpu_args)
+        # what the CUDA code refuses whatever the GPU, for a named path
+        for name, args, msg in bad:
+            with pytest.raises(RuntimeError, match=msg):
+                getattr(ops, name)(*_cuda_fakes(args))
+        # layouts 1 / 2 run on paths auto, mma and wgmma only
+        args = _cuda_fakes([xb, pk1, bs, g, None, "mma", 1, False])
+        assert ops.nvfp4_gemv(*args).shape == (5, 24)
+        args[5] = "fma"
+        with pytest.raises(RuntimeError, match="layout 1 .a decode order. runs on paths 'mma' and 'wgmma'"):
+            ops.nvfp4_gemv(*args)
+        # one device exactly, as the C++ checks it: no exception for a one-element CPU tensor
+        args = _cuda_fakes(real["nvfp4_gemv"])
+        args[3] = _cuda_fakes([real["nvfp4_gemv"][3]], "cpu")[0]
+        with pytest.raises(RuntimeError, match="nvfp4_gemv: global_scale is on cpu but the other operands are on cuda"):
+            ops.nvfp4_gemv(*args)
+
+
+def test_sm90a_fakes():
+    """The private sm_90a ops' fakes (registered by _register_sm90a_fakes where torchquant._C_sm90a
+    is loaded), called directly: CUDA tensors only, the public op's checks, their K multiples."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torchquant.ops import _SM90A_FAKES as fakes
+
+    w = _rand(24, 256, seed=2)
+    x = _rand(5, 256, seed=1)
+    aq, sa, za = F.quantize_int8(x, True, False)
+    wq, sw, _ = F.quantize_int8(w, True, True)
+    iv, im = F.compress24(F.prune24(wq)[0])
+    hv, hm = F.compress24(F.prune24(w.half())[0])
+    fq, fs = F.quantize_fp8_block(w, 128)
+    pk, bs, g = F.quantize_nvfp4(w)
+    xh = x.half()
+    cases = {
+        "_int8_gemm_sm90a": ([aq, sa, za, wq, sw, None, None, None], torch.float32),
+        "_sparse24_int8_gemm_sm90a": ([aq, sa, za, iv, im, sw, None, None, torch.float16], torch.float16),
+        "_sparse24_gemm_sm90a": ([xh, hv, hm, None], torch.float16),
+        "_fp8_block_gemm_sm90a": ([xh, fq, fs, 128, None], torch.float16),
+        "_nvfp4_gemm_sm90a": ([xh, pk, bs, g, None, 0], torch.float16),
+        "_fp8_block_gemv_sm90a": ([xh, fq, fs, 128, None, True], torch.float16),
+        "_nvfp4_gemv_sm90a": ([xh, pk, bs, g, None, 0, False], torch.float16),
+    }
+    assert set(cases) == set(fakes)
+    k40 = [t[:, :40].contiguous() for t in (aq, wq)]
+    k32 = [t[:, :n].contiguous() for t, n in ((xh, 32), (pk, 16), (bs, 2))]
+    bad = [  # (op, real arguments, their devices in the mode, message)
+        ("_int8_gemm_sm90a", [aq, sa[:2], None, wq, sw], "cuda", "int8_matmul: a_scale must hold one element"),
+        ("_int8_gemm_sm90a", [k40[0], sa, None, k40[1], sw], "cuda", "_int8_gemm_sm90a: K must be a multiple of 16"),
+        ("_nvfp4_gemm_sm90a", k32 + [g], "cuda", "nvfp4_gemm: K must be a multiple of 64"),
+        ("_fp8_block_gemv_sm90a", [xh, fq, F.quantize_fp8_block(w, 32)[1], 32], "cuda",
+         "fp8_block_gemv: path 'wgmma' needs block_size % 64 == 0"),
+        ("_fp8_block_gemm_sm90a", [xh, fq, fs], ["cuda", "cpu", "cuda"],
+         "fp8_block_gemm: w_q is on cpu but the other operands are on cuda"),
+    ]
+    with FakeTensorMode():
+        for name, (args, dtype) in cases.items():
+            y = fakes[name](*_cuda_fakes(args))
+            assert (y.device.type, tuple(y.shape), y.dtype) == ("cuda", (5, 24), dtype), name
+            with pytest.raises(RuntimeError, match="must be a CUDA tensor|must be CUDA tensors"):
+                fakes[name](*_cuda_fakes(args, "cpu"))
+        for name, args, devices, msg in bad:
+            with pytest.raises(RuntimeError, match=msg):
+                fakes[name](*_cuda_fakes(args, devices))
+
+
+# ------------------------------------------------------------ inference only --
+def test_ops_are_inference_only():
+    """csrc/common/inference_only.h: with an input that requires grad (grad mode on), an op's
+    outputs are constants to autograd (no grad_fn, no silent zero gradient through a node), with
+    a one-time C++ warning on stderr; none under torch.no_grad()."""
+    import subprocess
+    import sys
+
+    x = torch.randn(4, 32, requires_grad=True)
+    w_q, w_s, _ = ops.quantize_int8(torch.randn(8, 32), True, True)
+    for outs in (ops.quantize_int8(x, True, True), ops.quantize_fp8_block(x, 16), ops.quantize_nvfp4(x)):
+        assert all(not t.requires_grad and t.grad_fn is None for t in outs)
+    xq, xs, _ = ops.quantize_int8(x.detach(), True, True)
+    y = ops.int8_matmul(xq, xs, None, w_q, w_s, None, torch.randn(8, requires_grad=True))
+    assert not y.requires_grad
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        y.sum().backward()
+    script = (
+        "import torch, torchquant\n"
+        "x = torch.randn(4, 32, requires_grad=True)\n"
+        "with torch.no_grad():\n"
+        "    torch.ops.torchquant.quantize_int8(x, True, True)\n"
+        "print('quiet', flush=True)\n"
+        "torch.ops.torchquant.quantize_int8(x, True, True)\n"
+        "torch.ops.torchquant.quantize_fp8_block(x, 16)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode == 0, r.stderr[-2000:]
+    msg = "torchquant's ops are inference-only; an input requires grad"
+    assert r.stderr.count(msg) == 1, r.stderr[-2000:]

@@ -151,7 +151,9 @@ inline Int8MatmulShape validate_int8_matmul(const at::Tensor& a_q, const at::Ten
               ")");
   TORCH_CHECK(K <= kInt8MaxK, op, ": K = ", K, " exceeds ", kInt8MaxK,
               ", beyond which the int32 accumulator can overflow");
-  for (const at::Tensor* t : {&a_scale, &w_q, &w_scale}) check_same_device(a_q, *t, op, "an operand");
+  check_same_device(a_q, a_scale, op, "a_scale");
+  check_same_device(a_q, w_q, op, "w_q");
+  check_same_device(a_q, w_scale, op, "w_scale");
   const at::ScalarType od =
       check_int8_epilogue(a_q, a_scale, a_zero, w_scale, w_colsum, bias, out_dtype, M, N, op);
   return {M, N, K, od};
@@ -384,7 +386,9 @@ inline void check_kernel_name(const std::string& kernel, std::initializer_list<c
     if (kernel == v) return;
     names += std::string(" '") + v + "'";
   }
-  TORCH_CHECK(false, op, ": path '", kernel, "' is not a ", backend,
+  std::string shown;  // a NUL would end the Python message early
+  for (const char c : kernel) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+  TORCH_CHECK(false, op, ": path '", shown, "' is not a ", backend,
               " path; valid here: 'auto'", names);
 }
 

@@ -111,8 +111,10 @@ inline Int8MatmulShape validate_sparse24_int8_matmul(
   TORCH_CHECK(K <= kInt8MaxK, op, ": K = ", K, " exceeds ", kInt8MaxK,
               ", beyond which the int32 accumulator can overflow");
   TORCH_CHECK(M < INT_MAX && N < INT_MAX, op, ": M and N must be below 2^31");
-  for (const at::Tensor* t : {&a_scale, &w_values, &w_meta, &w_scale})
-    check_same_device(a_q, *t, op, "an operand");
+  check_same_device(a_q, a_scale, op, "a_scale");
+  check_same_device(a_q, w_values, op, "w_values");
+  check_same_device(a_q, w_meta, op, "w_meta");
+  check_same_device(a_q, w_scale, op, "w_scale");
   check_sparse24_weight(w_values, w_meta, K, op, "w_values", "w_meta");
   const at::ScalarType od =
       check_int8_epilogue(a_q, a_scale, a_zero, w_scale, w_colsum, bias, out_dtype, M, N, op);
