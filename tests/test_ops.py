@@ -821,3 +821,14 @@ def test_ops_are_inference_only():
     assert r.returncode == 0, r.stderr[-2000:]
     msg = "torchquant's ops are inference-only; an input requires grad"
     assert r.stderr.count(msg) == 1, r.stderr[-2000:]
+
+
+def test_wrappers_name_a_missing_tensor():
+    """The typed wrappers of the one-tensor ops say which argument is missing (through torch.ops
+    the dispatcher raises first, with its own wording)."""
+    from torchquant import ops as tq
+
+    for fn, args in ((tq.quantize_int8, ()), (tq.quantize_fp8_block, ()), (tq.quantize_fp8_act, ()),
+                     (tq.nvfp4_relayout, (1,)), (tq.quantize_nvfp4, ()), (tq.prune24, ()), (tq.compress24, ())):
+        with pytest.raises(TypeError, match=rf"{fn.__name__}: \w+ must be a tensor, got NoneType"):
+            fn(None, *args)

@@ -48,6 +48,13 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 # ----------------------------------------------------------------- wrappers --
+def _tensor_arg(t, op: str, name: str) -> None:
+    # An op whose only tensor argument is None never reaches its validator: the dispatcher
+    # raises first, with its own wording ("There were no tensor arguments to this function").
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a tensor, got {type(t).__name__}")
+
+
 def int8_matmul(
     a_q: Tensor,
     a_scale: Tensor,
@@ -65,6 +72,7 @@ def int8_matmul(
 
 def quantize_int8(x: Tensor, per_row: bool = True, symmetric: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
     """(q int8, scale fp32, zero_point int32) per row or per tensor."""
+    _tensor_arg(x, "quantize_int8", "x")
     return _ops.quantize_int8(x, per_row, symmetric)
 
 
@@ -88,6 +96,7 @@ def fp8_block_gemv(
 
 
 def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
+    _tensor_arg(w, "quantize_fp8_block", "w")
     return _ops.quantize_fp8_block(w, block_size)
 
 
@@ -95,6 +104,7 @@ def quantize_fp8_act(x: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
     """Per-token fp8 activation quantization in 1 x block_size blocks (no host
     sync; a block with NaN/Inf gets a NaN scale). The scale is [M, nb] fp32
     stored column-major, as torch._scaled_mm's blockwise scaling takes it."""
+    _tensor_arg(x, "quantize_fp8_act", "x")
     return _ops.quantize_fp8_act(x, block_size)
 
 
@@ -126,10 +136,12 @@ def nvfp4_gemv(
 def nvfp4_relayout(w_packed: Tensor, layout: int, inverse: bool = False) -> Tensor:
     """The packed nvfp4 weight in word layout `layout` (or, with inverse, from it back to the
     formats.md packing): a bit permutation inside every 4-byte word of a row, exact both ways."""
+    _tensor_arg(w_packed, "nvfp4_relayout", "w_packed")
     return _ops.nvfp4_relayout(w_packed, layout, inverse)
 
 
 def quantize_nvfp4(w: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    _tensor_arg(w, "quantize_nvfp4", "w")
     return _ops.quantize_nvfp4(w)
 
 
@@ -140,10 +152,12 @@ def dequantize_nvfp4(
 
 
 def prune24(w: Tensor) -> Tuple[Tensor, Tensor]:
+    _tensor_arg(w, "prune24", "w")
     return _ops.prune24(w)
 
 
 def compress24(w: Tensor) -> Tuple[Tensor, Tensor]:
+    _tensor_arg(w, "compress24", "w")
     return _ops.compress24(w)
 
 

@@ -7,6 +7,8 @@
 #     rounds alternating the defaults and TORCHQUANT_PDL_HOPPER_GEMV=1 (the Hopper decode GEMVs,
 #     which run nvfp4 at M = 5..16 and fp8 where chosen, with PDL: their static rows then issue
 #     the first weight stages before the wait).
+# (c) 2026-12-05c: the first GPU run of quantize_int8 at fp32's edges (test_int8_cuda -k quantize),
+#     the PDL build check and deepcopy fence (test_pdl_cuda), inference-only outputs and the fakes.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
 . benchmarks/call_setup.sh "$1"
@@ -23,7 +25,8 @@ done
 unset TORCHQUANT_PDL_HOPPER_GEMV
 el=$(( $(date +%s) - t0 )); [ "${CALL1_QUICK:-0}" = 1 ] && el=600
 [ $el -lt 540 ] && timeout $(( 560 - el )) $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_ops.py tests/test_nvfp4_cuda.py \
-  tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py tests/test_nn.py -k "not test_nn or static or graph or compile" \
+  tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py tests/test_nn.py tests/test_int8_cuda.py \
+  -k "(not test_nn and not test_int8_cuda) or static or graph or compile or quantize" \
   > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED|Error" "$R/tests.log" | head -10
 tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
