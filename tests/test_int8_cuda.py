@@ -464,16 +464,23 @@ def _quant_inputs(R, C, dtype, seed):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (5, 16), (17, 1000), (33, 4096 + 8), (64, 4096), (1000, 3000)])
 def test_quantize_matches_cpu(dtype, shape):
-    x = _quant_inputs(*shape, dtype, seed=shape[0] * 31 + shape[1])
-    for per_row in (True, False):
-        for sym in (True, False):
-            want = ops.quantize_int8(x, per_row, sym)
-            _poison()
-            got = ops.quantize_int8(x.cuda(), per_row, sym)
-            for name, gt, wt in zip(("q", "scale", "zero"), got, want):
-                gt = gt.cpu()
-                assert gt.shape == wt.shape and gt.dtype == wt.dtype, (name, gt.shape, wt.shape)
-                assert torch.equal(gt, wt), (name, shape, dtype, per_row, sym)
+    _quantize_matches_cpu(_quant_inputs(*shape, dtype, seed=shape[0] * 31 + shape[1]))
+
+
+def _quantize_matches_cpu(x, modes=((True, True), (True, False), (False, True), (False, False))):
+    """quantize_int8 on CUDA (output poisoned first) bit-equal to the CPU op, per (per_row,
+    symmetric) mode; returns the CPU results."""
+    out = []
+    for per_row, sym in modes:
+        want = ops.quantize_int8(x, per_row, sym)
+        _poison()
+        got = ops.quantize_int8(x.cuda(), per_row, sym)
+        for name, gt, wt in zip(("q", "scale", "zero"), got, want):
+            gt = gt.cpu()
+            assert gt.shape == wt.shape and gt.dtype == wt.dtype, (name, gt.shape, wt.shape)
+            assert torch.equal(gt, wt), (name, tuple(x.shape), x.dtype, per_row, sym)
+        out.append(want)
+    return out
 
 
 @needs_sm80
@@ -512,24 +519,14 @@ def test_quantize_extremes_match_cpu(dtype):
     if dtype == torch.bfloat16:
         x = x[[0, 1, 2, 5, 6]]  # bf16 holds 3e38 but not 1e-44
     x = x.to(dtype)
-    for per_row in (True, False):
-        for sym in (True, False):
-            want = ops.quantize_int8(x, per_row, sym)
-            _poison()
-            got = ops.quantize_int8(x.cuda(), per_row, sym)
-            for name, gt, wt in zip(("q", "scale", "zero"), got, want):
-                assert torch.equal(gt.cpu(), wt), (name, dtype, per_row, sym)
-            assert bool(torch.isfinite(want[1]).all()) and bool((want[1] > 0).all())
+    for _, s, _ in _quantize_matches_cpu(x):
+        assert bool(torch.isfinite(s).all()) and bool((s > 0).all())
     # subnormal rows alone, per tensor: the whole tensor's scale underflows
     if dtype == torch.float32:
         t = torch.zeros(3, 33)
         t[1, 5], t[2, 7] = 1.0e-44, -2.8e-45
-        for sym in (True, False):
-            want = ops.quantize_int8(t, False, sym)
-            got = ops.quantize_int8(t.cuda(), False, sym)
-            assert float(want[1]) == 1.0
-            for gt, wt in zip(got, want):
-                assert torch.equal(gt.cpu(), wt)
+        for _, s, _ in _quantize_matches_cpu(t, ((False, True), (False, False))):
+            assert float(s) == 1.0
 
 
 @needs_sm80
