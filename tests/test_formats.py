@@ -215,6 +215,23 @@ def test_interop_compressed_tensors_inverts_global_scale():
     assert torch.equal(p3, packed) and float(g3) == float(g)
     with pytest.raises(ValueError, match="linear, not swizzled"):
         F.nvfp4_from_modelopt(packed, bs[:, :1], g)
+    # the float4_e2m1fn_x2 form is checked like the uint8 one
+    with pytest.raises(ValueError, match="linear, not swizzled"):
+        F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2), bs[:, :1], g)
+    with pytest.raises(TypeError, match=r"uint8 \[N, K/2\]"):
+        F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2).reshape(-1), bs, g)
+    # global scales come from amax: zero, negative or non-finite ones are refused
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="weight_scale_2 must be finite and positive"):
+            F.nvfp4_from_modelopt(packed, bs, torch.tensor(bad))
+        with pytest.raises(ValueError, match="weight_global_scale must be finite and positive"):
+            F.nvfp4_from_compressed_tensors(packed, bs, torch.tensor([bad]))
+    # K not a multiple of 16 (compressed-tensors writes ceil(K/16) scales for it, with a warning)
+    with pytest.raises(ValueError, match="K = 40 .* not a multiple of 16"):
+        F.nvfp4_from_compressed_tensors(torch.zeros(8, 20, dtype=torch.uint8), torch.zeros(8, 3).to(torch.float8_e4m3fn),
+                                        torch.tensor([1.0]))
+    with pytest.raises(TypeError, match="pack-quantized"):
+        F.nvfp4_from_compressed_tensors(torch.zeros(8, 4, dtype=torch.int32), bs, torch.tensor([1.0]))
 
 
 def test_interop_deepseek_128x128_scales():
@@ -250,8 +267,13 @@ def test_interop_fp8_per_tensor_channel_and_block_scales():
             assert torch.equal(torch.ops.torchquant.dequantize_fp8_block(wq2, sc, bs, torch.float32), want)
     with pytest.raises(ValueError, match="128 x 128 block scales need block_size 128"):
         F.fp8_from_compressed_tensors(w_q, blocks, 64)
-    with pytest.raises(ValueError, match="must hold one value"):
-        F.fp8_from_modelopt(w_q, per_channel)
+    # ModelOpt FP8_PC_PT ([N] fp32) and FP8_PB_WO ([ceil(N/128), 1, ceil(K/128), 1]) scales
+    wq2, sc = F.fp8_from_modelopt(w_q, per_channel.reshape(n))
+    assert torch.equal(F.dequantize_fp8_block(wq2, sc, 128), codes * per_channel)
+    wq2, sc = F.fp8_from_modelopt(w_q, blocks.reshape(blocks.shape[0], 1, blocks.shape[1], 1))
+    assert torch.equal(F.dequantize_fp8_block(wq2, sc, 128), codes * want_block)
+    with pytest.raises(ValueError, match=r"\[200, 1\]"):
+        F.fp8_from_modelopt(w_q, blocks.reshape(blocks.shape[0], 1, blocks.shape[1], 1).repeat(1, 2, 1, 1))
     with pytest.raises(ValueError, match=r"\[200, 1\]"):
         F.fp8_from_compressed_tensors(w_q, torch.rand(n, 3))
     with pytest.raises(TypeError, match=r"weight\.view\(torch\.float8_e4m3fn\)"):

@@ -642,6 +642,26 @@ def test_load_prequantized_checkpoints(kinds):
     with pytest.raises(ValueError, match="in the model but"):
         load_prequantized(nn.Sequential(nn.Linear(128, 144), nn.LayerNorm(144), nn.Linear(144, 64), nn.ReLU(),
                                         nn.Linear(64, 32)), sd)
+    # ModelOpt's AWQ / SmoothQuant pre_quant_scale changes the layer's function: all ones loads,
+    # anything else raises, strict or not (dropping it gave wrong outputs silently)
+    if kinds[0] != "float":
+        ones = {**sd, "0.pre_quant_scale": torch.ones(256, dtype=torch.bfloat16)}
+        assert load_prequantized(make(3), ones) == got
+        for strict in (True, False):
+            with pytest.raises(ValueError, match="0.pre_quant_scale .* is not supported"):
+                load_prequantized(make(3), {**sd, "0.pre_quant_scale": torch.full((256,), 0.5)}, strict=strict)
+
+
+def test_load_prequantized_modelopt_fp8_block_scales():
+    """ModelOpt FP8_PB_WO stores its 128 x 128 block scales as [ceil(N/128), 1, ceil(K/128), 1]."""
+    torch.manual_seed(9)
+    w = torch.randn(256, 384)
+    s = torch.rand(2, 3) * 0.01 + 1e-3
+    full = s.repeat_interleave(128, 0).repeat_interleave(128, 1)
+    wq = (w / full).to(torch.float8_e4m3fn)
+    model = nn.Sequential(nn.Linear(384, 256, bias=False))
+    assert load_prequantized(model, {"0.weight": wq, "0.weight_scale": s.reshape(2, 1, 3, 1)}) == {"0": "fp8_block"}
+    assert torch.equal(model[0].dequantized_weight(torch.float32), wq.float() * full)
 
 
 @pytest.mark.parametrize("device", DEVICES)

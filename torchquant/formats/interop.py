@@ -9,7 +9,8 @@
 - DeepSeek-style FP8 with 128x128 weight blocks: scales [ceil(N/128),
   ceil(K/128)]; ours are per row and per K block, so each block-row scale is
   repeated over its 128 rows (block_size = 128).
-- ModelOpt FP8 (`weight` e4m3 [N, K], `weight_scale` one fp32 value) and
+- ModelOpt FP8 (`weight` e4m3 [N, K], `weight_scale` one fp32 value, [N] per channel, or
+  [ceil(N/128), 1, ceil(K/128), 1] per 128 x 128 block) and
   compressed-tensors FP8 (`weight`, `weight_scale` of the tensor strategy: one
   value; channel: [N, 1]; block: [ceil(N/128), ceil(K/128)]): every such scale
   is a dequantization multiplier constant over whole fp8_block blocks, so it is
@@ -28,12 +29,19 @@ import torch
 
 
 def _check_nvfp4(packed: torch.Tensor, scale: torch.Tensor, src: str) -> None:
-    if packed.dtype != torch.uint8 or packed.dim() != 2:
-        # float4_e2m1fn_x2 is the same bytes under another dtype name.
-        if getattr(torch, "float4_e2m1fn_x2", None) is not None and packed.dtype == torch.float4_e2m1fn_x2:
-            return
+    # float4_e2m1fn_x2 (ModelOpt's newer exports) is the same bytes under another dtype name,
+    # one byte per pair of codes: checked as the uint8 it is.
+    fp4x2 = getattr(torch, "float4_e2m1fn_x2", None)
+    dt = torch.uint8 if fp4x2 is not None and packed.dtype == fp4x2 else packed.dtype
+    if dt != torch.uint8 or packed.dim() != 2:
+        if packed.dtype == torch.int32:
+            raise TypeError(f"{src}: an int32 packed weight is compressed-tensors' pack-quantized format "
+                            "(int4 / int8 weight-only), not NVFP4; it is not supported")
         raise TypeError(f"{src}: packed weight must be uint8 [N, K/2], got {packed.dtype} {tuple(packed.shape)}")
     N, Kh = packed.shape
+    if (2 * Kh) % 16:
+        raise ValueError(f"{src}: K = {2 * Kh} (2 x the packed width) is not a multiple of 16; NVFP4 here needs "
+                         "whole 16-element scale blocks")
     if scale.dtype != torch.float8_e4m3fn or tuple(scale.shape) != (N, 2 * Kh // 16):
         raise ValueError(
             f"{src}: weight scale must be float8_e4m3fn [N, K/16] = [{N}, {2 * Kh // 16}] (linear, not swizzled), "
@@ -45,17 +53,25 @@ def _as_uint8(packed: torch.Tensor) -> torch.Tensor:
     return packed if packed.dtype == torch.uint8 else packed.view(torch.uint8)
 
 
+def _global_scale(t: torch.Tensor, src: str, name: str) -> torch.Tensor:
+    """A one-value global scale as fp32 0-dim; it comes from amax, so it is finite and positive."""
+    if t.numel() != 1:
+        raise ValueError(f"{src}: {name} must hold one value, got shape {tuple(t.shape)}")
+    g = t.detach().to(torch.float32).reshape(())
+    if not bool(torch.isfinite(g)) or float(g) <= 0.0:
+        raise ValueError(f"{src}: {name} must be finite and positive, got {float(g)}")
+    return g
+
+
 def nvfp4_from_modelopt(weight: torch.Tensor, weight_scale: torch.Tensor, weight_scale_2: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     _check_nvfp4(weight, weight_scale, "nvfp4_from_modelopt")
-    g = weight_scale_2.detach().to(torch.float32).reshape(())
+    g = _global_scale(weight_scale_2, "nvfp4_from_modelopt", "weight_scale_2")
     return _as_uint8(weight).contiguous(), weight_scale.contiguous(), g
 
 
 def nvfp4_from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Tensor, weight_global_scale: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     _check_nvfp4(weight_packed, weight_scale, "nvfp4_from_compressed_tensors")
-    inv = weight_global_scale.detach().to(torch.float32).reshape(())
-    if not bool(torch.isfinite(inv)) or float(inv) == 0.0:
-        raise ValueError(f"nvfp4_from_compressed_tensors: weight_global_scale must be finite and nonzero, got {float(inv)}")
+    inv = _global_scale(weight_global_scale, "nvfp4_from_compressed_tensors", "weight_global_scale")
     return _as_uint8(weight_packed).contiguous(), weight_scale.contiguous(), (1.0 / inv).to(torch.float32)
 
 
@@ -96,12 +112,15 @@ def _fp8_weight(weight: torch.Tensor, src: str) -> torch.Tensor:
 def fp8_scales_to_blocks(weight_scale: torch.Tensor, n: int, k: int, block_size: int = 128) -> torch.Tensor:
     """A checkpoint's FP8 dequantization scale -> ours, fp32 [N, ceil(K / block_size)]: one value
     (per tensor), [N, 1] or [N] (per channel), or [ceil(N/128), ceil(K/128)] (128 x 128 blocks;
-    needs block_size 128). Repetition only: the dequantized weight is unchanged."""
+    needs block_size 128; ModelOpt's [ceil(N/128), 1, ceil(K/128), 1] too). Repetition only: the
+    dequantized weight is unchanged."""
     if not weight_scale.is_floating_point() or weight_scale.dtype.itemsize < 2:
         raise TypeError(f"fp8_scales_to_blocks: weight_scale must be a float tensor, got {weight_scale.dtype}")
     if block_size % 16 or not 16 <= block_size <= 256:
         raise ValueError(f"fp8_scales_to_blocks: block_size must be a multiple of 16 in [16, 256], got {block_size}")
     s = weight_scale.detach().to(torch.float32)  # fp16 / bf16 scales widen exactly
+    if s.dim() == 4 and s.shape[1] == 1 and s.shape[3] == 1:
+        s = s.reshape(s.shape[0], s.shape[2])  # ModelOpt FP8_PB_WO's 128 x 128 block scales
     nb = (k + block_size - 1) // block_size
     ch = as_channel_scale(s, n)
     if tuple(ch.shape) == (n,):
@@ -121,11 +140,10 @@ def fp8_scales_to_blocks(weight_scale: torch.Tensor, n: int, k: int, block_size:
 
 
 def fp8_from_modelopt(weight: torch.Tensor, weight_scale: torch.Tensor, block_size: int = 128) -> Tuple[torch.Tensor, torch.Tensor]:
-    """ModelOpt FP8 (`weight`, per-tensor `weight_scale`) -> (w_q, scale) for fp8_block /
+    """ModelOpt FP8 (`weight`, `weight_scale` per tensor (FP8), per channel [N] (FP8_PC_PT) or per
+    128 x 128 block [ceil(N/128), 1, ceil(K/128), 1] (FP8_PB_WO)) -> (w_q, scale) for fp8_block /
     QuantLinear.from_fp8_block(w_q, scale, block_size)."""
     w = _fp8_weight(weight, "fp8_from_modelopt")
-    if weight_scale.numel() != 1:
-        raise ValueError(f"fp8_from_modelopt: weight_scale must hold one value (per tensor), got shape {tuple(weight_scale.shape)}")
     return w, fp8_scales_to_blocks(weight_scale, w.shape[0], w.shape[1], block_size)
 
 

@@ -213,7 +213,11 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
       anything else            weight in a float dtype: copied into the nn.Linear as it is
 
     Static activation scales (input_scale, input_global_scale) are not used: fp8_block and nvfp4
-    run 16-bit activations, int8 quantizes each token at run time. The layer dtype is `dtype`, else
+    run 16-bit activations, int8 quantizes each token at run time. A pre_quant_scale (ModelOpt's
+    AWQ / SmoothQuant input scaling) other than all ones raises: it changes the layer's function.
+    A compressed-tensors INT8 layer loads as W8A8 with dynamic per-token activations whatever
+    the checkpoint's activation scheme (the state dict does not say; a W8A16 layer would run
+    with int8 activations). The layer dtype is `dtype`, else
     the Linear's if float16 / bfloat16, else bfloat16. Every other tensor (embeddings, norms) loads
     through model.load_state_dict. Returns {linear name: format}. strict: keys left unused, or
     parameters the checkpoint lacks, raise (as load_state_dict's strict); a checkpoint with
@@ -243,6 +247,14 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
         for k in ("input_scale", "input_global_scale", "input_zero_point"):
             if has(k):
                 take(p + k)  # static activation quantization: unused (see the docstring)
+        if has("pre_quant_scale"):
+            # ModelOpt's AWQ / SmoothQuant input scaling (the layer computes (x * pre_quant_scale) @
+            # W^T): QuantLinear has no such scale, so only an all-ones one can be dropped.
+            pqs = take(p + "pre_quant_scale")
+            if not bool((pqs.to(torch.float32) == 1).all()):
+                raise ValueError(f"load_prequantized: {p}pre_quant_scale (ModelOpt's AWQ / SmoothQuant input "
+                                 "scaling) is not supported: QuantLinear does not scale its input, so this "
+                                 "layer would compute wrong outputs (strict=False does not skip it)")
         if has("weight_packed"):
             w, s, g = interop.nvfp4_from_compressed_tensors(take(p + "weight_packed"), take(p + "weight_scale"),
                                                             take(p + "weight_global_scale"))
