@@ -234,6 +234,31 @@ def test_interop_compressed_tensors_inverts_global_scale():
         F.nvfp4_from_compressed_tensors(torch.zeros(8, 4, dtype=torch.int32), bs, torch.tensor([1.0]))
 
 
+def test_interop_nvfp4_producers_conventions_by_hand():
+    """Checkpoint bytes written by hand the producers' way, independently of torchquant's
+    quantizer and writers: codes sign << 3 | index into {0, .5, 1, 1.5, 2, 3, 4, 6}, the even k in
+    the low nibble; e4m3 block scales per 16 along K; the weight = value * block scale * s, where s
+    is ModelOpt's weight_scale_2 and 1 / compressed-tensors' weight_global_scale. The loaded
+    tensors' dequantized weight must match that (float64) to fp32 rounding."""
+    torch.manual_seed(12)
+    n, k = 6, 64
+    table = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+    codes = torch.randint(0, 16, (n, k))
+    values = torch.tensor([(-1.0 if c >= 8 else 1.0) * table[c % 8] for c in codes.reshape(-1).tolist()],
+                          dtype=torch.float64).reshape(n, k)
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).to(torch.uint8)
+    block = (torch.rand(n, k // 16) * 3 + 0.1).to(torch.float8_e4m3fn)
+    s = 0.0123
+    want = values * block.double().repeat_interleave(16, 1) * torch.tensor(s, dtype=torch.float32).double()
+    p, bs, g = F.nvfp4_from_modelopt(packed, block, torch.tensor(s))
+    # fp32 dequantization: two roundings of the product (a nibble or direction error is far off)
+    assert torch.allclose(F.dequantize_nvfp4(p, bs, g).double(), want, rtol=2**-22, atol=0)
+    inv = torch.tensor([1.0 / s], dtype=torch.float32)
+    p, bs, g = F.nvfp4_from_compressed_tensors(packed, block, inv)
+    want_ct = values * block.double().repeat_interleave(16, 1) * (1.0 / inv.double())
+    assert torch.allclose(F.dequantize_nvfp4(p, bs, g).double(), want_ct, rtol=2**-22, atol=0)
+
+
 def test_interop_deepseek_128x128_scales():
     s = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     ours = F.fp8_scales_from_128x128(s, 200, 256)
