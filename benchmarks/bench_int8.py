@@ -4,6 +4,8 @@ against what torch offers for the same job.
 Rows per (shape, M):
   tq auto         torch.ops.torchquant.int8_matmul(..., kernel="auto"), bf16 out
   tq gemv/mma/wgmma  the forced paths ("gemv" is decode-only: timed for M <= --forced-max-m)
+  tq auto static  the same with static_weight=True (M <= 32, GPU only): on sm_90 the gemv's first
+                  weight loads are issued before its PDL wait (the weights here are never rewritten)
   tq auto+quant   quantize_int8(x) + int8_matmul: what a W8A8 layer pays per call
   peers:
   bf16 F.linear   the unquantized layer (cuBLAS bf16)
@@ -70,6 +72,24 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls: List[C.Impl] = []
             impls += C.path_impls(ctx, "int8_matmul", M, why, FORCED, tq_call, (a_q, a_s, w_q, w_s), q_bytes, flops,
                                   chk_q, "int8 torchquant")
+
+            if M <= 32:  # the gemv range, where static_weight acts
+                st_skip = C.path_skip(ctx, "int8_matmul", "auto", M, why) or (
+                    "" if ctx.on_gpu else "static_weight is a CUDA launch hint")
+                impls.append(
+                    C.Impl(
+                        name="tq auto static",
+                        kind="torchquant",
+                        fn=lambda a_q, a_s, w_q, w_s: torch.ops.torchquant.int8_matmul(
+                            a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, "auto", True),
+                        make_inputs=C.rotating((a_q, a_s, w_q, w_s)),
+                        nbytes=q_bytes,
+                        flops=flops,
+                        check=chk_q,
+                        skip=st_skip or None,
+                        note="static_weight=True: first weight loads before the PDL wait (sm_90)",
+                    )
+                )
 
             def auto_quant(x, w_q, w_s):
                 q, s, _ = torch.ops.torchquant.quantize_int8(x, True, True)

@@ -49,10 +49,12 @@ TORCH_LIBRARY(torchquant, m) {
   // float16 or bfloat16. K <= 65536 so the accumulator cannot overflow.
   // CUDA paths: "gemv" (M <= 32, weight streamed once), "mma"
   // (mma.sync m16n8k32 tensor cores, sm_80+), "wgmma" (Hopper, sm_90a module).
+  // static_weight: as fp8_block_gemv's, for w_q (the gemv path: its first round of weight loads
+  // may be issued before the PDL wait); no effect on results, nor on CPU.
   m.def(
       "int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_q, "
       "Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
-      "ScalarType? out_dtype=None, str path='auto') -> Tensor");
+      "ScalarType? out_dtype=None, str path='auto', bool static_weight=False) -> Tensor");
 
   // Row-wise (per token / per output channel) or whole-tensor int8
   // quantization of a float [R, C] tensor. Returns (q int8 [R, C],

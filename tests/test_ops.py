@@ -43,6 +43,7 @@ def _opcheck_cases(device):
     return [
         (ops.int8_matmul, (d(aq), d(sa), d(za), d(wq), d(sw), d(cs), d(_rand(24, seed=3)), torch.float16, "auto")),
         (ops.int8_matmul, (d(aq), d(sa), None, d(wq), d(sw), None, None, None, "auto")),
+        (ops.int8_matmul, (d(aq), d(sa), None, d(wq), d(sw), None, None, None, "auto", True)),
         (ops.quantize_int8, (x, True, False)),
         (ops.quantize_int8, (x, False, True)),
         (ops.fp8_block_gemv, (xh, d(fq), d(fs), 32, None, "auto")),

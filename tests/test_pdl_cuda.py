@@ -195,9 +195,10 @@ def test_pdl_hopper_gemv_chain(monkeypatch, fmt, n, M):
 
 # ------------------------------------------------------------ static_weights --
 # QuantLinear(static_weights=True) / the ops' static_weight=True: the per-call form of "smem" (the
-# fp8_block ring and nvfp4 mma GEMVs copy their first weight stages before the PDL wait), for
-# weights not written by a kernel that may still be running.
-STATIC_FORMATS = ["fp8_block", "nvfp4"]
+# fp8_block ring and nvfp4 mma GEMVs copy their first weight stages before the PDL wait, the int8
+# GEMV issues its first round of weight loads), for weights not written by a kernel that may
+# still be running.
+STATIC_FORMATS = ["fp8_block", "nvfp4", "int8"]
 
 
 def _static_layers(fmt, seed, depth=DEPTH):
@@ -299,7 +300,7 @@ def test_pdl_build_has_the_wait():
 
 
 @requires_cuda
-@pytest.mark.parametrize("fmt", STATIC_FORMATS)
+@pytest.mark.parametrize("fmt", ["fp8_block", "nvfp4"])  # the ops that copy an unaligned weight
 @pytest.mark.parametrize("mode", [None, "1", "smem"])
 @pytest.mark.parametrize("path", ["auto", "wgmma"])
 def test_pdl_static_weight_unaligned_view_is_copied_first(monkeypatch, fmt, mode, path):
@@ -353,3 +354,43 @@ def test_pdl_hopper_gemv_chain_static_weight(monkeypatch, fmt, n, M):
     settings = [{"TORCHQUANT_PDL": "1"}, {"TORCHQUANT_PDL_HOPPER_GEMV": "1"}, {"TORCHQUANT_PDL": "smem"},
                 {}]
     _check_chain_settings(monkeypatch, layers, M, n, 400 + M, settings, f"{fmt} static n={n} M={M}")
+
+
+@requires_cuda
+@pytest.mark.parametrize("nk", [(4096, 4096), (96, 16384), (257, 4112)], ids=["4096x4096", "ksplit", "ragged"])
+@pytest.mark.parametrize("M", [1, 8, 16, 32])
+@pytest.mark.parametrize("mode", [None, "1", "smem"])
+def test_pdl_int8_gemv_static_weight(monkeypatch, nk, M, mode):
+    """int8_matmul's gemv with static_weight=True (its first round of weight loads before the PDL
+    wait), fed by quantize_int8 launched right before it (the dynamic W8A8 pair; x is written by
+    that kernel): the bits without PDL, with aligned rows, a K split across blocks (96 x 16384) and
+    rows off 16 bytes (K = 4112, weight view one byte into its storage), eagerly and from a graph."""
+    ops = torch.ops.torchquant
+    N, Kk = nk
+    g = torch.Generator().manual_seed(M + N)
+    w = torch.randn(N, Kk, generator=g)
+    wq, ws, _ = (t.cuda() for t in ops.quantize_int8(w, True, True))
+    if N == 257:
+        buf = torch.empty(wq.numel() + 1, dtype=torch.int8, device="cuda")
+        wq = buf[1:].view(N, Kk)
+        wq.copy_(ops.quantize_int8(w, True, True)[0].cuda())
+        torch.cuda.synchronize()  # the weight is written long before the calls below
+    xs = [torch.randn(M, Kk, generator=g).to(torch.bfloat16).cuda() for _ in range(3)]
+
+    def run(static):
+        outs = []
+        for x in xs:
+            q, s, _ = ops.quantize_int8(x, True, True)
+            outs.append(ops.int8_matmul(q, s, None, wq, ws, None, None, torch.bfloat16, "gemv", static))
+        return tuple(outs)
+
+    monkeypatch.setenv("TORCHQUANT_PDL", "0")
+    want = run(False)
+    torch.cuda.synchronize()
+    _set_env(monkeypatch, {"TORCHQUANT_PDL": mode})
+    for _ in range(2):
+        poison_cuda()
+        got = run(True)
+        torch.cuda.synchronize()
+        assert all(torch.equal(a, b) for a, b in zip(got, want)), f"{nk} M={M} {mode}"
+    graph_replay_matches_eager(lambda: run(True), poison=True)

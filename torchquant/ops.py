@@ -65,9 +65,13 @@ def int8_matmul(
     bias: Optional[Tensor] = None,
     out_dtype: Optional[torch.dtype] = None,
     path: str = "auto",
+    static_weight: bool = False,
 ) -> Tensor:
-    """y = a_scale * w_scale * (a_q @ w_q^T - a_zero * w_colsum) + bias (int32-exact core)."""
-    return _ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype, path)
+    """y = a_scale * w_scale * (a_q @ w_q^T - a_zero * w_colsum) + bias (int32-exact core).
+
+    static_weight: as fp8_block_gemv's, for w_q: on sm_90 the gemv path (M <= 32) then issues its
+    first round of weight loads before the previous kernel on the stream has finished."""
+    return _ops.int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype, path, static_weight)
 
 
 def quantize_int8(x: Tensor, per_row: bool = True, symmetric: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
@@ -394,7 +398,8 @@ def _validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, ou
 
 
 @torch.library.register_fake("torchquant::int8_matmul")
-def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto"):
+def _int8_matmul_fake(a_q, a_scale, a_zero, w_q, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto",
+                      static_weight=False):
     op = "int8_matmul"
     M, N, K, od = _validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype)
     if _check_path(path, a_q, op):  # int8_matmul.cu

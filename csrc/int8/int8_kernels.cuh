@@ -559,6 +559,7 @@ struct GemvParams {
   int32_t* ws;    // [M, N] zeroed, splits > 1 only
   int* counters;  // [gridDim.x * gridDim.y] zeroed, splits > 1 only
   int epi_early;  // 1: tiles of <= 16 tokens, unsplit, load the epilogue operands before the K loop
+  int w_early;    // 1: static_weight under PDL, the first round of weight loads before the wait
 };
 
 constexpr int kGemvWarps = 8;
@@ -606,6 +607,33 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
   const int c_end = min(p.chunks, c_begin + p.chunks_per_split);
 
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
+
+  // Lane (g, t): weight rows n0+g and n0+g+8, activation rows m0+g+8j.
+  const bool v_lo = n0 + g < p.N, v_hi = n0 + g + 8 < p.N;
+  const int8_t* w_lo = p.W + static_cast<int64_t>(v_lo ? n0 + g : 0) * p.K;
+  const int8_t* w_hi = p.W + static_cast<int64_t>(v_hi ? n0 + g + 8 : 0) * p.K;
+  uint4 wl[kUnroll], wh[kUnroll];
+  // Chunk u of the round at chunk c (K % 16 == 0 when aligned: a chunk is all in or all out).
+  const auto load_weight = [&](int c, int u) {
+    const int cc = c + u * kGemvWarps;
+    const int k = cc * 64 + t * 16;
+    const bool in = cc < c_end;
+    if constexpr (kAligned) {
+      const bool kin = in && k < p.K;
+      wl[u] = ldg16_stream(w_lo + (kin ? k : 0), kin && v_lo);
+      wh[u] = ldg16_stream(w_hi + (kin ? k : 0), kin && v_hi);
+    } else {
+      wl[u] = ld16_unaligned(w_lo, k, p.K, in && v_lo);
+      wh[u] = ld16_unaligned(w_hi, k, p.K, in && v_hi);
+    }
+  };
+  const int c_first = c_begin + warp;
+  // static_weight (common/pdl.h): the weight was written long before, so its first round may be
+  // in flight while the kernel before this one finishes.
+  if (p.w_early) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) load_weight(c_first, u);
+  }
   pdl_wait();  // x, the scales, the split workspace and the output after the predecessor
 
   // Thread -> (token, channel) of the epilogue with the channel fastest: 16 consecutive outputs
@@ -619,10 +647,6 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
   if (epi_pre && tid < kOut && m0 + (tid >> 4) < p.M && n0 + (tid & 15) < p.N)
     pre = epilogue_operands(p.epi, m0 + (tid >> 4), n0 + (tid & 15));
 
-  // Lane (g, t): weight rows n0+g and n0+g+8, activation rows m0+g+8j.
-  const bool v_lo = n0 + g < p.N, v_hi = n0 + g + 8 < p.N;
-  const int8_t* w_lo = p.W + static_cast<int64_t>(v_lo ? n0 + g : 0) * p.K;
-  const int8_t* w_hi = p.W + static_cast<int64_t>(v_hi ? n0 + g + 8 : 0) * p.K;
   const int8_t* xrow[kMT8];
   bool vx[kMT8];
 #pragma unroll
@@ -638,22 +662,21 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
 #pragma unroll
     for (int r = 0; r < 4; ++r) acc[j][r] = 0;
 
-  for (int c = c_begin + warp; c < c_end; c += kGemvWarps * kUnroll) {
-    uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][kMT8];
+  // One round: chunks c + u * 8 warps, u < kUnroll; the weight loads (unless the early round
+  // already holds them), x's, then the mma.
+  const auto round = [&](int c, bool load_w) {
+    uint4 xv[kUnroll][kMT8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
+      if (load_w) load_weight(c, u);
       const int cc = c + u * kGemvWarps;
       const int k = cc * 64 + t * 16;
       const bool in = cc < c_end;
       if constexpr (kAligned) {
-        const bool kin = in && k < p.K;  // K % 16 == 0: a chunk is all in or all out
-        wl[u] = ldg16_stream(w_lo + (kin ? k : 0), kin && v_lo);
-        wh[u] = ldg16_stream(w_hi + (kin ? k : 0), kin && v_hi);
+        const bool kin = in && k < p.K;
 #pragma unroll
         for (int j = 0; j < kMT8; ++j) xv[u][j] = ldg16_cached(xrow[j] + (kin ? k : 0), kin && vx[j]);
       } else {
-        wl[u] = ld16_unaligned(w_lo, k, p.K, in && v_lo);
-        wh[u] = ld16_unaligned(w_hi, k, p.K, in && v_hi);
 #pragma unroll
         for (int j = 0; j < kMT8; ++j) xv[u][j] = ld16_unaligned(xrow[j], k, p.K, in && vx[j]);
       }
@@ -667,7 +690,13 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
         mma_s8_16832(acc[j], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][j].x, xv[u][j].y);
         mma_s8_16832(acc[j], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][j].z, xv[u][j].w);
       }
+  };
+  int c = c_first;
+  if (p.w_early && c < c_end) {  // peeled, so the loop below is the same code with or without it
+    round(c, false);
+    c += kGemvWarps * kUnroll;
   }
+  for (; c < c_end; c += kGemvWarps * kUnroll) round(c, true);
 
   // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).
 #pragma unroll

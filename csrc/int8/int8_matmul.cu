@@ -294,7 +294,7 @@ int gemv_loads(int mt8, int64_t M, int64_t blocks, int sm_count, int chunks_per_
 
 template <int kMT8, typename OutT>
 void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t stream,
-              const at::Tensor& like) {
+              const at::Tensor& like, bool static_weight) {
   constexpr int kTokens = GemvShape<kMT8>::kTokens;
   const int64_t gx = cdiv(p.N, 16), gy = cdiv(p.M, kTokens);
   TORCH_CHECK(gy <= 65535, "int8_matmul: kernel 'gemv' takes at most ", 65535LL * kTokens,
@@ -315,7 +315,10 @@ void run_gemv(GemvParams p, bool aligned, int splits, int sm_count, cudaStream_t
     p.counters = counters.data_ptr<int>();
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(p.splits));
-  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv);  // common/pdl.h
+  // common/pdl.h; the op never copies the weight (unaligned rows are read as they lie)
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kInt8Gemv,
+                               weight_written(static_weight, false));
+  p.w_early = pdl.early ? 1 : 0;
   const int loads = aligned ? gemv_loads(kMT8, p.M, gx * gy * p.splits, sm_count, p.chunks_per_split) : 0;
   if constexpr (kMT8 == 1) {
     if (loads == 6) {
@@ -344,7 +347,8 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
                             const c10::optional<at::Tensor>& a_zero, const at::Tensor& w_q,
                             const at::Tensor& w_scale, const c10::optional<at::Tensor>& w_colsum,
                             const c10::optional<at::Tensor>& bias,
-                            c10::optional<at::ScalarType> out_dtype, c10::string_view kernel) {
+                            c10::optional<at::ScalarType> out_dtype, c10::string_view kernel,
+                            bool static_weight) {
   const char* op = "int8_matmul";
   const Int8MatmulShape sh =
       validate_int8_matmul(a_q, a_scale, a_zero, w_q, w_scale, w_colsum, bias, out_dtype);
@@ -411,13 +415,13 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
       using OutT = decltype(tag);
       switch (plan.gemv_mt8) {
         case 1:
-          run_gemv<1, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
+          run_gemv<1, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q, static_weight);
           break;
         case 2:
-          run_gemv<2, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
+          run_gemv<2, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q, static_weight);
           break;
         default:
-          run_gemv<4, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q);
+          run_gemv<4, OutT>(p, aligned, plan.splits, caps.sm_count, stream, a_q, static_weight);
           break;
       }
     });

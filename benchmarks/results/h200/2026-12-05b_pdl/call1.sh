@@ -14,13 +14,17 @@ set -uo pipefail
 . benchmarks/call_setup.sh "$1"
 timeout 100 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_pdl_cuda.py > "$R/tests_pdl.log" 2>&1
 echo "pdl tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_pdl.log"; grep -E "^FAILED|Error" "$R/tests_pdl.log" | head -10
+# (d) 2026-12-05c: int8 static_weight (the gemv's first weight loads before its PDL wait) beside the
+#     default, 28672x8192 M = 1 / 16 (the issue's <= 57 us at M = 1), one process
+timeout 120 $PY benchmarks/bench_int8.py --shapes 28672x8192 --ms 1,16 --forced-max-m 1 --out "$R/int8" > "$R/int8.log" 2>&1
+echo "int8 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "tq auto|bf16" "$R/int8.log" | cut -c1-110 | head -8
 # CALL1_QUICK=1: one round of each, no other tests (a short device window)
 runs="default_1 hopper_1 default_2 hopper_2"; [ "${CALL1_QUICK:-0}" = 1 ] && runs="default_1 hopper_1"
 for run in $runs; do
   el=$(( $(date +%s) - t0 )); if [ $el -gt 400 ]; then echo "skip $run at $el s"; continue; fi
   if [ ${run%_*} = hopper ]; then export TORCHQUANT_PDL_HOPPER_GEMV=1; else unset TORCHQUANT_PDL_HOPPER_GEMV; fi
   timeout 100 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e_$run" > "$R/e2e_$run.log" 2>&1
-  echo "e2e $run rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$run.log" | grep -E "bf16 F.linear|QuantLinear (fp8_block|nvfp4)" | cut -c1-90
+  echo "e2e $run rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$run.log" | grep -E "bf16 F.linear|QuantLinear (int8|fp8_block|nvfp4)" | cut -c1-90
 done
 unset TORCHQUANT_PDL_HOPPER_GEMV
 el=$(( $(date +%s) - t0 )); [ "${CALL1_QUICK:-0}" = 1 ] && el=600
