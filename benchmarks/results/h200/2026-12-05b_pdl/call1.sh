@@ -33,5 +33,11 @@ el=$(( $(date +%s) - t0 )); [ "${CALL1_QUICK:-0}" = 1 ] && el=600
   -k "(not test_nn and not test_int8_cuda) or static or graph or compile or quantize" \
   > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED|Error" "$R/tests.log" | head -10
+# (e) memcheck of the int8 gemv's early round (static_weight) and quantize_int8's edges, if time is left
+el=$(( $(date +%s) - t0 ))
+[ $el -lt 540 ] && timeout $(( 590 - el )) compute-sanitizer --tool memcheck --error-exitcode 9 $PY -m pytest -q -x \
+  -p no:cacheprovider tests/test_pdl_cuda.py tests/test_int8_cuda.py -k "int8_gemv_static and 4096x4096 or extremes" \
+  > "$R/memcheck.log" 2>&1
+echo "memcheck rc=$? $(( $(date +%s) - t0 )) s"; tail -n 2 "$R/memcheck.log"
 tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
 echo "elapsed $(( $(date +%s) - t0 )) s"
