@@ -1006,3 +1006,144 @@ def test_static_weights_same_results_and_plumbing(device, fmt):
     assert [m.static_weights for m in model.modules() if isinstance(m, QuantLinear)] == [True, True]
     assert set_static_weights(model, False) == 2
     assert not any(m.static_weights for m in model.modules() if isinstance(m, QuantLinear))
+
+
+# ------------------------------------------------ persistence edge cases (2026-12-05c) --
+def test_state_dict_records_fp8_block_size():
+    """fp8_block's block_size is the one setting the buffers' shapes cannot tell (128, 144 and 160
+    give [N, 2] scales at K = 256): the state dict carries it (_extra_state) and a layer of another
+    block size refuses it; state dicts written before it existed still load."""
+    lin = _linear(k=256, n=32)
+    with torch.no_grad():
+        lin.weight[:, 128:] *= 100
+    src = QuantLinear.from_float(lin, "fp8_block", block_size=128)
+    sd = src.state_dict()
+    assert sd["_extra_state"].tolist() == [1, 128]
+    for bs in (144, 160):
+        with pytest.raises(RuntimeError, match="saved with block_size 128, this layer has block_size"):
+            QuantLinear(256, 32, True, "fp8_block", block_size=bs).load_state_dict(sd)
+    legacy = {k: v for k, v in sd.items() if k != "_extra_state"}
+    dst = QuantLinear(256, 32, True, "fp8_block", block_size=128)
+    dst.load_state_dict(legacy)
+    x = torch.randn(3, 256, dtype=torch.bfloat16)
+    assert torch.equal(dst(x), src(x))
+
+
+def test_load_state_dict_derives_missing_colsum_and_converts_on_assign():
+    lin = _linear(k=96, n=40)
+    q = QuantLinear.from_float(lin, "int8", act_symmetric=False)
+    x = torch.randn(4, 96, dtype=torch.bfloat16)
+    want = q(x)
+    # strict=False without the column sums: derived from the weight, not left at zero
+    sd = {k: v for k, v in q.state_dict().items() if k != "weight_colsum"}
+    r = QuantLinear(96, 40, True, "int8", act_symmetric=False)
+    assert r.load_state_dict(sd, strict=False).missing_keys == ["weight_colsum"]
+    assert torch.equal(r(x), want)
+    # assign=True takes the tensors themselves: converted to the buffers' dtypes and made dense
+    sd = dict(q.state_dict())
+    sd["weight_scale"] = sd["weight_scale"].to(torch.float64)
+    sd["weight_colsum"] = sd["weight_colsum"].to(torch.int64)
+    sd["weight_q"] = sd["weight_q"].t().contiguous().t()
+    a = QuantLinear(96, 40, True, "int8", act_symmetric=False)
+    a.load_state_dict(sd, assign=True)
+    assert a.weight_scale.dtype == torch.float32 and a.weight_colsum.dtype == torch.int32
+    assert a.weight_q.is_contiguous() and torch.equal(a(x), want)
+
+
+def test_load_quantized_rebuilds_other_configs_and_checks_metadata(tmp_path):
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    def make():
+        torch.manual_seed(3)
+        return nn.Sequential(nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 32))
+
+    src = quantize_model(make(), {"format": "fp8_block", "block_size": 128,
+                                  "overrides": {"2": {"format": "int8", "act_symmetric": False}}}, progress=False)
+    x = torch.randn(3, 256, dtype=torch.bfloat16)
+    want = src(x)
+    path = str(tmp_path / "m.safetensors")
+    save_quantized(src, path)
+    # into a model quantized otherwise: each layer rebuilt to the file's configuration
+    other = quantize_model(make(), {"format": "fp8_block", "block_size": 64}, progress=False)
+    load_quantized(other, path)
+    assert other[0].block_size == 128 and other[2].format == "int8" and not other[2].act_symmetric
+    assert torch.equal(other(x), want)
+    # into a model built on the meta device
+    with torch.device("meta"):
+        on_meta = make()
+    load_quantized(on_meta, path)
+    assert torch.equal(on_meta(x), want)
+    # tampered metadata: an error that names the entry
+    with safe_open(path, framework="pt") as f:
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+        meta = f.metadata()
+    for field, value, msg in ((0, "int4", "format must be one of"), (1, "abc", "block_size must be"),
+                              (2, "True", "act_symmetric must be 0 or 1"), (3, "bogus", "not a torch float dtype"),
+                              (5, "decode", "nvfp4_layout must be")):
+        bad = dict(meta)
+        parts = bad["torchquant.0"].split("|")
+        parts[field] = value
+        bad["torchquant.0"] = "|".join(parts)
+        p = str(tmp_path / f"bad{field}.safetensors")
+        save_file(tensors, p, metadata=bad)
+        with pytest.raises(ValueError, match=rf"metadata 'torchquant.0' = .*{msg}"):
+            load_quantized(make(), p)
+    p = str(tmp_path / "short.safetensors")
+    save_file(tensors, p, metadata={**meta, "torchquant.0": "fp8_block|128|1"})
+    with pytest.raises(ValueError, match="expected format\\|block_size"):
+        load_quantized(make(), p)
+    p = str(tmp_path / "extra.safetensors")
+    save_file(tensors, p, metadata={**meta, "torchquant.zz": meta["torchquant.0"]})
+    with pytest.raises(ValueError, match="records layer 'zz'"):
+        load_quantized(make(), p)
+    # a file of one QuantLinear
+    p = str(tmp_path / "one.safetensors")
+    save_quantized(quantize_model(nn.Sequential(nn.Linear(256, 64)), "int8", progress=False)[0], p)
+    with pytest.raises(ValueError, match="holds a single QuantLinear"):
+        load_quantized(nn.Linear(256, 64), p)
+    # load_prequantized recognizes torchquant's own state dicts (its nvfp4 global scale is not
+    # compressed-tensors' reciprocal)
+    nv = quantize_model(make(), "nvfp4", progress=False)
+    with pytest.raises(ValueError, match="marks a torchquant state dict"):
+        load_prequantized(make(), nv.state_dict())
+    legacy = {k: v for k, v in nv.state_dict().items() if not k.endswith("_extra_state")}
+    with pytest.raises(ValueError, match="weight_global_scale' marks a torchquant state dict"):
+        load_prequantized(make(), legacy)
+
+
+def test_quantize_model_shared_modules_and_tied_weights(tmp_path):
+    """A Linear registered under two names is quantized once and both names get that layer; the
+    model itself being a Linear raises; a float lm_head tied to the embedding saves and loads."""
+    lin = _linear(k=96, n=96)
+    model = nn.Sequential()
+    model.add_module("a", lin)
+    model.add_module("b", lin)
+    quantize_model(model, "int8", progress=False)
+    assert isinstance(model.a, QuantLinear) and model.a is model.b
+    shared = nn.ModuleList([lin, lin])
+    quantize_model(shared, {"format": "int8", "skip": ["1"]}, progress=False)  # one name skipped: both float
+    assert isinstance(shared[0], nn.Linear) and shared[0] is shared[1]
+    with pytest.raises(ValueError, match="the model is itself an nn.Linear"):
+        quantize_model(_linear(), "int8")
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 64)
+            self.mid = nn.Linear(64, 64)
+            self.lm_head = nn.Linear(64, 50, bias=False)
+            self.lm_head.weight = self.emb.weight
+
+        def forward(self, ids):
+            return self.lm_head(self.mid(self.emb(ids).to(torch.bfloat16)).float())
+
+    torch.manual_seed(5)
+    tied = quantize_model(Tied(), {"format": "int8", "skip": ["lm_head"]}, progress=False)
+    ids = torch.tensor([[1, 2, 3]])
+    want = tied(ids)
+    path = str(tmp_path / "tied.safetensors")
+    save_quantized(tied, path)
+    fresh = Tied()
+    load_quantized(fresh, path)
+    assert fresh.lm_head.weight is fresh.emb.weight and torch.equal(fresh(ids), want)

@@ -291,6 +291,40 @@ class QuantLinear(nn.Module):
             _copy_checked(q, "bias", bias, "from_int8")
         return q
 
+    # ------------------------------------------------------- state_dict extras --
+    # The one setting the buffers' meaning depends on that their shapes cannot tell: fp8_block's
+    # block_size (128, 144 and 160 give the same scale shape at K = 256). Saved as
+    # "<prefix>_extra_state" = int64 [version, block_size]; a state dict from another block size
+    # is refused. State dicts written before it existed load as before.
+    def get_extra_state(self) -> Tensor:
+        return torch.tensor([_EXTRA_STATE_VERSION, self.block_size], dtype=torch.int64)
+
+    def set_extra_state(self, state) -> None:
+        if not isinstance(state, Tensor) or state.dim() != 1 or state.numel() < 2 or state.is_floating_point():
+            raise RuntimeError(f"QuantLinear: _extra_state must be an integer [version, block_size] tensor, got {state!r}")
+        version, bs = int(state[0]), int(state[1])
+        if version != _EXTRA_STATE_VERSION:
+            raise RuntimeError(f"QuantLinear: _extra_state version {version} is not one this torchquant reads "
+                               f"({_EXTRA_STATE_VERSION})")
+        if self.format == "fp8_block" and bs != self.block_size:
+            raise RuntimeError(f"QuantLinear (fp8_block): the state dict was saved with block_size {bs}, this layer "
+                               f"has block_size {self.block_size}; build it with block_size={bs}")
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+        key = prefix + "_extra_state"
+        if key not in state_dict and key in missing_keys:
+            missing_keys.remove(key)  # written before the extra state existed
+        # int8 / int8_sparse24 without column sums (strict=False): derived from the weight rather
+        # than left at zero, which would give asymmetric activations wrong outputs
+        if self.format in ("int8", "int8_sparse24") and prefix + "weight_colsum" not in state_dict:
+            w = self.weight_q if self.format == "int8" else self.weight_values
+            if (prefix + ("weight_q" if self.format == "int8" else "weight_values")) in state_dict and not w.is_meta:
+                with torch.no_grad():
+                    self.weight_colsum.copy_(w.to(torch.int32).sum(1, dtype=torch.int32))
+
     # -------------------------------------------------------- static weights --
     @property
     def static_weights(self) -> bool:
@@ -572,6 +606,9 @@ def _copy_checked(module: "QuantLinear", name: str, t: Tensor, src: str) -> None
     buf.copy_(t)
 
 
+_EXTRA_STATE_VERSION = 1
+
+
 def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
                           missing_keys, unexpected_keys, error_msgs) -> None:
     """load_state_dict pre-hook: the buffers that hold codes or bytes (int8 / e4m3 weights, packed
@@ -580,11 +617,15 @@ def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_me
     copied into a float8_e4m3fn buffer become different weights, silently. Float scales, bias and
     sparse24's float values convert as nn.Linear's parameters do; the int32 column sums take
     any integer dtype."""
-    for name, _ in module.named_buffers(recurse=False):
+    for name, buf in module.named_buffers(recurse=False):
         t = state_dict.get(prefix + name)
         why = _storage_dtype_error(module, name, t) if isinstance(t, Tensor) else None
         if why is not None:
             raise RuntimeError(f"QuantLinear ({module.format}): {prefix}{why}")
+        if isinstance(t, Tensor) and t.shape == buf.shape and (t.dtype != buf.dtype or not t.is_contiguous()):
+            # what the copy into the buffer would do, done here so that assign=True (which takes
+            # the tensor itself) gets the dtype and the dense layout the kernels need
+            state_dict[prefix + name] = t.to(buf.dtype).contiguous()
 
 
 def _fence_after_load(module: QuantLinear, incompatible_keys) -> None:

@@ -94,10 +94,20 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
         raise ValueError(f"quantize_model: unknown config keys {sorted(unknown)}")
     if default_fmt not in FORMATS:
         raise ValueError(f"quantize_model: format must be one of {FORMATS}, got {default_fmt!r}")
+    if isinstance(model, nn.Linear):
+        raise ValueError("quantize_model: the model is itself an nn.Linear, which cannot be replaced in place; "
+                         "use QuantLinear.from_float")
+    # Every name of every nn.Linear: a module registered under several names (shared, tied) is
+    # quantized once, and each of its names gets that one QuantLinear.
+    aliases: Dict[int, list] = {}
+    for n, m in model.named_modules(remove_duplicate=False):
+        if isinstance(m, nn.Linear):
+            aliases.setdefault(id(m), []).append(n)
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+    all_names = [n for names in aliases.values() for n in names]
     # A pattern that names no nn.Linear is most often a typo in a module path: say so.
     for what, pats in (("skip", skip), ("overrides", list(overrides))):
-        unused = [p for p in pats if not any(_matches(n, [p]) for n, _ in linears)]
+        unused = [p for p in pats if not any(_matches(n, [p]) for n in all_names)]
         if unused:
             warnings.warn(f"quantize_model: {what} pattern(s) {unused} match no nn.Linear of the model "
                           f"(names look like {[n for n, _ in linears[:2]]})")
@@ -106,7 +116,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                          type(m).__name__ == "Conv1D"} - {"QuantLinear"})
         warnings.warn("quantize_model: the model has no nn.Linear to quantize"
                       + (f" (it has {others}, which are not nn.Linear subclasses)" if others else ""))
-    targets = [(n, m) for n, m in linears if not _matches(n, skip)]
+    # a shared module stays float if any of its names is skipped
+    targets = [(n, m) for n, m in linears if not any(_matches(a, skip) for a in aliases[id(m)])]
     for name, lin in _progress(targets, "quantize_model", progress):
         opts = dict(cfg)
         fmt = default_fmt
@@ -131,15 +142,17 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
         lay = opts.get("nvfp4_layout", 0)
         if lay in (1, 2) and (fmt != "nvfp4" or _DECODE_LAYOUT.get(layer_dtype(lin.weight.dtype, opts.get("dtype"))) != lay):
             opts.pop("nvfp4_layout")  # a decode order applies to nvfp4 layers of its dtype only
-        _replace(model, name, QuantLinear.from_float(lin, fmt, **opts))
+        q = QuantLinear.from_float(lin, fmt, **opts)
+        for alias in aliases[id(lin)]:
+            _replace(model, alias, q)
     return model
 
 
 def set_static_weights(model: nn.Module, enabled: bool = True) -> int:
     """Set static_weights on every QuantLinear of `model` (e.g. after load_quantized or
     load_prequantized): the promise that their weights are not written on the GPU between calls
-    except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block and nvfp4
-    layers start loading the weight before the kernel just before them finishes (QuantLinear's
+    except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block, nvfp4 and
+    int8 layers start loading the weight before the kernel just before them finishes (QuantLinear's
     docstring). Returns the number of layers set. The flag is not saved with the weights."""
     n = 0
     for m in model.modules():
@@ -164,38 +177,94 @@ def save_quantized(model: nn.Module, path: str) -> None:
     """Save the state_dict with safetensors, recording each QuantLinear's format in the metadata."""
     from safetensors.torch import save_file
 
-    sd = {k: v.contiguous() for k, v in model.state_dict().items()}
+    sd, seen = {}, set()
+    for k, v in model.state_dict().items():
+        # safetensors refuses tensors that share memory (a tied embedding / lm_head left float):
+        # each later name gets its own copy; loading fills the model's shared tensor twice
+        key = v.untyped_storage().data_ptr() if v.numel() else None
+        sd[k] = v.clone().contiguous() if key in seen else v.contiguous()
+        if key is not None:
+            seen.add(key)
     save_file(sd, path, metadata=_layer_meta(model))
 
 
 def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torch.device]] = None) -> nn.Module:
-    """Load a file written by save_quantized into `model` (a float model of the same architecture):
-    each recorded layer is first replaced by an empty QuantLinear of its format, then the tensors load."""
+    """Load a file written by save_quantized into `model` (the float model of the same architecture,
+    possibly built on the meta device, or one quantized already): each recorded layer is first
+    replaced by an empty QuantLinear of the recorded configuration (a QuantLinear configured
+    otherwise is replaced too), then the tensors load."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
     with safe_open(path, framework="pt") as f:
         meta = f.metadata() or {}
+        keys = set(f.keys())
     for key, val in meta.items():
         if not key.startswith("torchquant."):
             continue
         name = key[len("torchquant."):]
-        fields = val.split("|")
-        fmt, bs, sym, dt = fields[:4]
-        prefill = fields[4] if len(fields) > 4 else "dequant"
-        layout = fields[5] if len(fields) > 5 else 0
-        layout = layout if layout == "auto" else int(layout)
-        lin = model.get_submodule(name)
-        if isinstance(lin, nn.Linear):
-            q = QuantLinear(lin.in_features, lin.out_features, lin.bias is not None, fmt, block_size=int(bs),
-                            act_symmetric=bool(int(sym)), prefill=prefill, dtype=getattr(torch, dt),
-                            nvfp4_layout=layout, device=lin.weight.device)
-            _replace(model, name, q)
+        cfg = _parse_layer_meta(key, val)
+        if not name:
+            raise ValueError(f"load_quantized: {path} holds a single QuantLinear (metadata key {key!r}); load it "
+                             "into a QuantLinear with load_state_dict, not into a model")
+        try:
+            lin = model.get_submodule(name)
+        except AttributeError:
+            raise ValueError(f"load_quantized: {path} records layer {name!r} (metadata {key!r}), which "
+                             f"{type(model).__name__} does not have") from None
+        if isinstance(lin, QuantLinear):
+            same = (lin.format, lin.block_size, lin.act_symmetric, lin.dtype, lin.prefill) == (
+                cfg["format"], cfg["block_size"], cfg["act_symmetric"], cfg["dtype"], cfg["prefill"]) and (
+                (lin.nvfp4_auto and cfg["nvfp4_layout"] == "auto") or lin.nvfp4_layout == cfg["nvfp4_layout"])
+            if same:
+                continue
+            dev = next(iter(lin.buffers())).device
+        elif isinstance(lin, nn.Linear):
+            dev = lin.weight.device
+        else:
+            raise ValueError(f"load_quantized: {path} records layer {name!r} as {cfg['format']}, but it is a "
+                             f"{type(lin).__name__} in the model, not an nn.Linear")
+        has_bias = f"{name}.bias" in keys
+        q = QuantLinear(lin.in_features, lin.out_features, has_bias, cfg["format"], block_size=cfg["block_size"],
+                        act_symmetric=cfg["act_symmetric"], prefill=cfg["prefill"], dtype=cfg["dtype"],
+                        nvfp4_layout=cfg["nvfp4_layout"], device=dev)
+        _replace(model, name, q)
     sd = load_file(path, device=str(device) if device is not None else "cpu")
-    model.load_state_dict(sd, strict=True)
+    # A model built on the meta device takes the file's tensors themselves (assign).
+    on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
+    model.load_state_dict(sd, strict=True, assign=on_meta)
     if device is not None:
         model.to(device)
     return model
+
+
+def _parse_layer_meta(key: str, val: str) -> Dict[str, object]:
+    """One save_quantized metadata entry: format | block_size | act_symmetric | dtype [| prefill
+    [| nvfp4_layout]] (files written before the last two fields existed have four)."""
+    def bad(why: str) -> ValueError:
+        return ValueError(f"load_quantized: metadata {key!r} = {val!r}: {why}")
+
+    fields = val.split("|") if isinstance(val, str) else []
+    if not 4 <= len(fields) <= 6:
+        raise bad("expected format|block_size|act_symmetric|dtype[|prefill[|nvfp4_layout]]")
+    fmt, bs, sym, dt = fields[:4]
+    prefill = fields[4] if len(fields) > 4 else "dequant"
+    layout = fields[5] if len(fields) > 5 else "0"
+    if fmt not in FORMATS:
+        raise bad(f"format must be one of {FORMATS}")
+    if not bs.isdigit():
+        raise bad("block_size must be a decimal integer")
+    if sym not in ("0", "1"):
+        raise bad("act_symmetric must be 0 or 1")
+    dtype = getattr(torch, dt, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise bad(f"dtype {dt!r} is not a torch float dtype")
+    if prefill not in ("dequant", "w8a8"):
+        raise bad("prefill must be 'dequant' or 'w8a8'")
+    if layout not in ("auto", "0", "1", "2"):
+        raise bad("nvfp4_layout must be auto, 0, 1 or 2")
+    return {"format": fmt, "block_size": int(bs), "act_symmetric": sym == "1", "dtype": dtype,
+            "prefill": prefill, "nvfp4_layout": layout if layout == "auto" else int(layout)}
 
 
 @torch.no_grad()
@@ -225,6 +294,15 @@ def load_prequantized(model: nn.Module, state_dict: Mapping[str, torch.Tensor], 
     from torchquant.formats import interop
 
     sd = dict(state_dict)
+    # torchquant's own state dicts name their tensors like compressed-tensors' (weight_packed,
+    # weight_global_scale) but keep the global scale as is, not its reciprocal: refuse them here
+    mine = [k for k in sd if k == "_extra_state" or k.endswith("._extra_state")]
+    mine += [k for k in sd if k.endswith("weight_global_scale") and sd[k].dim() == 0
+             and k[: -len("weight_global_scale")] + "weight_packed" in sd]
+    if mine:
+        raise ValueError(f"load_prequantized: {mine[0]!r} marks a torchquant state dict (QuantLinear.state_dict / "
+                         "save_quantized), not a compressed-tensors or ModelOpt checkpoint; load it with "
+                         "load_quantized or load_state_dict")
     used = set()
     lost_bias = []
     formats: Dict[str, str] = {}
