@@ -590,6 +590,15 @@ def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
 
 
 # ---------------------------------------------------------------- nvfp4 fakes --
+def _check_global_scale(global_scale, op: str) -> None:
+    """nvfp4's fp32 global scale: one element."""
+    _check_dtype(global_scale, torch.float32, op, "global_scale")
+    torch._check(
+        global_scale.numel() == 1,
+        lambda: f"{op}: global_scale must hold one element, got shape {_shape(global_scale.shape)}",
+    )
+
+
 def _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op="nvfp4_gemv"):
     """validate_nvfp4_gemv; returns (M, N, K)."""
     _check_dim(x, 2, op, "x")
@@ -598,11 +607,7 @@ def _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op="nvfp4_gem
     _check_dtype_in(x, HALF_DTYPES, _HALF_WORDS, op, "x")
     _check_dtype(w_packed, torch.uint8, op, "w_packed")
     _check_dtype(w_scale, torch.float8_e4m3fn, op, "w_scale")
-    _check_dtype(global_scale, torch.float32, op, "global_scale")
-    torch._check(
-        global_scale.numel() == 1,
-        lambda: f"{op}: global_scale must hold one element, got shape {_shape(global_scale.shape)}",
-    )
+    _check_global_scale(global_scale, op)
     _check_contiguous(x, op, "x")
     _check_contiguous(w_packed, op, "w_packed")
     _check_contiguous(w_scale, op, "w_scale")
@@ -736,11 +741,7 @@ def _dequantize_nvfp4_fake(w_packed, scale, global_scale, out_dtype=None):
     _check_dim(scale, 2, op, "scale")
     _check_dtype(w_packed, torch.uint8, op, "w_packed")
     _check_dtype(scale, torch.float8_e4m3fn, op, "scale")
-    _check_dtype(global_scale, torch.float32, op, "global_scale")
-    torch._check(
-        global_scale.numel() == 1,
-        lambda: f"{op}: global_scale must hold one element, got shape {_shape(global_scale.shape)}",
-    )
+    _check_global_scale(global_scale, op)
     _check_contiguous(w_packed, op, "w_packed")
     _check_contiguous(scale, op, "scale")
     _check_same_device(w_packed, scale, op, "scale")
