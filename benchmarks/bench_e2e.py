@@ -252,7 +252,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 qlin_err = "torchquant.nn: " + C.first_line(e)
         else:
             qlin_err = "torchquant not importable"
-        for label in ("int8", "int8 static", "fp8_block", "fp8_block static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
+        for label in ("int8", "int8 static", "int8_sparse24 static", "fp8_block", "fp8_block static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
                       "nvfp4 layout0", "sparse24", "int8_sparse24"):
             fmt, _, variant = label.partition(" ")
             qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0},

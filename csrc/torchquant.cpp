@@ -178,10 +178,11 @@ TORCH_LIBRARY(torchquant, m) {
   // m16n8k32 .s8 tensor cores, sm_80+, K % 32 == 0), "wgmma" (as above),
   // "simt" (CUDA cores, any K % 4); "auto" picks by device, M and N
   // (auto_takes_sparse_wgmma, then choose_int8_kernel). CPU: "cpu".
+  // static_weight: as int8_matmul's, for w_values and w_meta (the gemv path).
   m.def(
       "sparse24_int8_matmul(Tensor a_q, Tensor a_scale, Tensor? a_zero, Tensor w_values, "
       "Tensor w_meta, Tensor w_scale, Tensor? w_colsum=None, Tensor? bias=None, "
-      "ScalarType? out_dtype=None, str path='auto') -> Tensor");
+      "ScalarType? out_dtype=None, str path='auto', bool static_weight=False) -> Tensor");
 }
 
 // Inference only (common/inference_only.h): under grad mode the outputs are constants to

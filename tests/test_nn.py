@@ -768,7 +768,8 @@ def test_quantlinear_bad_inputs():
         QuantLinear.from_float(lin, "fp8_block")
 
 
-@pytest.mark.parametrize("fmt", ALL_FORMATS + ["nvfp4_layout1", "fp8_block_static", "nvfp4_static", "int8_static"])
+@pytest.mark.parametrize("fmt", ALL_FORMATS + ["nvfp4_layout1", "fp8_block_static", "nvfp4_static", "int8_static",
+                                 "int8_sparse24_static"])
 def test_compile_fullgraph_no_graph_break(fmt):
     torch._dynamo.reset()  # fresh recompile budget: every test compiles a new module's forward
     kw = {"nvfp4_layout": 1} if fmt == "nvfp4_layout1" else {"static_weights": True} if "static" in fmt else {}
@@ -800,7 +801,7 @@ GRAPH_CASES = ([(f, {}, 8) for f in ALL_FORMATS] + [("fp8_block", {"prefill": "w
                # nvfp4 word layout 1 (bf16): the GEMVs read it, and at M = 64 on sm_90 the decoding GEMM
                + [("nvfp4", {"nvfp4_layout": 1}, m) for m in (1, 8, 64)]
                # static_weights: the sm_90 GEMVs load the weight before the PDL wait
-               + [(f, {"static_weights": True}, m) for f in ("fp8_block", "nvfp4", "int8") for m in (1, 8)])
+               + [(f, {"static_weights": True}, m) for f in ("fp8_block", "nvfp4", "int8", "int8_sparse24") for m in (1, 8)])
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")

@@ -65,6 +65,7 @@ def _opcheck_cases(device):
         (ops.decompress24, (d(vals), d(meta))),
         (ops.sparse24_gemv, (xh, d(hv), d(hm), None, "auto")),
         (ops.sparse24_int8_matmul, (d(aq), d(sa), d(za), d(iv), d(im), d(sw), None, None, torch.bfloat16, "auto")),
+        (ops.sparse24_int8_matmul, (d(aq), d(sa), None, d(iv), d(im), d(sw), None, None, torch.bfloat16, "auto", True)),
     ]
 
 

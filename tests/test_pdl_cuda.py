@@ -198,7 +198,7 @@ def test_pdl_hopper_gemv_chain(monkeypatch, fmt, n, M):
 # fp8_block ring and nvfp4 mma GEMVs copy their first weight stages before the PDL wait, the int8
 # GEMV issues its first round of weight loads), for weights not written by a kernel that may
 # still be running.
-STATIC_FORMATS = ["fp8_block", "nvfp4", "int8"]
+STATIC_FORMATS = ["fp8_block", "nvfp4", "int8", "int8_sparse24"]
 
 
 def _static_layers(fmt, seed, depth=DEPTH):

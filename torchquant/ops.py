@@ -188,9 +188,12 @@ def sparse24_int8_matmul(
     bias: Optional[Tensor] = None,
     out_dtype: Optional[torch.dtype] = None,
     path: str = "auto",
+    static_weight: bool = False,
 ) -> Tensor:
-    """int8_matmul with the int8 weight in compress24's 2:4 form (values [N, K/2] + meta)."""
-    return _ops.sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype, path)
+    """int8_matmul with the int8 weight in compress24's 2:4 form (values [N, K/2] + meta);
+    static_weight as int8_matmul's (its gemv path, M <= 4)."""
+    return _ops.sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum, bias, out_dtype, path,
+                                     static_weight)
 
 
 # -------------------------------------------------------------------- fakes --
@@ -906,7 +909,8 @@ def _validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_sca
 
 @torch.library.register_fake("torchquant::sparse24_int8_matmul")
 def _sparse24_int8_matmul_fake(
-    a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto"
+    a_q, a_scale, a_zero, w_values, w_meta, w_scale, w_colsum=None, bias=None, out_dtype=None, path="auto",
+    static_weight=False,
 ):
     op = "sparse24_int8_matmul"
     M, N, K, od = _validate_sparse24_int8_matmul(

@@ -25,7 +25,8 @@
 // may still be running when the GEMV launches; QuantLinear(static_weights=True) passes it).
 // With it, a launch that is PDL under the rules above (unset or "1") also loads its first weight
 // stages before the wait (the ring / mma GEMVs' copies, the Hopper GEMVs' TMA, the int8 GEMV's
-// first round of 16-byte register loads, 2026-12-05c); "0" still turns PDL off. A weight the op copied itself (an unaligned
+// first round of 16-byte register loads and the int8 2:4 GEMV's first step, 2026-12-05c); "0"
+// still turns PDL off. A weight the op copied itself (an unaligned
 // view) was written by the kernel just before: no early loads of it in any mode, "smem" included.
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
@@ -117,7 +118,7 @@ inline PdlMode pdl_mode(int device, PdlKernel k, WeightWritten w = WeightWritten
   // the kernels that can issue weight loads before the wait
   const bool can_early = k == PdlKernel::kFp8Ring || k == PdlKernel::kNvfp4Mma ||
                          k == PdlKernel::kNvfp4MmaMulti || k == PdlKernel::kHopperGemv ||
-                         k == PdlKernel::kInt8Gemv;
+                         k == PdlKernel::kInt8Gemv || k == PdlKernel::kSp24Int8Gemv;
   const char* v = std::getenv("TORCHQUANT_PDL");
   if (v == nullptr || *v == '\0') {
     m.on = pdl_default(k);

@@ -214,7 +214,8 @@ at::Tensor sparse24_int8_matmul_cpu(const at::Tensor& a_q, const at::Tensor& a_s
                                     const c10::optional<at::Tensor>& w_colsum,
                                     const c10::optional<at::Tensor>& bias,
                                     c10::optional<at::ScalarType> out_dtype,
-                                    c10::string_view kernel) {
+                                    c10::string_view kernel,
+                                    bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "sparse24_int8_matmul";
   const Int8MatmulShape sh = validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta,
                                                            w_scale, w_colsum, bias, out_dtype);

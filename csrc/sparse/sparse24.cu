@@ -512,31 +512,32 @@ Int8Path choose_int8_kernel(const DeviceCaps& caps, int64_t M, int64_t K) {
 template <typename OutT, int MT>
 void launch_int8_gemv_mt(const int8_t* a, const int8_t* v, const uint8_t* m,
                          const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, WeightWritten written) {
   constexpr int RW = MT == 2 ? 4 : 2;
   const unsigned gy = static_cast<unsigned>(std::min((M + MT - 1) / MT, 65535));
-  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kSp24Int8Gemv);  // common/pdl.h
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kSp24Int8Gemv, written);  // common/pdl.h
+  const int early = pdl.early ? 1 : 0;
   if constexpr (MT == 1) {
     // A/B knob: TORCHQUANT_SP24_FMA containing "i8w4" runs 4 weight rows per warp.
     if (sp24_knob("i8w4")) {
       launch_kernel(sparse24::sparse24_int8_gemv_kernel<OutT, 1, 4>, dim3((N + 31) / 32, gy),
-                    dim3(256), 0, stream, pdl.on, a, v, m, ep, y, M, N, K);
+                    dim3(256), 0, stream, pdl.on, a, v, m, ep, y, M, N, K, early);
       return;
     }
   }
   launch_kernel(sparse24::sparse24_int8_gemv_kernel<OutT, MT, RW>,
                 dim3((N + 8 * RW - 1) / (8 * RW), gy), dim3(256), 0, stream, pdl.on, a, v, m, ep, y,
-                M, N, K);
+                M, N, K, early);
 }
 
 template <typename OutT>
 void launch_int8_gemv(const int8_t* a, const int8_t* v, const uint8_t* m,
                       const sparse24::Int8Epilogue& ep, OutT* y, int M, int N, int K,
-                      cudaStream_t stream) {
-  if (M == 1) launch_int8_gemv_mt<OutT, 1>(a, v, m, ep, y, M, N, K, stream);
-  else if (M == 2) launch_int8_gemv_mt<OutT, 2>(a, v, m, ep, y, M, N, K, stream);
-  else if (M <= 4) launch_int8_gemv_mt<OutT, 4>(a, v, m, ep, y, M, N, K, stream);
-  else launch_int8_gemv_mt<OutT, 8>(a, v, m, ep, y, M, N, K, stream);
+                      cudaStream_t stream, WeightWritten written) {
+  if (M == 1) launch_int8_gemv_mt<OutT, 1>(a, v, m, ep, y, M, N, K, stream, written);
+  else if (M == 2) launch_int8_gemv_mt<OutT, 2>(a, v, m, ep, y, M, N, K, stream, written);
+  else if (M <= 4) launch_int8_gemv_mt<OutT, 4>(a, v, m, ep, y, M, N, K, stream, written);
+  else launch_int8_gemv_mt<OutT, 8>(a, v, m, ep, y, M, N, K, stream, written);
 }
 
 // The int8 mma.sp kernel's launch shapes: BN weight rows per block, a STAGES-deep ring of
@@ -620,7 +621,7 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
                                      const c10::optional<at::Tensor>& w_colsum,
                                      const c10::optional<at::Tensor>& bias,
                                      c10::optional<at::ScalarType> out_dtype,
-                                     c10::string_view kernel_sv) {
+                                     c10::string_view kernel_sv, bool static_weight) {
   const char* op = "sparse24_int8_matmul";
   const Int8MatmulShape s = validate_sparse24_int8_matmul(a_q_in, a_scale, a_zero, w_values_in,
                                                           w_meta_in, w_scale, w_colsum, bias,
@@ -689,7 +690,9 @@ at::Tensor sparse24_int8_matmul_cuda(const at::Tensor& a_q_in, const at::Tensor&
     using OutT = decltype(tag);
     OutT* yp = reinterpret_cast<OutT*>(y.data_ptr());
     if (path == Int8Path::kGemv) {
-      launch_int8_gemv<OutT>(ap, vp, mp, ep, yp, M, N, K, stream);
+      // values / meta copied here for alignment were written just before: never loaded early
+      const bool copied = values.data_ptr() != w_values_in.data_ptr() || meta.data_ptr() != w_meta_in.data_ptr();
+      launch_int8_gemv<OutT>(ap, vp, mp, ep, yp, M, N, K, stream, weight_written(static_weight, copied));
     } else if (path == Int8Path::kMma) {
       // Tokens per block: the smallest of 8, 16, 32, 64 that covers M (64
       // beyond), so decode shapes stream the weight once per 8/16 tokens and

@@ -937,13 +937,13 @@ __global__ void __launch_bounds__(256) sparse24_int8_simt_kernel(
 template <typename OutT, int MT, int RW>
 __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
     const int8_t* __restrict__ a_q, const int8_t* __restrict__ values,
-    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K) {
+    const uint8_t* __restrict__ meta, Int8Epilogue ep, OutT* __restrict__ y, int M, int N, int K,
+    int w_early) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   const int row0 = (blockIdx.x * 8 + warp) * RW;
   pdl_launch_dependents();  // common/pdl.h: the next decode kernel may launch
   if (row0 >= N) return;  // no block-wide barrier below: a whole warp may leave
-  pdl_wait();  // a_q, the epilogue's scales, the output after the predecessor
   const int nsteps = K / 32;
   const int8_t* vrow[RW];
   const uint8_t* mrow[RW];
@@ -960,6 +960,14 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
       m[r] = ld_stream_u32(mrow[r] + 4 * c);
     }
   };
+  const int mtiles = (M + MT - 1) / MT;
+  // static_weight (common/pdl.h): the first M tile's first step of values and meta is loaded
+  // before the wait (the weight was written long before this kernel's predecessor ran).
+  uint4 cv[RW];
+  uint32_t cm[RW];
+  const bool early = w_early && lane < nsteps && static_cast<int>(blockIdx.y) < mtiles;
+  if (early) load_step(lane, cv, cm);
+  pdl_wait();  // a_q, the epilogue's scales, the output after the predecessor
   // Spreads the four 2-bit positions of a meta byte (in each 16-bit half of
   // x) into the four selector nibbles of that half, + 4 on the upper two.
   auto spread = [](uint32_t x) {
@@ -968,7 +976,6 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
     return x | 0x44004400u;
   };
 
-  const int mtiles = (M + MT - 1) / MT;
   for (int mt = blockIdx.y; mt < mtiles; mt += gridDim.y) {
     const int m0 = mt * MT;
     const int mv = min(MT, M - m0);
@@ -978,9 +985,7 @@ __global__ void __launch_bounds__(256) sparse24_int8_gemv_kernel(
 #pragma unroll
       for (int m = 0; m < MT; ++m) acc[r][m] = 0;
 
-    uint4 cv[RW];
-    uint32_t cm[RW];
-    if (lane < nsteps) load_step(lane, cv, cm);
+    if (lane < nsteps && !(early && mt == static_cast<int>(blockIdx.y))) load_step(lane, cv, cm);
     for (int c = lane; c < nsteps; c += 32) {
       uint4 nv[RW];
       uint32_t nm[RW];

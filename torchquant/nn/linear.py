@@ -36,7 +36,7 @@ trace it without graph breaks.
              W8A8 as int8, the weight pruned 2:4, then quantized per channel
              and compressed: quantize_int8 + sparse24_int8_matmul, two launches.
 
-static_weights=True (fp8_block, nvfp4 and int8; default False) is the promise that
+static_weights=True (fp8_block, nvfp4, int8 and int8_sparse24; default False) is the promise that
 the layer's weight buffers are not written on the GPU between calls other
 than through the layer itself (load_state_dict, .to(), the builders), as
 in inference with loaded weights. On sm_90 the decode GEMVs then start
@@ -426,6 +426,7 @@ class QuantLinear(nn.Module):
             y = _ops.sparse24_int8_matmul(
                 a_q, a_s, None if self.act_symmetric else a_z, self.weight_values, self.weight_meta,
                 self.weight_scale, None if self.act_symmetric else self.weight_colsum, self.bias, out_dtype, "auto",
+                self._static_weights,
             )
         elif self.format == "sparse24":
             # sparse24_gemv needs x in the values' dtype. The activation is
