@@ -151,8 +151,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
 def set_static_weights(model: nn.Module, enabled: bool = True) -> int:
     """Set static_weights on every QuantLinear of `model` (e.g. after load_quantized or
     load_prequantized): the promise that their weights are not written on the GPU between calls
-    except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block, nvfp4 and
-    int8 layers start loading the weight before the kernel just before them finishes (QuantLinear's
+    except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block, nvfp4,
+    int8 and int8_sparse24 layers start loading the weight before the kernel just before them finishes (QuantLinear's
     docstring). Returns the number of layers set. The flag is not saved with the weights."""
     n = 0
     for m in model.modules():
