@@ -1122,6 +1122,15 @@ def test_quantize_model_shared_modules_and_tied_weights(tmp_path):
     model.add_module("b", lin)
     quantize_model(model, "int8", progress=False)
     assert isinstance(model.a, QuantLinear) and model.a is model.b
+    x = torch.randn(2, 96)
+    path = str(tmp_path / "shared.safetensors")
+    save_quantized(model, path)
+    fresh = nn.Sequential()
+    lin2 = _linear(k=96, n=96, seed=9)
+    fresh.add_module("a", lin2)
+    fresh.add_module("b", lin2)
+    load_quantized(fresh, path)
+    assert fresh.a is fresh.b and torch.equal(fresh(x), model(x))
     shared = nn.ModuleList([lin, lin])
     quantize_model(shared, {"format": "int8", "skip": ["1"]}, progress=False)  # one name skipped: both float
     assert isinstance(shared[0], nn.Linear) and shared[0] is shared[1]

@@ -152,8 +152,9 @@ def set_static_weights(model: nn.Module, enabled: bool = True) -> int:
     """Set static_weights on every QuantLinear of `model` (e.g. after load_quantized or
     load_prequantized): the promise that their weights are not written on the GPU between calls
     except through the layers themselves, which lets the sm_90 decode GEMVs of fp8_block, nvfp4,
-    int8 and int8_sparse24 layers start loading the weight before the kernel just before them finishes (QuantLinear's
-    docstring). Returns the number of layers set. The flag is not saved with the weights."""
+    int8 and int8_sparse24 layers start loading the weight before the kernel just before them
+    finishes (QuantLinear's docstring). Returns the number of layers set. The flag is not saved
+    with the weights."""
     n = 0
     for m in model.modules():
         if isinstance(m, QuantLinear):
@@ -199,6 +200,9 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
     with safe_open(path, framework="pt") as f:
         meta = f.metadata() or {}
         keys = set(f.keys())
+    aliases: Dict[int, list] = {}  # a module registered under several names is replaced under each
+    for n, m in model.named_modules(remove_duplicate=False):
+        aliases.setdefault(id(m), []).append(n)
     for key, val in meta.items():
         if not key.startswith("torchquant."):
             continue
@@ -228,7 +232,8 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
         q = QuantLinear(lin.in_features, lin.out_features, has_bias, cfg["format"], block_size=cfg["block_size"],
                         act_symmetric=cfg["act_symmetric"], prefill=cfg["prefill"], dtype=cfg["dtype"],
                         nvfp4_layout=cfg["nvfp4_layout"], device=dev)
-        _replace(model, name, q)
+        for alias in aliases.get(id(lin), [name]):
+            _replace(model, alias, q)
     sd = load_file(path, device=str(device) if device is not None else "cpu")
     # A model built on the meta device takes the file's tensors themselves (assign).
     on_meta = any(t.is_meta for t in list(model.parameters()) + list(model.buffers()))
