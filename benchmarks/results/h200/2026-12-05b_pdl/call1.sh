@@ -12,7 +12,7 @@
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
 . benchmarks/call_setup.sh "$1"
-timeout 100 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_pdl_cuda.py > "$R/tests_pdl.log" 2>&1
+timeout 150 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_pdl_cuda.py > "$R/tests_pdl.log" 2>&1
 echo "pdl tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_pdl.log"; grep -E "^FAILED|Error" "$R/tests_pdl.log" | head -10
 # (d) 2026-12-05c: int8 static_weight (the gemv's first weight loads before its PDL wait) beside the
 #     default, 28672x8192 M = 1 / 16 (the issue's <= 57 us at M = 1), one process
