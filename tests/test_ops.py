@@ -834,3 +834,32 @@ def test_wrappers_name_a_missing_tensor():
                      (tq.nvfp4_relayout, (1,)), (tq.quantize_nvfp4, ()), (tq.prune24, ()), (tq.compress24, ())):
         with pytest.raises(TypeError, match=rf"{fn.__name__}: \w+ must be a tensor, got NoneType"):
             fn(None, *args)
+
+
+def test_fake_size_bounds():
+    """The size bounds the CUDA code adds (tile and chunk counts are rounded up in int): M, N below
+    2^31 - 256 for fp8_block_gemv / nvfp4_gemv, K below 2^26 for nvfp4_gemv too (at K near 2^31 the
+    mma GEMV's chunk count wrapped and the K loop never ran), and the 2:4 ops' M, N (K) below
+    2^31 - 256 on every device. Meta / fake tensors: no memory is allocated."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    big = 2**31 - 200
+    e4 = torch.float8_e4m3fn
+    with FakeTensorMode():
+        def t(*shape, dtype=torch.float16, device="cuda"):
+            return torch.empty(*shape, dtype=dtype, device=device)
+        K = 2**26
+        with pytest.raises(RuntimeError, match="nvfp4_gemv: K = 67108864 must be below 2\\^26"):
+            ops.nvfp4_gemv(t(2, K), t(1, K // 2, dtype=torch.uint8), t(1, K // 16, dtype=e4),
+                           t((), dtype=torch.float32), None, "mma")
+        with pytest.raises(RuntimeError, match="nvfp4_gemv: M and N must each be below 2\\^31 - 256"):
+            ops.nvfp4_gemv(t(big, 64), t(1, 32, dtype=torch.uint8), t(1, 4, dtype=e4),
+                           t((), dtype=torch.float32), None, "auto")
+        with pytest.raises(RuntimeError, match="fp8_block_gemv: M and N must each be below 2\\^31 - 256"):
+            ops.fp8_block_gemv(t(big, 64), t(1, 64, dtype=e4), t(1, 1, dtype=torch.float32), 64, None, "auto")
+    for dev in ("meta", "cpu"):
+        with FakeTensorMode():
+            x = torch.empty(big, 32, dtype=torch.float16, device=dev)
+            with pytest.raises(RuntimeError, match="sparse24_gemv: M, N and K must be below 2\\^31 - 256"):
+                ops.sparse24_gemv(x, torch.empty(1, 16, dtype=torch.float16, device=dev),
+                                  torch.empty(1, 4, dtype=torch.uint8, device=dev))

@@ -14,14 +14,14 @@ for every condition that metadata alone decides, in the C++ order and with its m
   and meta [N, ceil(K/8)], activation scales / zero points of one element or [M], weight
   scales of one element or [N], w_colsum int32 [N], bias [N], global_scale one float32
   element); K multiples (16 for fp8 / nvfp4, 4 for 2:4); size limits (int8 K <= 65536,
-  the 2:4 ops' 2^31); block_size (a multiple of 16 in [16, 256]); layout (0, 1 or 2,
+  the 2:4 ops' 2^31 - 256); block_size (a multiple of 16 in [16, 256]); layout (0, 1 or 2,
   and 1 / 2 only with bfloat16 / float16 x).
 - one device: every tensor argument on exactly the first operand's device, as in C++ (no
   exception for a one-element CPU tensor beside CUDA ones); the message names the argument.
 - path names by the tensors' device type: "auto" and the names the op's CUDA code takes
   for CUDA tensors (FakeTensorMode keeps the device), "auto" and "cpu" for CPU ones, either
   backend's names on the meta device. For CUDA tensors also what the CUDA
-  code refuses whatever the GPU: M / N (/ K) of 2^31 and more, fp8 / nvfp4 K >= 2^26,
+  code refuses whatever the GPU: M / N of 2^31 - 256 and more, fp8 / nvfp4 K >= 2^26,
   a named path's shape conditions (int8 'wgmma': K % 16; fp8 'wgmma': block_size % 64,
   K % 128; nvfp4 'tile': K % 128, 'wgmma': K % 256; 2:4 'mma' / 'gemv': K % 32,
   'wgmma': K % 128), nvfp4 layouts 1 / 2 on paths other than auto / mma / wgmma; and for
@@ -507,8 +507,8 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
     M, N, K = _validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias, op)
     if _check_path(path, x, op):  # fp8_block_gemv.cu
         _check_all(
-            (M <= _INT_MAX, N <= _INT_MAX),
-            lambda: f"{op}: M and N must each be below 2^31, got M = {M}, N = {N}",
+            (M < _TMA_MAX, N < _TMA_MAX),
+            lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
         if path == "wgmma":
@@ -672,9 +672,10 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto",
     _check_nvfp4_layout(layout, x.dtype, op)
     if _check_path(path, x, op):  # nvfp4_gemv.cu
         _check_all(
-            (M <= _INT_MAX, N <= _INT_MAX, K <= _INT_MAX),
-            lambda: f"{op}: M, N and K must each be below 2^31, got M = {M}, N = {N}, K = {K}",
+            (M < _TMA_MAX, N < _TMA_MAX),
+            lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
+        torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
         torch._check(
             layout == 0 or path in ("auto", "mma", "wgmma"),
             lambda: f"{op}: layout {layout} (a decode order) runs on paths 'mma' and 'wgmma', got path '{path}'; "
@@ -842,7 +843,7 @@ def _validate_sparse24_gemv(x, values, meta, bias):
     N = values.shape[0]
     _check_nonempty(M, N, K, op)
     torch._check(K % 4 == 0, lambda: f"{op}: K must be a multiple of 4 (2:4 groups), got {K}")
-    _check_all((M < _INT_MAX, N < _INT_MAX, K < _INT_MAX), f"{op}: M, N and K must be below 2^31")
+    _check_all((M < _TMA_MAX, N < _TMA_MAX, K < _TMA_MAX), f"{op}: M, N and K must be below 2^31 - 256")
     _check_sparse24_weight(values, meta, K, op, "values", "meta")
     _check_bias(bias, x, N, op, match_ref=True)
     return M, N, K
@@ -899,7 +900,7 @@ def _validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_sca
         K <= _INT8_MAX_K,
         lambda: f"{op}: K = {K} exceeds {_INT8_MAX_K}, beyond which the int32 accumulator can overflow",
     )
-    _check_all((M < _INT_MAX, N < _INT_MAX), f"{op}: M and N must be below 2^31")
+    _check_all((M < _TMA_MAX, N < _TMA_MAX), f"{op}: M and N must be below 2^31 - 256")
     for t, name in ((a_scale, "a_scale"), (w_values, "w_values"), (w_meta, "w_meta"), (w_scale, "w_scale")):
         _check_same_device(a_q, t, op, name)
     _check_sparse24_weight(w_values, w_meta, K, op, "w_values", "w_meta")
