@@ -215,7 +215,7 @@ _SPARSE_DTYPES = (torch.int8, torch.float16, torch.bfloat16, torch.float32)
 _SPARSE_WORDS = "int8, float16, bfloat16 or float32"
 _INT_MAX = 2**31 - 1
 _INT8_MAX_K = 65536  # kInt8MaxK
-_TMA_MAX = 2**31 - 256  # tma::require_sm90a's M and N bound
+_DIM_MAX = 2**31 - 256  # kMaxDim (common/checks.h) and tma::require_sm90a's M and N bound
 # The path names besides "auto" that each op's CUDA implementation takes (check_kernel_name in
 # csrc/*/*.cu); every CPU implementation takes "cpu".
 _CUDA_PATHS = {
@@ -349,7 +349,7 @@ def _check_path(path: str, ref: Tensor, op: str) -> bool:
 def _check_tma(M, N, op: str) -> None:
     """tma::require_sm90a's size bound (its compute-capability check needs the device)."""
     _check_all(
-        (M < _TMA_MAX, N < _TMA_MAX),
+        (M < _DIM_MAX, N < _DIM_MAX),
         lambda: f"{op}: M and N must fit the TMA's 32-bit coordinates, got M = {M}, N = {N}",
     )
 
@@ -507,7 +507,7 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
     M, N, K = _validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias, op)
     if _check_path(path, x, op):  # fp8_block_gemv.cu
         _check_all(
-            (M < _TMA_MAX, N < _TMA_MAX),
+            (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
@@ -672,7 +672,7 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto",
     _check_nvfp4_layout(layout, x.dtype, op)
     if _check_path(path, x, op):  # nvfp4_gemv.cu
         _check_all(
-            (M < _TMA_MAX, N < _TMA_MAX),
+            (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
@@ -843,7 +843,7 @@ def _validate_sparse24_gemv(x, values, meta, bias):
     N = values.shape[0]
     _check_nonempty(M, N, K, op)
     torch._check(K % 4 == 0, lambda: f"{op}: K must be a multiple of 4 (2:4 groups), got {K}")
-    _check_all((M < _TMA_MAX, N < _TMA_MAX, K < _TMA_MAX), f"{op}: M, N and K must be below 2^31 - 256")
+    _check_all((M < _DIM_MAX, N < _DIM_MAX, K < _DIM_MAX), f"{op}: M, N and K must be below 2^31 - 256")
     _check_sparse24_weight(values, meta, K, op, "values", "meta")
     _check_bias(bias, x, N, op, match_ref=True)
     return M, N, K
@@ -900,7 +900,7 @@ def _validate_sparse24_int8_matmul(a_q, a_scale, a_zero, w_values, w_meta, w_sca
         K <= _INT8_MAX_K,
         lambda: f"{op}: K = {K} exceeds {_INT8_MAX_K}, beyond which the int32 accumulator can overflow",
     )
-    _check_all((M < _TMA_MAX, N < _TMA_MAX), f"{op}: M and N must be below 2^31 - 256")
+    _check_all((M < _DIM_MAX, N < _DIM_MAX), f"{op}: M and N must be below 2^31 - 256")
     for t, name in ((a_scale, "a_scale"), (w_values, "w_values"), (w_meta, "w_meta"), (w_scale, "w_scale")):
         _check_same_device(a_q, t, op, name)
     _check_sparse24_weight(w_values, w_meta, K, op, "w_values", "w_meta")

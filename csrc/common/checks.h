@@ -27,6 +27,10 @@ inline std::string shape_str(at::IntArrayRef s) {
 // Largest K for which |acc| + |z_a * colsum| <= 2 * K * 128 * 127 fits int32.
 constexpr int64_t kInt8MaxK = 65536;
 
+// M, N (and the 2:4 GEMV's K) of the ops whose launchers round tile and chunk counts up in int
+// ((K + 2047) / 2048, (N + 63) / 64 ...): a margin below 2^31.
+constexpr int64_t kMaxDim = (int64_t{1} << 31) - 256;
+
 // A required tensor passed as None reaches an op as an undefined tensor once another operand
 // has set the dispatch key; without this its dtype prints as UNKNOWN_SCALAR.
 inline void check_defined(const at::Tensor& t, const char* op, const char* name) {

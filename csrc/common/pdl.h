@@ -13,21 +13,21 @@
 //   "1": PDL for every decode kernel below, nothing loaded before the wait (always correct);
 //   "smem": as "1", but the fp8_block ring and nvfp4 mma GEMVs copy their first ring stages
 //     of weight and scales into shared memory before the wait (and the sm_90a decode GEMVs'
-//     TMA producers issue theirs, the int8 GEMV its first round of register loads). Correct
-//     only when the weight
-//     and its scales were written long before the GEMV, not by the kernel just before it
-//     (the predecessor's stores are guaranteed visible only after the wait): model weights
-//     loaded once, as in inference;
+//     TMA producers issue theirs, the int8 and int8 2:4 GEMVs their first register loads).
+//     Correct only when the weight and its scales were written long before the GEMV, not by
+//     the kernel just before it (the predecessor's stores are guaranteed visible only after
+//     the wait): model weights loaded once, as in inference;
 //   unset: each kernel's measured default (pdl_default below: "1" for most, off for some);
 //     then TORCHQUANT_PDL_HOPPER_GEMV=0/1 overrides it for the sm_90a decode GEMVs alone.
-// The per-call form of "smem": fp8_block_gemv / nvfp4_gemv / int8_matmul take static_weight=True
-// (the caller's promise that the weight and its block scales were not written by any kernel that
-// may still be running when the GEMV launches; QuantLinear(static_weights=True) passes it).
-// With it, a launch that is PDL under the rules above (unset or "1") also loads its first weight
-// stages before the wait (the ring / mma GEMVs' copies, the Hopper GEMVs' TMA, the int8 GEMV's
-// first round of 16-byte register loads and the int8 2:4 GEMV's first step, 2026-12-05c); "0"
-// still turns PDL off. A weight the op copied itself (an unaligned
-// view) was written by the kernel just before: no early loads of it in any mode, "smem" included.
+// The per-call form of "smem": fp8_block_gemv / nvfp4_gemv / int8_matmul / sparse24_int8_matmul
+// take static_weight=True (the caller's promise that the weight and its block scales were not
+// written by any kernel that may still be running when the GEMV launches;
+// QuantLinear(static_weights=True) passes it). With it, a launch that is PDL under the rules
+// above (unset or "1") also loads its first weight stages before the wait (the ring / mma GEMVs'
+// copies, the Hopper GEMVs' TMA, the int8 GEMV's first round of 16-byte register loads and the
+// int8 2:4 GEMV's first step, 2026-12-05c); "0" still turns PDL off. A weight the op copied
+// itself (an unaligned view) was written by the kernel just before: no early loads of it in any
+// mode, "smem" included.
 // A kernel that was tried before the wait with only an L2 prefetch of its first weight
 // bytes (cp.async.bulk.prefetch.L2, which is correct whoever wrote them) lost to no
 // prefetch on every shape (results/h200/2026-12-02b_pdl, call 2: fused Llama-3-8B layer

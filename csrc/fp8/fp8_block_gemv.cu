@@ -411,9 +411,7 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
-  // Tile counts are rounded up in int (M + 15, N + 15 ...): a margin below 2^31.
-  constexpr int64_t kMax = (int64_t{1} << 31) - 256;
-  TORCH_CHECK(M < kMax && N < kMax, kGemvOp, ": M and N must each be below 2^31 - 256, got M = ", M,
+  TORCH_CHECK(M < kMaxDim && N < kMaxDim, kGemvOp, ": M and N must each be below 2^31 - 256, got M = ", M,
               ", N = ", N);
   // The kernels' branch-free scale-block index is exact for K < 2^26 (a
   // 64M-element weight row; far beyond any layer).

@@ -568,10 +568,9 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
-  // Tile and chunk counts are rounded up in int ((K + 2047) / 2048 ...): a margin below 2^31,
-  // and K below 2^26 as fp8_block_gemv's and the wgmma path's (a 64M-element row).
-  constexpr int64_t kMax = (int64_t{1} << 31) - 256;
-  TORCH_CHECK(M < kMax && N < kMax, kGemvOp, ": M and N must each be below 2^31 - 256, got M = ", M,
+  // K below 2^26 as fp8_block_gemv's and the wgmma path's (a 64M-element row; the mma GEMV's
+  // chunk count (K + 2047) / 2048 is an int)
+  TORCH_CHECK(M < kMaxDim && N < kMaxDim, kGemvOp, ": M and N must each be below 2^31 - 256, got M = ", M,
               ", N = ", N);
   TORCH_CHECK(K < (int64_t{1} << 26), kGemvOp, ": K = ", K, " must be below 2^26");
 

@@ -14,9 +14,6 @@
 
 namespace torchquant {
 
-// The 2:4 ops' size bound: their launchers round chunk and tile counts up in int.
-constexpr int64_t kSp24MaxDim = (int64_t{1} << 31) - 256;
-
 // ------------------------------------------------------ data errors ------
 // The texts csrc/cpu/sparse24_cpu.cpp raises, verbatim: a CUDA caller sees
 // the same message for the same bad group.
@@ -82,8 +79,7 @@ inline GemvShape validate_sparse24_gemv(const at::Tensor& x, const at::Tensor& v
   TORCH_CHECK(M > 0 && N > 0 && K > 0, op, ": empty operand (M = ", M, ", N = ", N, ", K = ", K,
               ")");
   TORCH_CHECK(K % 4 == 0, op, ": K must be a multiple of 4 (2:4 groups), got ", K);
-  // chunk and tile counts are rounded up in int ((K + 127) / 128, (N + 63) / 64 ...)
-  TORCH_CHECK(M < kSp24MaxDim && N < kSp24MaxDim && K < kSp24MaxDim, op,
+  TORCH_CHECK(M < kMaxDim && N < kMaxDim && K < kMaxDim, op,
               ": M, N and K must be below 2^31 - 256");
   check_sparse24_weight(values, meta, K, op, "values", "meta");
   if (bias.has_value()) {
@@ -115,7 +111,7 @@ inline Int8MatmulShape validate_sparse24_int8_matmul(
   TORCH_CHECK(K % 4 == 0, op, ": K must be a multiple of 4 (2:4 groups), got ", K);
   TORCH_CHECK(K <= kInt8MaxK, op, ": K = ", K, " exceeds ", kInt8MaxK,
               ", beyond which the int32 accumulator can overflow");
-  TORCH_CHECK(M < kSp24MaxDim && N < kSp24MaxDim, op, ": M and N must be below 2^31 - 256");
+  TORCH_CHECK(M < kMaxDim && N < kMaxDim, op, ": M and N must be below 2^31 - 256");
   check_same_device(a_q, a_scale, op, "a_scale");
   check_same_device(a_q, w_values, op, "w_values");
   check_same_device(a_q, w_meta, op, "w_meta");

@@ -72,6 +72,7 @@ FORMATS = ("int8", "fp8_block", "nvfp4", "sparse24", "int8_sparse24")
 # 4 along K. quantize_model skips (with a warning) layers that do not fit.
 K_MULTIPLE = {"fp8_block": 16, "nvfp4": 16, "sparse24": 4, "int8_sparse24": 4}
 _ops = torch.ops.torchquant
+_EXTRA_STATE_VERSION = 1  # of QuantLinear.get_extra_state's [version, block_size]
 
 
 def layer_dtype(weight_dtype: torch.dtype, dtype: Optional[torch.dtype] = None) -> torch.dtype:
@@ -319,9 +320,10 @@ class QuantLinear(nn.Module):
             missing_keys.remove(key)  # written before the extra state existed
         # int8 / int8_sparse24 without column sums (strict=False): derived from the weight rather
         # than left at zero, which would give asymmetric activations wrong outputs
-        if self.format in ("int8", "int8_sparse24") and prefix + "weight_colsum" not in state_dict:
-            w = self.weight_q if self.format == "int8" else self.weight_values
-            if (prefix + ("weight_q" if self.format == "int8" else "weight_values")) in state_dict and not w.is_meta:
+        src = {"int8": "weight_q", "int8_sparse24": "weight_values"}.get(self.format)
+        if src and prefix + "weight_colsum" not in state_dict and prefix + src in state_dict:
+            w = getattr(self, src)
+            if not w.is_meta:
                 with torch.no_grad():
                     self.weight_colsum.copy_(w.to(torch.int32).sum(1, dtype=torch.int32))
 
@@ -605,9 +607,6 @@ def _copy_checked(module: "QuantLinear", name: str, t: Tensor, src: str) -> None
     if why is not None:
         raise TypeError(f"QuantLinear.{src}: {why}")
     buf.copy_(t)
-
-
-_EXTRA_STATE_VERSION = 1
 
 
 def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,

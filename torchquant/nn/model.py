@@ -19,6 +19,16 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
+def _aliases(model: nn.Module, kind: type = nn.Module) -> Dict[int, list]:
+    """id(module) -> every name it is registered under in `model` (a shared or tied module has
+    several), for the modules of type `kind`."""
+    out: Dict[int, list] = {}
+    for n, m in model.named_modules(remove_duplicate=False):
+        if isinstance(m, kind):
+            out.setdefault(id(m), []).append(n)
+    return out
+
+
 def _replace(model: nn.Module, name: str, module: nn.Module) -> None:
     parent_name, _, child = name.rpartition(".")
     parent = model.get_submodule(parent_name) if parent_name else model
@@ -99,10 +109,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                          "use QuantLinear.from_float")
     # Every name of every nn.Linear: a module registered under several names (shared, tied) is
     # quantized once, and each of its names gets that one QuantLinear.
-    aliases: Dict[int, list] = {}
-    for n, m in model.named_modules(remove_duplicate=False):
-        if isinstance(m, nn.Linear):
-            aliases.setdefault(id(m), []).append(n)
+    aliases = _aliases(model, nn.Linear)
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
     all_names = [n for names in aliases.values() for n in names]
     # A pattern that names no nn.Linear is most often a typo in a module path: say so.
@@ -200,9 +207,7 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
     with safe_open(path, framework="pt") as f:
         meta = f.metadata() or {}
         keys = set(f.keys())
-    aliases: Dict[int, list] = {}  # a module registered under several names is replaced under each
-    for n, m in model.named_modules(remove_duplicate=False):
-        aliases.setdefault(id(m), []).append(n)
+    aliases = _aliases(model)  # a module registered under several names is replaced under each
     for key, val in meta.items():
         if not key.startswith("torchquant."):
             continue
