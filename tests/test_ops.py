@@ -863,3 +863,28 @@ def test_fake_size_bounds():
             with pytest.raises(RuntimeError, match="sparse24_gemv: M, N and K must be below 2\\^31 - 256"):
                 ops.sparse24_gemv(x, torch.empty(1, 16, dtype=torch.float16, device=dev),
                                   torch.empty(1, 4, dtype=torch.uint8, device=dev))
+
+
+def test_torch_check_messages_are_callable():
+    """torch._check's message must be a callable on torch 2.11 (the GPU machine's version; 2.13+
+    also take a str): a str there raises TypeError instead of the check's error. CI runs a newer
+    torch, so this scans the package's source for torch._check* calls whose message is not a
+    lambda or a name bound to a function (the fakes' _check_all wraps a str itself)."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(torchquant.__file__).parent
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        funcs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for n in ast.walk(tree):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr.startswith("_check") and isinstance(n.func.value, ast.Name)
+                    and n.func.value.id == "torch"):
+                continue
+            msg = n.args[1] if len(n.args) > 1 else next((k.value for k in n.keywords if k.arg == "message"), None)
+            if msg is None or isinstance(msg, ast.Lambda) or (isinstance(msg, ast.Name) and msg.id in funcs):
+                continue
+            bad.append(f"{path.relative_to(root)}:{n.lineno}: {ast.unparse(msg)}")
+    assert not bad, "torch._check with a message that may not be callable:\n" + "\n".join(bad)

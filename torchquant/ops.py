@@ -238,9 +238,11 @@ def _shape(s) -> str:
 
 def _check_all(conds, msg) -> None:
     """TORCH_CHECK(a && b && ...): each condition on its own (no bool() of a symbolic one), one message."""
-    make = msg if callable(msg) else (lambda: msg)  # torch 2.11's _check takes only a callable
+    def message() -> str:  # torch 2.11's _check takes only a callable message
+        return msg() if callable(msg) else msg
+
     for c in conds:
-        torch._check(c, make)
+        torch._check(c, message)
 
 
 def _check_defined(t: Optional[Tensor], op: str, name: str) -> None:
