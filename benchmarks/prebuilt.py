@@ -13,6 +13,9 @@ builds as before.
            _C.so.xz, _C_sm90a.so.xz (stripped of host debug info) and STAMP.json; .prebuilt/ is ignored by git; carry it:
            run(..., carry=[".prebuilt"]))
   device:  python3 benchmarks/prebuilt.py use && echo prebuilt || <build as before>
+  here:    python benchmarks/prebuilt.py cputest --python /path/to/that/python [pytest args]
+           (the CPU tests under the device's torch, with the prebuilt modules, in a clean clone of
+           HEAD: catches torch-version differences before device time is spent)
 
 `make --only a.cu,b.cu` builds those sources only (a prebuilt that `use` takes only where the
 run's TORCHQUANT_ONLY_SOURCES is a subset of them); `make --overlay ab_old --dir
@@ -221,6 +224,30 @@ def use(args) -> int:
     return 0
 
 
+def cputest(args) -> int:
+    """The CPU tests under the device's torch, on this machine, before device time is spent:
+    torch's Python side differs between versions (2.11's torch._check takes only a callable
+    message, 2.11 casts past e4m3's 448 to NaN where 2.14 saturates), and CI runs a newer torch.
+    A clean clone of HEAD with the prebuilt modules unpacked into it (the CUDA build imports and
+    runs its CPU kernels without a GPU; the CUDA tests skip)."""
+    with open(os.path.join(args.dir, "STAMP.json")) as f:
+        stamp = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="tq_cputest_") as tmp:
+        src = os.path.join(tmp, "src")
+        subprocess.run(["git", "clone", "-q", HERE, src], check=True)
+        if stamp["source_hash"] != source_hash(src):
+            print(f"prebuilt cputest: {args.dir} was built from other sources than HEAD; re-make it first")
+            return 2
+        for m in stamp.get("modules", list(MODULES)):
+            with lzma.open(os.path.join(args.dir, m + ".xz"), "rb") as f, \
+                    open(os.path.join(src, "torchquant", m), "wb") as g:
+                shutil.copyfileobj(f, g)
+        cmd = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(args.pytest_args or ["tests"])]
+        print(f"prebuilt cputest: {stamp['commit'][:7]} under {args.python}: {' '.join(cmd[1:])}", flush=True)
+        return subprocess.run(cmd, cwd=src, env=dict(os.environ, PYTHONPATH=src,
+                                                     CUDA_VISIBLE_DEVICES="")).returncode
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -233,6 +260,10 @@ def main() -> int:
     m.add_argument("--overlay", default="", help="a folder of files copied over the checkout")
     u = sub.add_parser("use", help="install a matching build (on the device)")
     u.add_argument("--dir", default=DEFAULT_DIR)
+    c = sub.add_parser("cputest", help="the CPU tests under the device's torch, with the prebuilt modules (here)")
+    c.add_argument("--python", required=True, help="a python whose torch is the device's")
+    c.add_argument("--dir", default=DEFAULT_DIR)
+    c.add_argument("pytest_args", nargs=argparse.REMAINDER, help="what pytest runs (default: tests)")
     sub.add_parser("hash", help="print the tree's source hash")
     sub.add_parser("status", help="which builds under .prebuilt/ match this tree (no GPU needed)")
     args = p.parse_args()
@@ -255,6 +286,8 @@ def main() -> int:
         if not names:
             print("no builds under .prebuilt/")
         return 0
+    if args.cmd == "cputest":
+        return cputest(args)
     return make(args) if args.cmd == "make" else use(args)
 
 
