@@ -75,3 +75,52 @@ def test_report_runs_and_says_no_gpu():
     assert "capability report" in text and "storage census" in text and "INT8 ladder" in text
     if not torch.cuda.is_available():
         assert "no CUDA GPU visible" in text
+
+
+def _fake_gpu(monkeypatch, major, minor, kernels):
+    """The capability report against a described GPU and build: no GPU is touched."""
+    from types import SimpleNamespace
+
+    props = SimpleNamespace(name=f"Fake sm_{major}{minor}", major=major, minor=minor,
+                            multi_processor_count=132, L2_cache_size=50 * 2**20)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: props)
+    monkeypatch.setattr(report, "_has_cuda_kernel", lambda op: op in kernels)
+    return "\n".join(report.capability_report())
+
+
+CUDA_OPS = {"fp8_block_gemv", "nvfp4_gemv", "int8_matmul", "sparse24_gemv", "sparse24_int8_matmul"}
+SM90A_OPS = {"_int8_gemm_sm90a", "_sparse24_int8_gemm_sm90a", "_sparse24_gemm_sm90a", "_fp8_block_gemm_sm90a",
+             "_nvfp4_gemm_sm90a", "_fp8_block_gemv_sm90a", "_nvfp4_gemv_sm90a"}
+
+
+def _line(text, start):
+    return next(ln for ln in text.splitlines() if ln.strip().startswith(start))
+
+
+def test_capability_report_per_card(monkeypatch):
+    """What the report says on each kind of card and build (it once claimed wgmma on any
+    compute capability >= 9.0, though sm_90a code runs on 9.0 only, and tensor-core paths for a
+    CPU-only build)."""
+    h = _fake_gpu(monkeypatch, 9, 0, CUDA_OPS | SM90A_OPS)
+    assert "yes -> every op's 'wgmma' path" in _line(h, "Hopper warpgroup MMA") and "yes ->" in _line(h, "INT8 tensor cores")
+    assert "wgmma" in _line(h, "int8_matmul") and "QuantLinear nvfp4" in h
+
+    no90a = _fake_gpu(monkeypatch, 9, 0, CUDA_OPS)
+    assert "no sm_90a module" in _line(no90a, "Hopper warpgroup MMA")
+    assert "wgmma" not in _line(no90a, "int8_matmul") and "QuantLinear nvfp4" not in no90a
+
+    for major, minor in ((10, 0), (12, 0), (8, 9)):
+        t = _fake_gpu(monkeypatch, major, minor, CUDA_OPS | SM90A_OPS)
+        assert "no on this card (sm_90a code runs on compute capability 9.0 only)" in _line(t, "Hopper warpgroup"), t
+        assert "yes ->" in _line(t, "INT8 tensor cores") and "wgmma" not in _line(t, "int8_matmul")
+    assert _line(_fake_gpu(monkeypatch, 10, 0, CUDA_OPS), "FP4 (e2m1)").endswith("yes")
+
+    turing = _fake_gpu(monkeypatch, 7, 5, CUDA_OPS)
+    assert "no on this card" in _line(turing, "INT8 tensor cores")
+    assert "no CUDA path below sm_80" in _line(turing, "int8_matmul")
+
+    cpu_build = _fake_gpu(monkeypatch, 9, 0, set())
+    assert "CPU kernels only" in cpu_build and "will not run on this GPU" in cpu_build
+    assert "yes ->" not in cpu_build and "int8_matmul" not in cpu_build.split("will not run")[1]

@@ -88,10 +88,12 @@ def seed_operands(m: int, n: int, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
 # use m16n8k32, an sm_80 shape.)
 _FLOORS = [
     ("INT8 tensor cores (mma.sync m16n8k32 s8)", 80, "int8_matmul 'mma' and 'gemv' paths"),
-    ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' paths"),
+    ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' and 'tile' paths"),
     ("2:4 sparse tensor cores (mma.sp)", 80, "sparse24_gemv / sparse24_int8_matmul 'mma' paths"),
-    ("FP8 e4m3/e5m2 tensor cores", 89, "not used: weights are widened to fp16/bf16 exactly"),
-    ("Hopper warpgroup MMA (wgmma, sm_90a)", 90, "int8_matmul and 2:4 'wgmma' paths where built"),
+    ("FP8 e4m3/e5m2 tensor cores", 89, "not in torchquant's kernels (e4m3 is widened to fp16/bf16 exactly); "
+     "QuantLinear(prefill='w8a8') runs cuBLAS's (torch._scaled_mm) at M > 16 on Hopper"),
+    ("Hopper warpgroup MMA (wgmma, sm_90a)", 90, "every op's 'wgmma' path and QuantLinear's fp8_block / "
+     "nvfp4 dequantizing GEMMs, where the sm_90a module is built"),
     ("FP4 (e2m1) tensor cores", 100, "not used: NVFP4 decodes with prmt lookups on any sm_80+"),
 ]
 
@@ -119,13 +121,26 @@ def capability_report() -> List[str]:
             f"GPU {dev}: {p.name} (compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
             f"{p.L2_cache_size / 2**20:.0f} MiB L2)"
         )
+        sm90a = _has_cuda_kernel("_int8_gemm_sm90a")
         for name, floor, use in _FLOORS:
-            ok = cc >= floor
-            if floor == 100 or floor == 89:
-                verdict = "yes" if ok else "no"
+            if floor == 90:  # sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only
+                if cc != 90:
+                    verdict = "no on this card (sm_90a code runs on compute capability 9.0 only)"
+                elif not (built and sm90a):
+                    verdict = "yes, but this build has no sm_90a module (TORCH_CUDA_ARCH_LIST without 9.0)"
+                else:
+                    verdict = "yes -> " + use
+            elif floor == 100 or floor == 89:
+                verdict = "yes" if cc >= floor else "no"
+            elif cc < floor:
+                verdict = "no on this card"
             else:
-                verdict = ("yes -> " + use) if ok else "no on this card"
+                verdict = ("yes -> " + use) if built else "yes, but this build has no CUDA kernels"
             lines.append(f"  {name:<44} {verdict}")
+        if not built:
+            lines.append("  torchquant will not run on this GPU: this build has CPU kernels only (build with CUDA, "
+                         "or keep the inputs on the CPU)")
+            continue
         tc = cc >= 80
         # sm_90 with the sm_90a module: the wgmma GEMMs take the large-M shapes (the ops'
         # own dispatch, csrc/int8/int8_matmul.cu and csrc/sparse/sparse24.cu).
