@@ -12,6 +12,7 @@ import torch
 from torchquant import formats as F
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
+FP4X2 = getattr(torch, "float4_e2m1fn_x2", None)  # torch 2.8+; the package supports torch 2.6+
 
 
 def test_e2m1_table_matches_format_doc():
@@ -46,9 +47,10 @@ def test_nvfp4_packing_even_k_in_low_nibble():
     packed = F.pack_e2m1(codes)
     assert packed.tolist() == [[0x21, 0x43, 0x8F]]
     assert torch.equal(F.unpack_e2m1(packed), codes)
-    # The same bytes are torch's float4_e2m1fn_x2 container: 2 elements per byte.
-    x2 = packed.view(torch.float4_e2m1fn_x2)
-    assert x2.shape == (1, 3) and torch.equal(x2.view(torch.uint8), packed)
+    # The same bytes are torch's float4_e2m1fn_x2 container (torch 2.8+): 2 elements per byte.
+    if FP4X2 is not None:
+        x2 = packed.view(FP4X2)
+        assert x2.shape == (1, 3) and torch.equal(x2.view(torch.uint8), packed)
 
 
 def _ml_e2m1_pack(v: np.ndarray) -> np.ndarray:
@@ -211,15 +213,14 @@ def test_interop_compressed_tensors_inverts_global_scale():
     p2, bs2, g2 = F.nvfp4_from_compressed_tensors(ct["weight_packed"], ct["weight_scale"], ct["weight_global_scale"])
     back = F.dequantize_nvfp4(p2, bs2, g2)
     assert torch.allclose(back, F.dequantize_nvfp4(packed, bs, g), rtol=2**-22, atol=0)
-    p3, bs3, g3 = F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2), bs, g.reshape(1))
-    assert torch.equal(p3, packed) and float(g3) == float(g)
-    with pytest.raises(ValueError, match="linear, not swizzled"):
-        F.nvfp4_from_modelopt(packed, bs[:, :1], g)
-    # the float4_e2m1fn_x2 form is checked like the uint8 one
-    with pytest.raises(ValueError, match="linear, not swizzled"):
-        F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2), bs[:, :1], g)
-    with pytest.raises(TypeError, match=r"uint8 \[N, K/2\]"):
-        F.nvfp4_from_modelopt(packed.view(torch.float4_e2m1fn_x2).reshape(-1), bs, g)
+    for form in (packed,) + (() if FP4X2 is None else (packed.view(FP4X2),)):  # uint8, float4_e2m1fn_x2
+        p3, bs3, g3 = F.nvfp4_from_modelopt(form, bs, g.reshape(1))
+        assert torch.equal(p3, packed) and float(g3) == float(g)
+        # the float4_e2m1fn_x2 form is checked like the uint8 one
+        with pytest.raises(ValueError, match="linear, not swizzled"):
+            F.nvfp4_from_modelopt(form, bs[:, :1], g)
+        with pytest.raises(TypeError, match=r"uint8 \[N, K/2\]"):
+            F.nvfp4_from_modelopt(form.reshape(-1), bs, g)
     # global scales come from amax: zero, negative or non-finite ones are refused
     for bad in (0.0, -1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="weight_scale_2 must be finite and positive"):
