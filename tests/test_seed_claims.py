@@ -115,11 +115,13 @@ def test_capability_report_per_card(monkeypatch):
         t = _fake_gpu(monkeypatch, major, minor, CUDA_OPS | SM90A_OPS)
         assert "no on this card (sm_90a code runs on compute capability 9.0 only)" in _line(t, "Hopper warpgroup"), t
         assert "yes ->" in _line(t, "INT8 tensor cores") and "wgmma" not in _line(t, "int8_matmul")
-    assert _line(_fake_gpu(monkeypatch, 10, 0, CUDA_OPS), "FP4 (e2m1)").endswith("yes")
+    assert "yes (not used" in _line(_fake_gpu(monkeypatch, 10, 0, CUDA_OPS), "FP4 (e2m1)")
+    assert "yes (not in torchquant's kernels" in _line(h, "FP8 e4m3/e5m2")
 
     turing = _fake_gpu(monkeypatch, 7, 5, CUDA_OPS)
     assert "no on this card" in _line(turing, "INT8 tensor cores")
     assert "no CUDA path below sm_80" in _line(turing, "int8_matmul")
+    assert _line(turing, "FP8 e4m3/e5m2").endswith(" no")
 
     cpu_build = _fake_gpu(monkeypatch, 9, 0, set())
     assert "CPU kernels only" in cpu_build and "will not run on this GPU" in cpu_build

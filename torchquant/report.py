@@ -130,8 +130,8 @@ def capability_report() -> List[str]:
                     verdict = "yes, but this build has no sm_90a module (TORCH_CUDA_ARCH_LIST without 9.0)"
                 else:
                     verdict = "yes -> " + use
-            elif floor == 100 or floor == 89:
-                verdict = "yes" if cc >= floor else "no"
+            elif floor == 100 or floor == 89:  # hardware torchquant's own kernels do not use
+                verdict = f"yes ({use})" if cc >= floor else "no"
             elif cc < floor:
                 verdict = "no on this card"
             else:
