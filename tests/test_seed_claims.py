@@ -77,8 +77,9 @@ def test_report_runs_and_says_no_gpu():
         assert "no CUDA GPU visible" in text
 
 
-def _fake_gpu(monkeypatch, major, minor, kernels):
-    """The capability report against a described GPU and build: no GPU is touched."""
+def _fake_gpu(monkeypatch, major, minor, kernels, probe=None):
+    """The capability report against a described GPU and build: no GPU is touched (`probe`: what
+    running one kernel there gives, None for success)."""
     from types import SimpleNamespace
 
     props = SimpleNamespace(name=f"Fake sm_{major}{minor}", major=major, minor=minor,
@@ -87,6 +88,7 @@ def _fake_gpu(monkeypatch, major, minor, kernels):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: props)
     monkeypatch.setattr(report, "_has_cuda_kernel", lambda op: op in kernels)
+    monkeypatch.setattr(report, "_kernel_probe", lambda dev: probe)
     return "\n".join(report.capability_report())
 
 
@@ -123,6 +125,24 @@ def test_capability_report_per_card(monkeypatch):
     assert "no CUDA path below sm_80" in _line(turing, "int8_matmul")
     assert _line(turing, "FP8 e4m3/e5m2").endswith(" no")
 
+    # a build without code for the card (the default 8.0;9.0 build on a Blackwell): the probe's error
+    bw = _fake_gpu(monkeypatch, 10, 0, CUDA_OPS | SM90A_OPS,
+                   probe="CUDA error: no kernel image is available for execution on the device")
+    assert "do not run on this GPU (CUDA error: no kernel image" in bw and "TORCH_CUDA_ARCH_LIST=10.0" in bw
+    assert "no code for this card" in _line(bw, "INT8 tensor cores") and "yes ->" not in bw
+    assert "int8_matmul" not in bw.split("do not run")[1]
+
     cpu_build = _fake_gpu(monkeypatch, 9, 0, set())
     assert "CPU kernels only" in cpu_build and "will not run on this GPU" in cpu_build
     assert "yes ->" not in cpu_build and "int8_matmul" not in cpu_build.split("will not run")[1]
+
+
+def test_kernel_probe_reports_instead_of_raising():
+    """On a GPU of this build's arch the probe runs (None); without one it returns the error's
+    first line instead of raising."""
+    got = report._kernel_probe(0)
+    if torch.cuda.is_available() and torch._C._dispatch_has_kernel_for_dispatch_key(
+            "torchquant::quantize_int8", "CUDA"):
+        assert got is None, got
+    else:
+        assert isinstance(got, str) and got

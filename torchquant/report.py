@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -105,6 +105,20 @@ def _has_cuda_kernel(op: str) -> bool:
         return False
 
 
+def _kernel_probe(dev: int) -> Optional[str]:
+    """Run one small torchquant CUDA kernel on GPU `dev`: None if it ran, else the error's first
+    line. A build has machine code only for its TORCH_CUDA_ARCH_LIST (default 8.0 and 9.0, no
+    PTX), so on a card of another major version (sm_100, sm_120) every launch fails with "no
+    kernel image is available"; the report says so instead of listing paths that cannot run."""
+    try:
+        x = torch.ones(1, 16, device=f"cuda:{dev}")
+        torch.ops.torchquant.quantize_int8(x, False, True)
+        torch.cuda.synchronize(dev)
+        return None
+    except Exception as e:  # the launch's error, whatever the cause
+        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 def capability_report() -> List[str]:
     lines = []
     built = _has_cuda_kernel("fp8_block_gemv")
@@ -122,6 +136,7 @@ def capability_report() -> List[str]:
             f"{p.L2_cache_size / 2**20:.0f} MiB L2)"
         )
         sm90a = _has_cuda_kernel("_int8_gemm_sm90a")
+        failed = _kernel_probe(dev) if built else None
         for name, floor, use in _FLOORS:
             if floor == 90:  # sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only
                 if cc != 90:
@@ -134,12 +149,20 @@ def capability_report() -> List[str]:
                 verdict = f"yes ({use})" if cc >= floor else "no"
             elif cc < floor:
                 verdict = "no on this card"
+            elif not built:
+                verdict = "yes, but this build has no CUDA kernels"
+            elif failed is not None:
+                verdict = "yes, but this build has no code for this card"
             else:
-                verdict = ("yes -> " + use) if built else "yes, but this build has no CUDA kernels"
+                verdict = "yes -> " + use
             lines.append(f"  {name:<44} {verdict}")
         if not built:
             lines.append("  torchquant will not run on this GPU: this build has CPU kernels only (build with CUDA, "
                          "or keep the inputs on the CPU)")
+            continue
+        if failed is not None:
+            lines.append(f"  torchquant's CUDA kernels do not run on this GPU ({failed}); rebuild with "
+                         f"TORCH_CUDA_ARCH_LIST={p.major}.{p.minor}")
             continue
         tc = cc >= 80
         # sm_90 with the sm_90a module: the wgmma GEMMs take the large-M shapes (the ops'
