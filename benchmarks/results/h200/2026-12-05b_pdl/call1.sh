@@ -29,7 +29,7 @@ done
 unset TORCHQUANT_PDL_HOPPER_GEMV
 el=$(( $(date +%s) - t0 )); [ "${CALL1_QUICK:-0}" = 1 ] && el=600
 [ $el -lt 540 ] && timeout $(( 560 - el )) $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_ops.py tests/test_nvfp4_cuda.py \
-  tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py tests/test_nn.py tests/test_int8_cuda.py \
+  tests/test_nvfp4_wgmma_cuda.py tests/test_nvfp4_layout.py tests/test_nn.py tests/test_int8_cuda.py tests/test_seed_claims.py \
   -k "(not test_nn and not test_int8_cuda) or static or graph or compile or quantize" \
   > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED|Error" "$R/tests.log" | head -10
