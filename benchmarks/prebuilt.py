@@ -204,10 +204,7 @@ def use(args) -> int:
         p = os.path.join(HERE, "torchquant", m)
         if m not in modules and os.path.exists(p):
             os.remove(p)
-    for m, p in zip(modules, dst):
-        with lzma.open(os.path.join(d, m + ".xz"), "rb") as f, open(p, "wb") as g:
-            shutil.copyfileobj(f, g)
-        os.chmod(p, 0o755)
+    _unpack(d, modules, os.path.join(HERE, "torchquant"))
     has_sm90a = "1" if "_C_sm90a.so" in modules else "0"
     r = subprocess.run([sys.executable, "-c", IMPORT_CHECK, has_sm90a], cwd=HERE, capture_output=True,
                        text=True, env=dict(os.environ, PYTHONPATH=HERE))
@@ -224,6 +221,15 @@ def use(args) -> int:
     return 0
 
 
+def _unpack(d: str, modules, dst_dir: str) -> None:
+    """The build's compressed modules from folder `d` into `dst_dir`, executable."""
+    for m in modules:
+        p = os.path.join(dst_dir, m)
+        with lzma.open(os.path.join(d, m + ".xz"), "rb") as f, open(p, "wb") as g:
+            shutil.copyfileobj(f, g)
+        os.chmod(p, 0o755)
+
+
 def cputest(args) -> int:
     """The CPU tests under the device's torch, on this machine, before device time is spent:
     torch's Python side differs between versions (2.11's torch._check takes only a callable
@@ -238,10 +244,7 @@ def cputest(args) -> int:
         if stamp["source_hash"] != source_hash(src):
             print(f"prebuilt cputest: {args.dir} was built from other sources than HEAD; re-make it first")
             return 2
-        for m in stamp.get("modules", list(MODULES)):
-            with lzma.open(os.path.join(args.dir, m + ".xz"), "rb") as f, \
-                    open(os.path.join(src, "torchquant", m), "wb") as g:
-                shutil.copyfileobj(f, g)
+        _unpack(args.dir, stamp.get("modules", list(MODULES)), os.path.join(src, "torchquant"))
         cmd = [args.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(args.pytest_args or ["tests"])]
         print(f"prebuilt cputest: {stamp['commit'][:7]} under {args.python}: {' '.join(cmd[1:])}", flush=True)
         return subprocess.run(cmd, cwd=src, env=dict(os.environ, PYTHONPATH=src,

@@ -122,6 +122,7 @@ def _kernel_probe(dev: int) -> Optional[str]:
 def capability_report() -> List[str]:
     lines = []
     built = _has_cuda_kernel("fp8_block_gemv")
+    sm90a = _has_cuda_kernel("_int8_gemm_sm90a")  # the sm_90a module is loaded (its ops registered)
     lines.append(f"torchquant build: {'CUDA kernels compiled in' if built else 'CPU kernels only (no CUDA in this build)'}")
     if not torch.cuda.is_available():
         lines.append("no CUDA GPU visible: every op runs its CPU kernel; tensor-core paths cannot be reported")
@@ -135,7 +136,6 @@ def capability_report() -> List[str]:
             f"GPU {dev}: {p.name} (compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
             f"{p.L2_cache_size / 2**20:.0f} MiB L2)"
         )
-        sm90a = _has_cuda_kernel("_int8_gemm_sm90a")
         failed = _kernel_probe(dev) if built else None
         for name, floor, use in _FLOORS:
             if floor == 90:  # sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only
@@ -167,7 +167,7 @@ def capability_report() -> List[str]:
         tc = cc >= 80
         # sm_90 with the sm_90a module: the wgmma GEMMs take the large-M shapes (the ops'
         # own dispatch, csrc/int8/int8_matmul.cu and csrc/sparse/sparse24.cu).
-        wg = cc == 90 and _has_cuda_kernel("_int8_gemm_sm90a")
+        wg = cc == 90 and sm90a
         wg24 = cc == 90 and _has_cuda_kernel("_sparse24_gemm_sm90a")
         big = "wgmma (TMA, sm_90a)" if wg else "mma tiles"
         lines.append("  torchquant will use (by M, the op's automatic choice):")
