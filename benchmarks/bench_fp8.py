@@ -4,6 +4,8 @@ against bf16 and cuBLAS's FP8 GEMM.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.fp8_block_gemv(x, w_q, w_scale, 128, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
+  tq auto static    M <= 16, GPU only: tq auto with static_weight=True (on sm_90 the GEMV issues its
+                    first weight loads before its PDL wait; the weights here are never rewritten)
   tq prefill dequant  M > 16: dequantize_fp8_block to bf16 + F.linear, QuantLinear's default
                     prefill path (W8A16 numerics)
   tq prefill w8a8   M > 16: quantize_fp8_act (e4m3, 1 x 128 blocks, in the timed region) +
@@ -51,6 +53,10 @@ def fp8_rowwise(t: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
 
 def tq_call(x, w_q, w_s, path: str):
     return torch.ops.torchquant.fp8_block_gemv(x, w_q, w_s, BLOCK, None, path)
+
+
+def tq_static(x, w_q, w_s):
+    return torch.ops.torchquant.fp8_block_gemv(x, w_q, w_s, BLOCK, None, "auto", True)
 
 
 def prefill_dequant(x, w_q, w_s):
@@ -129,6 +135,13 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             tq_bytes = C.nbytes(x, w_q, w_s) + M * N * 2 if w_q is not None else 0
             impls += C.path_impls(ctx, "fp8_block_gemv", M, why, FORCED, tq_call, (x, w_q, w_s), tq_bytes, flops,
                                   chk_tq, "fp8-block torchquant")
+            if M <= 16:  # the GEMV range, where static_weight acts
+                st_skip = C.path_skip(ctx, "fp8_block_gemv", "auto", M, why) or (
+                    "" if ctx.on_gpu else "static_weight is a CUDA launch hint")
+                impls.append(C.Impl(
+                    name="tq auto static", kind="torchquant", fn=tq_static,
+                    make_inputs=C.rotating((x, w_q, w_s)), nbytes=tq_bytes, flops=flops, check=chk_tq,
+                    skip=st_skip or None, note="static_weight=True: first weight loads before the PDL wait (sm_90)"))
             impls += prefill_impls(ctx, x, w_q, w_s, why, flops, lazies)
             impls.append(C.bf16_peer(x, w, flops, lazies))
             # FP8 rowwise peer: activation padded to a multiple of 16 rows, quantized here (untimed).

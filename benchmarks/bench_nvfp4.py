@@ -6,6 +6,8 @@ Rows per (shape, M):
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
   tq auto layout1   M <= 16 on sm_80+: the same weight in the bf16 decode order (nvfp4_relayout(w, 1),
                     the layout QuantLinear keeps on such GPUs), path auto; the same bits as tq auto
+  tq layout1 static  the same with static_weight=True (on sm_90 the GEMV issues its first weight
+                    loads before its PDL wait; the weights here are never rewritten)
   tq prefill dequant  M > 16: dequantize_nvfp4 to bf16 + F.linear, QuantLinear's prefill path
   peer:
   bf16 F.linear     the unquantized layer
@@ -44,6 +46,10 @@ def tq_layout1(x, wl, ws, gs):
     return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 1)
 
 
+def tq_layout1_static(x, wl, ws, gs):
+    return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 1, True)
+
+
 def prefill_dequant(x, wp, ws, gs):
     # What QuantLinear("nvfp4") runs at M > 16.
     return torch.nn.functional.linear(x, torch.ops.torchquant.dequantize_nvfp4(wp, ws, gs, x.dtype))
@@ -75,6 +81,10 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                 impls.append(C.Impl(
                     name="tq auto layout1", kind="torchquant", fn=tq_layout1,
                     make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq))
+                impls.append(C.Impl(
+                    name="tq layout1 static", kind="torchquant", fn=tq_layout1_static,
+                    make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq,
+                    note="static_weight=True: first weight loads before the PDL wait (sm_90)"))
             if M > 16:
                 chk_pd, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
                 lazies.append(lz)
