@@ -17,6 +17,7 @@ torch version and git commit:
   pct_ceiling_vs_M.png             % of the read ceiling vs M, one line per format, one panel per shape
   speedup_vs_bf16_vs_M.png         speedup over bf16 F.linear vs M, same layout
   e2e_layer.png                    time per Llama-3-8B decoder layer (7 projections, unfused) per format
+bench_decode (op "decode") times a whole decoder layer per decode step (its table is in summary.md).
 
 The short summary table is printed last. Exit status: 0 when everything ran
 and every correctness check passed; 2 when a check failed; 1 when a
@@ -39,7 +40,8 @@ sys.path.insert(0, HERE)
 
 import common as C  # noqa: E402
 
-OPS = ("int8", "fp8", "nvfp4", "sparse24", "e2e")
+OPS = ("int8", "fp8", "nvfp4", "sparse24", "e2e", "decode")
+LAYER_OPS = ("e2e", "decode")  # per-layer tables, not per-shape pivots or plots
 SUMMARY_MS = (1, 16, 64, 2048)  # columns of the printed summary in --full runs
 
 
@@ -153,7 +155,9 @@ def cell(r: Optional[Dict[str, Any]]) -> str:
     s = f"{C.fmt_time(r['time_us'])} us {r['pct_ceiling']:.0f}%"
     if r.get("vs_bf16"):
         s += f" {r['vs_bf16']:.2f}x"
-    if r.get("check") not in ("ok", None, ""):
+    if r.get("check") == "unchecked":
+        s += " (timing only)"
+    elif r.get("check") not in ("ok", None, ""):
         s += f" {r['check']}!"
     return s
 
@@ -164,7 +168,7 @@ def summary_tables(rows_by_op: Dict[str, List[Dict[str, Any]]], full: bool, comp
     out: List[str] = []
     blank = [] if compact else [""]
     for op, rows in rows_by_op.items():
-        if op == "e2e":
+        if op in LAYER_OPS:
             continue
         ar = auto_rows(rows, op)
         if not ar:
@@ -196,22 +200,28 @@ def summary_tables(rows_by_op: Dict[str, List[Dict[str, Any]]], full: bool, comp
             shown = notes[:3] if compact else notes
             more = [f"- ... {len(notes) - 3} more in {op}.md / summary.md"] if compact and len(notes) > 3 else []
             out += ["Dispatch: a forced path beat auto by > 5% at:"] + [f"- {n}" for n in shown] + more + blank
-    if "e2e" in rows_by_op:
+    for lop in LAYER_OPS:
+        if lop not in rows_by_op:
+            continue
         models: List[str] = []
-        for r in rows_by_op["e2e"]:
+        for r in rows_by_op[lop]:
             if r["model"] not in models:
                 models.append(r["model"])
         for model in models:
-            rows = [r for r in rows_by_op["e2e"] if r["model"] == model]
+            rows = [r for r in rows_by_op[lop] if r["model"] == model]
             ms = sorted({r["M"] for r in rows})
             impls: List[str] = []
             for r in rows:
                 if r["impl"] not in impls:
                     impls.append(r["impl"])
-            layer = str(rows[0].get("layer") or "")
-            nproj = len(layer.split(",")) if layer.startswith("decoder layer:") else None
-            what = f"{nproj} projections" if nproj else "projections"
-            out += [f"### e2e: {model} decoder layer, {what} — time per layer, % of ceiling, vs bf16"] + blank
+            if lop == "decode":
+                out += [f"### decode: {model} — one whole decoder layer per step (projections, norms, RoPE, "
+                        "KV-cache attention, SiLU), time per layer, % of ceiling, vs bf16"] + blank
+            else:
+                layer = str(rows[0].get("layer") or "")
+                nproj = len(layer.split(",")) if layer.startswith("decoder layer:") else None
+                what = f"{nproj} projections" if nproj else "projections"
+                out += [f"### e2e: {model} decoder layer, {what} — time per layer, % of ceiling, vs bf16"] + blank
             body = []
             for name in impls:
                 line = [name]
@@ -252,7 +262,7 @@ def make_plots(out_dir: str, rows_by_op: Dict[str, List[Dict[str, Any]]], stamp:
     series: Dict[str, Dict[str, Dict[int, Dict[str, Any]]]] = {}
     shape_order: List[str] = []
     for op, rows in rows_by_op.items():
-        if op == "e2e":
+        if op in LAYER_OPS:
             continue
         for r in rows:
             if not r.get("series") or not r.get("time_us"):
