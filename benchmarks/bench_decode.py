@@ -27,8 +27,13 @@ Rows:
                               preallocated output of its shape): the part no
                               weight format changes; timing only, no check
 
-Contexts: 1024 and 4096 on GPU (16 on CPU); --shapes "context 1024" picks one
-(entries without "context" are ignored). M = 1 and 8 (--ms).
+Variants ("shapes"): contexts 1024 and 4096 on GPU (16 on CPU) with the
+elementwise parts in eager PyTorch as Hugging Face's Llama writes them (RMSNorm,
+RoPE and SiLU x up take several small kernels each), and the first context with
+each of those parts fused into one kernel by torch.compile, as inference
+engines run them (the projections, cache write and attention are the same
+calls in both). --shapes "context 1024" picks variants by substring (entries
+without "context" are ignored). M = 1 and 8 (--ms).
 
 Bytes: the four projections' weights (incl. scales / metadata), the KV cache
 (read whole; the new token's slot is written) and the layer's activations.
@@ -99,23 +104,49 @@ def rope(t: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return t * cos + rot * sin
 
 
+def rope_qk(y: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, hq: int, hk: int, d: int
+            ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """q and k of the qkv projection's output y [M, (hq + 2 hk) d], rotated."""
+    M = y.shape[0]
+    return (rope(y[:, : hq * d].reshape(M, hq, d), cos, sin),
+            rope(y[:, hq * d : (hq + hk) * d].reshape(M, hk, d), cos, sin))
+
+
+def silu_mul(gu: torch.Tensor, inter: int) -> torch.Tensor:
+    return F.silu(gu[:, :inter]) * gu[:, inter:]
+
+
+class Elementwise:
+    """The layer's elementwise parts: eager PyTorch as Hugging Face's Llama writes them (a few
+    kernels each), or each part fused by torch.compile (one kernel each, as inference engines
+    run them)."""
+
+    def __init__(self, compiled: bool):
+        self.compiled = compiled
+        wrap = (lambda f: torch.compile(f, fullgraph=True, dynamic=False)) if compiled else (lambda f: f)
+        self.norm, self.rope_qk, self.silu_mul = wrap(rms_norm), wrap(rope_qk), wrap(silu_mul)
+
+
+EAGER = Elementwise(False)
+
+
 def layer_step(cfg: Config, pos: int, h: torch.Tensor, ln1: torch.Tensor, qkv: Callable, o: Callable,
                ln2: torch.Tensor, gate_up: Callable, down: Callable, k_cache: torch.Tensor,
-               v_cache: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+               v_cache: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+               ew: Elementwise = EAGER) -> torch.Tensor:
     """One decoder layer for M new tokens at position `pos` (h [M, hidden]; caches [M, kv_heads,
     context, head_dim], slot pos overwritten with this step's k, v)."""
     M = h.shape[0]
     D, Hq, Hk = cfg.head_dim, cfg.heads, cfg.kv_heads
-    y = qkv(rms_norm(h, ln1))
-    q = rope(y[:, : Hq * D].reshape(M, Hq, D), cos, sin)
-    k = rope(y[:, Hq * D : (Hq + Hk) * D].reshape(M, Hk, D), cos, sin)
+    y = qkv(ew.norm(h, ln1))
+    q, k = ew.rope_qk(y, cos, sin, Hq, Hk, D)
     v = y[:, (Hq + Hk) * D :].reshape(M, Hk, D)
     k_cache[:, :, pos] = k
     v_cache[:, :, pos] = v
     a = F.scaled_dot_product_attention(q.unsqueeze(2), k_cache, v_cache, enable_gqa=True)
     h = h + o(a.reshape(M, Hq * D))
-    gu = gate_up(rms_norm(h, ln2))
-    return h + down(F.silu(gu[:, : cfg.inter]) * gu[:, cfg.inter :])
+    gu = gate_up(ew.norm(h, ln2))
+    return h + down(ew.silu_mul(gu, cfg.inter))
 
 
 def proj_check(label: str, mod: Any, x: torch.Tensor, y: torch.Tensor) -> C.Check:
@@ -148,8 +179,8 @@ class Layer:
     """One layer of the stack for one format: its operands and its step."""
 
     def __init__(self, cfg: Config, pos: int, mods: Optional[List[Any]], norms: Tuple[torch.Tensor, torch.Tensor],
-                 caches: Tuple[torch.Tensor, torch.Tensor], rot: Tuple[torch.Tensor, torch.Tensor]):
-        self.cfg, self.pos = cfg, pos
+                 caches: Tuple[torch.Tensor, torch.Tensor], rot: Tuple[torch.Tensor, torch.Tensor], ew: Elementwise):
+        self.cfg, self.pos, self.ew = cfg, pos, ew
         self.mods, self.norms, self.caches, self.rot = mods, norms, caches, rot
 
     def operands(self, h: torch.Tensor, outs: Optional[List[torch.Tensor]] = None) -> Tuple[Any, ...]:
@@ -171,7 +202,27 @@ class Layer:
         h, ln1, qkv, o, ln2, gate_up, down, *rest = ops
         with torch.no_grad():
             return layer_step(self.cfg, self.pos, h, ln1, rec(qkv), rec(o), ln2, rec(gate_up), rec(down),
-                              *rest), recs
+                              *rest, ew=self.ew), recs
+
+
+_COMPILED: dict = {}
+
+
+def compiled_elementwise(cfg: Config, dev: torch.device) -> Tuple[Elementwise, str]:
+    """The torch.compile'd elementwise parts, tried once on small inputs of the layer's widths (a
+    missing compiler or Triton becomes the rows' n/a reason, not an error)."""
+    if "ew" not in _COMPILED:
+        try:
+            ew = Elementwise(True)
+            bf16 = C.OUT_DTYPE
+            for m in (1, 2):  # both specializations the case Ms may hit first are built lazily anyway
+                h = torch.zeros(m, cfg.hidden, device=dev, dtype=bf16)
+                ew.norm(h, torch.ones(cfg.hidden, device=dev, dtype=bf16))
+                ew.silu_mul(torch.zeros(m, 2 * cfg.inter, device=dev, dtype=bf16), cfg.inter)
+            _COMPILED["ew"] = (ew, "")
+        except Exception as e:
+            _COMPILED["ew"] = (EAGER, "torch.compile of the elementwise parts failed: " + C.first_line(e))
+    return _COMPILED["ew"]
 
 
 def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterable[C.Case]:
@@ -213,6 +264,10 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
 
     for shape in shape_list:
         T = shape.K  # the context length (the new token's slot included)
+        compiled = "compiled" in shape.layer
+        ew, ew_skip = EAGER, ""
+        if compiled:
+            ew, ew_skip = compiled_elementwise(cfg, dev)
         pos = T - 1
         inv = 1.0 / (ROPE_THETA ** (torch.arange(0, cfg.head_dim, 2, device=dev, dtype=torch.float64) / cfg.head_dim))
         ang = pos * torch.cat((inv, inv))
@@ -248,11 +303,12 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
             rows = [("bf16 nn.Linear", "peer", lins, "")] + [
                 (f"QuantLinear {label}", "torchquant", quant[label][0], quant[label][1]) for label in FORMATS]
             for name, kind, mods, skip in rows:
+                skip = ew_skip or skip
                 if skip:
                     impls.append(C.Impl(name=name, kind=kind, fn=lambda *a: None, make_inputs=lambda i: (),
                                         nbytes=0, flops=flops, skip=skip))
                     continue
-                layer = Layer(cfg, pos, mods, norms, caches, rot)
+                layer = Layer(cfg, pos, mods, norms, caches, rot, ew)
                 key = "bf16" if kind == "peer" else name.split(" ", 1)[1]
                 chk = layer_check(mods, key)
                 impls.append(C.Impl(
@@ -263,9 +319,9 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
                     min_copies=MIN_LAYERS))
             # The rest of the layer: each projection returns a preallocated output of its shape.
             outs = [torch.randn(M, n, device=dev, dtype=bf16, generator=gen) * 0.1 for _, n, _ in specs]
-            bare = Layer(cfg, pos, None, norms, caches, rot)
+            bare = Layer(cfg, pos, None, norms, caches, rot, ew)
             impls.append(C.Impl(
-                name="layer without projections", kind="torchquant", fn=bare.fn,
+                name="layer without projections", kind="torchquant", fn=bare.fn, skip=ew_skip or None,
                 make_inputs=copies(bare.operands(h, outs)), nbytes=cache_bytes + act_bytes,
                 flops=4.0 * M * cfg.heads * T * cfg.head_dim, check=None, min_copies=MIN_LAYERS,
                 note="norms, RoPE, cache write, attention, SiLU, residuals: the same in every format"))
@@ -295,7 +351,11 @@ def select(ctx: C.Ctx, args) -> Tuple[List[Any], Tuple[int, ...]]:
     name = "Llama-3-8B decode step" if ctx.on_gpu else "tiny decode step"
     contexts = GPU_CONTEXTS if ctx.on_gpu else CPU_CONTEXTS
     # Shape(model, layer, N, K): N = 0 keeps the tables' "model" labelling; K carries the context.
-    shapes = [S.Shape(f"{name}, context {t}", "one decoder layer", 0, t) for t in contexts]
+    shapes = [S.Shape(f"{name}, context {t}", "one decoder layer, eager", 0, t) for t in contexts]
+    # The same layer with its norms, RoPE and SiLU x up each fused by torch.compile (the
+    # projections, cache write and attention unchanged), at the first context.
+    shapes.append(S.Shape(f"{name}, context {contexts[0]}, compiled elementwise",
+                          "one decoder layer, norms / RoPE / SiLU x up compiled", 0, contexts[0]))
     # --shapes entries naming a context pick contexts; others (run_all passes its --shapes to every
     # benchmark) are ignored, as bench_e2e ignores them.
     want = [w.strip() for w in args.shapes.split(",") if "context" in w]
