@@ -18,7 +18,8 @@ timeout 200 $PY -m pytest -q -p no:cacheprovider tests/test_seed_claims.py > "$R
 echo "report tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_report.log"; grep -E "^FAILED|Error" "$R/tests_report.log" | head -10
 timeout 60 $PY -m torchquant report --size 256 --no-ladder --no-real > "$R/report.txt" 2>&1; echo "report rc=$?"; head -30 "$R/report.txt"
 decode() {
-  timeout 200 $PY benchmarks/bench_decode.py --out "$R/decode_$1" > "$R/decode_$1.log" 2>&1
+  local el=$(( $(date +%s) - t0 )); [ $el -gt 520 ] && { echo "decode skipped at $el s"; return; }
+  timeout $(( 580 - el )) $PY benchmarks/bench_decode.py --out "$R/decode_$1" > "$R/decode_$1.log" 2>&1
   echo "decode $1 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "bf16 nn|QuantLinear (int8|fp8_block|nvfp4)( static)? |without|FAIL" "$R/decode_$1.log" | cut -c1-110
 }
 if [[ "$gpu" != *H200* ]]; then
@@ -26,6 +27,7 @@ if [[ "$gpu" != *H200* ]]; then
   tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"; echo "not an H200: stop after $(( $(date +%s) - t0 )) s"; exit 0
 fi
 e2e() {
+  local el=$(( $(date +%s) - t0 )); [ $el -gt 450 ] && { echo "e2e $1 skipped at $el s"; return; }
   timeout 100 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e_$1" > "$R/e2e_$1.log" 2>&1
   echo "e2e $1 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$1.log" | grep -E "bf16 F.linear|QuantLinear (int8|fp8_block|nvfp4)" | cut -c1-90
 }
