@@ -438,6 +438,30 @@ def test_gemv_wgmma_ring_depth_rule(monkeypatch, dtype, extra_tiles, m, want_sta
 
 
 @WGMMA
+@pytest.mark.parametrize("K,want", [(8192, "3"), (4096, "1")])
+def test_gemv_wgmma_split_rule(monkeypatch, K, want):
+    """The wgmma GEMV's K split (dq_gemm_sm90a.cu gemv_splits, shared with nvfp4's GEMV) on 2/3 of
+    the SMs' worth of feature tiles at M = 16: 3 splits where each keeps >= 1536 of K, none at
+    K = 4096. Auto is bit-identical to that split forced (1 and 3 splits differ in their bits)
+    and within the bound."""
+    monkeypatch.delenv("TORCHQUANT_FP8_WGMMA_TILE", raising=False)
+    tiles = 2 * sm_count() // 3
+    n, bs = 128 * tiles - 5, 128
+    gen = torch.Generator().manual_seed(41 + K)
+    w_q, w_scale = make_weight(n, K, bs, gen)
+    x = torch.randn(16, K, generator=gen).to(torch.bfloat16).cuda()
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
+    y = run_gemv(x, w_q, w_scale, bs, None, "wgmma")
+    forced = {}
+    for s in ("1", "3"):
+        monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", s)
+        forced[s] = run_gemv(x, w_q, w_scale, bs, None, "wgmma")
+    assert not torch.equal(forced["1"], forced["3"])
+    assert torch.equal(y, forced[want]), (K, want)
+    check_against_reference(y, x, w_q, w_scale, bs, None, f"split rule K={K}")
+
+
+@WGMMA
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_auto_wgmma_decode(dtype):
     """The automatic choice at M = 9..16 on a layer wide enough for the wgmma path (66

@@ -19,7 +19,7 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import HAS_CUDA, graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a
+from conftest import HAS_CUDA, graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a, sm_count
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -586,6 +586,34 @@ def test_gemv_wgmma_forced(monkeypatch, dtype, tile, splits, N, K):
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_TILE", tile)
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
     _m_sweep_check("wgmma", dtype, N, K, seed=N * 7919 + K, label=f"wgmma {tile} splits={splits!r}")
+
+
+@WGMMA
+@pytest.mark.parametrize("K,M,want", [(8192, 8, "3"), (8192, 16, "3"), (4096, 8, "1"), (8192, 17, "1")])
+def test_gemv_wgmma_split_rule(monkeypatch, K, M, want):
+    """The wgmma GEMV's K split (dq_gemm_sm90a.cu gemv_splits) on 2/3 of the SMs' worth of feature
+    tiles: unsplit by choose_splits (more than half the SMs), split 3 ways (the largest S with
+    tiles x S <= 2 x SMs, > 1.75 x SMs) where every split keeps >= 1536 of K and M <= 16; not at
+    K = 4096 (1365 per split) nor with two token tiles (M = 17). Auto is bit-identical to the
+    split it should pick, forced, and within the bound; 1 and 3 splits differ in their bits (so
+    the equality names the split)."""
+    monkeypatch.delenv("TORCHQUANT_NVFP4_WGMMA_TILE", raising=False)
+    tiles = 2 * sm_count() // 3
+    assert 4 * tiles * 3 > 7 * sm_count() and 2 * sm_count() // tiles == 3
+    N = 128 * tiles - 5
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=K + M)
+    wl = ops.nvfp4_relayout(wp, 1)
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
+    y = ops.nvfp4_gemv(x, wl, ws, gs, bias, "wgmma", 1)
+    forced = {}
+    for s in ("1", "3"):
+        monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", s)
+        forced[s] = ops.nvfp4_gemv(x, wl, ws, gs, bias, "wgmma", 1)
+    assert not torch.equal(forced["1"], forced["3"])
+    assert torch.equal(y, forced[want]), (K, M, want)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    bound = ref.fp32_accum_bound(x, wd, bias, torch.bfloat16)
+    assert ref.worst_fraction(y, ref.linear_ref(x, wd, bias), bound) <= 1.0
 
 
 @WGMMA

@@ -272,6 +272,28 @@ using GemvCfg2s3 = DqGemvConfig<3, 2>;
 enum class GemvTile { k16x1, k16x2, k16x2s3 };
 constexpr const char* kGemvTileNames[] = {"16x1", "16x2", "16x2s3"};  // GemvTile's order
 
+// The GEMV's K split: choose_splits' (which keeps units x S within the SMs, one CTA each), or
+// more where nearly every SM then holds two CTAs, which the GEMV tiles run side by side: the
+// largest S with units x S <= 2 x SMs, taken when units x S > 1.75 x SMs, every split keeps
+// >= 1536 of K, and the grid has one token tile (M <= 16). Not when TORCHQUANT_DQ_WGMMA_SPLITS
+// forces S (s0 is then that value). H200, path wgmma, bf16, us, M = 8 (16 alike; results/h200/
+// 2026-12-05e, calls 4-5): nvfp4 8192x8192 (64 tiles) S = 2 20.4-20.7 -> 4 18.2-18.4;
+// 8192x28672 2 -> 4 59.9-60.1 -> 45.5; 10240x8192 (80 tiles) 1 -> 3 28.7-28.8 -> 21.3-21.5;
+// 4096x14336 4 -> 8 (1792 of K per split) 18.3-18.4 -> 16.8; fp8 10240x8192 M = 16 39.2 -> 30.3.
+// Where it does not apply the split measured no better: 4096x11008 (S = 8 would split 1376 of
+// K) 4 14.1 / 8 15.2; 4096x4096 4 9.2 / 8 10.1; 8192x4096 2 11.8 / 4 12.7; 14336x4096 (224
+// CTAs at S = 2, not > 1.75 x SMs) 1 16.0 / 2 17.4; and grids between one and two CTAs per SM
+// lost to the one-CTA grid beside them (4096x14336 S = 6, 192 CTAs: 19.4 against S = 4's 18.3).
+int gemv_splits(int64_t units, int64_t t_tiles, int64_t K, int s0, const DeviceCaps& caps) {
+  const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS");
+  if (env != nullptr && env[0] != '\0') return s0;
+  const int64_t two = 2 * int64_t{caps.sm_count};
+  if (t_tiles != 1 || units <= 0) return s0;
+  const int64_t s = two / units;
+  if (s > s0 && 4 * units * s > 7 * int64_t{caps.sm_count} && K / s >= 1536) return static_cast<int>(s);
+  return s0;
+}
+
 // The grid of a GEMV launch (fp8_block's or nvfp4's; every tile of both is 128 features x 16
 // tokens, with `stage_k` of K per stage: 128 or 256): tiles, K splits, and units = tiles x
 // splits (the CTAs it wants).
@@ -288,7 +310,9 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k
   args.group_units = 16;
   // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
   // stages.
-  const int S0 = choose_splits(args.num_units, (stage_k / 64) * int64_t{args.num_kb}, caps, op);
+  const int S0 = gemv_splits(args.num_units, args.num_t_tiles, args.K,
+                             choose_splits(args.num_units, (stage_k / 64) * int64_t{args.num_kb}, caps, op),
+                             caps);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
 }
