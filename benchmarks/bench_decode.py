@@ -48,7 +48,6 @@ Frobenius error <= 1e-2: a sanity gate over the bf16 roundings between ops).
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from dataclasses import dataclass
@@ -169,12 +168,6 @@ def proj_check(label: str, mod: Any, x: torch.Tensor, y: torch.Tensor) -> C.Chec
     return chk(y)
 
 
-def worst_of(checks: List[C.Check]) -> C.Check:
-    bad = [c for c in checks if c.status != "ok"]
-    w = max(bad or checks, key=lambda c: c.worst)
-    return C.Check("FAIL" if bad else "ok", w.worst, w.gate)
-
-
 class Layer:
     """One layer of the stack for one format: its operands and its step."""
 
@@ -215,10 +208,9 @@ def compiled_elementwise(cfg: Config, dev: torch.device) -> Tuple[Elementwise, s
         try:
             ew = Elementwise(True)
             bf16 = C.OUT_DTYPE
-            for m in (1, 2):  # both specializations the case Ms may hit first are built lazily anyway
-                h = torch.zeros(m, cfg.hidden, device=dev, dtype=bf16)
-                ew.norm(h, torch.ones(cfg.hidden, device=dev, dtype=bf16))
-                ew.silu_mul(torch.zeros(m, 2 * cfg.inter, device=dev, dtype=bf16), cfg.inter)
+            h = torch.zeros(1, cfg.hidden, device=dev, dtype=bf16)  # the cases compile their own Ms
+            ew.norm(h, torch.ones(cfg.hidden, device=dev, dtype=bf16))
+            ew.silu_mul(torch.zeros(1, 2 * cfg.inter, device=dev, dtype=bf16), cfg.inter)
             _COMPILED["ew"] = (ew, "")
         except Exception as e:
             _COMPILED["ew"] = (EAGER, "torch.compile of the elementwise parts failed: " + C.first_line(e))
@@ -280,7 +272,6 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
             cache_bytes = 2 * C.nbytes(caches[0])
             act_bytes = 2 * M * (2 * cfg.hidden + cfg.qkv_out + 3 * cfg.inter + 2 * cfg.hidden)
             flops = 2.0 * M * sum(n * k for _, n, k in specs) + 4.0 * M * cfg.heads * T * cfg.head_dim
-            lazies: List[C.Lazy] = []
 
             def layer_check(mods: List[Any], label: str, h=h, caches=caches) -> Callable[[Any], C.Check]:
                 """Each projection against float64 over its own input and operands, and the layer's
@@ -295,7 +286,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
                                      lambda x: next(outs), norms[1].double(), lambda x: next(outs),
                                      lambda x: next(outs), *c64, *rot64)
                     checks.append(C.check_rel(y, ref, gate="layer given its projections: rel-fro<=0.01"))
-                    return worst_of(checks)
+                    return C.worst_of(checks)
 
                 return chk
 
@@ -312,7 +303,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
                 key = "bf16" if kind == "peer" else name.split(" ", 1)[1]
                 chk = layer_check(mods, key)
                 impls.append(C.Impl(
-                    name=name, kind=kind, fn=layer.fn, make_inputs=copies(layer.operands(h)),
+                    name=name, kind=kind, fn=layer.fn, make_inputs=C.rotating(layer.operands(h)),
                     nbytes=weight_bytes[key] + cache_bytes + act_bytes, flops=flops, check=chk,
                     peer_key="bf16" if kind == "peer" else None,
                     series=f"{name} decode step" if kind == "torchquant" else "bf16 decode step",
@@ -322,28 +313,11 @@ def make_cases(ctx: C.Ctx, shape_list: List[Any], ms: Tuple[int, ...]) -> Iterab
             bare = Layer(cfg, pos, None, norms, caches, rot, ew)
             impls.append(C.Impl(
                 name="layer without projections", kind="torchquant", fn=bare.fn, skip=ew_skip or None,
-                make_inputs=copies(bare.operands(h, outs)), nbytes=cache_bytes + act_bytes,
+                make_inputs=C.rotating(bare.operands(h, outs)), nbytes=cache_bytes + act_bytes,
                 flops=4.0 * M * cfg.heads * T * cfg.head_dim, check=None, min_copies=MIN_LAYERS,
                 note="norms, RoPE, cache write, attention, SiLU, residuals: the same in every format"))
-            yield C.Case(shape, M, impls, cleanup=lazies)
+            yield C.Case(shape, M, impls)
             del h, caches, impls
-
-
-def copies(base: Tuple[Any, ...]) -> Callable[[int], Tuple[Any, ...]]:
-    """make_inputs for a layer: copy 0 is `base`; copy i > 0 clones every tensor and deep-copies
-    every module (its own weights), so each copy is a layer of the stack."""
-
-    def dup(t: Any) -> Any:
-        if isinstance(t, torch.nn.Module):
-            return copy.deepcopy(t)
-        if isinstance(t, torch.Tensor):
-            return t.clone()
-        return t
-
-    def make(i: int) -> Tuple[Any, ...]:
-        return base if i == 0 else tuple(dup(t) for t in base)
-
-    return make
 
 
 def select(ctx: C.Ctx, args) -> Tuple[List[Any], Tuple[int, ...]]:

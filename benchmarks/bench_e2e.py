@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from typing import Any, Callable, Iterable, List, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -64,15 +64,9 @@ def src_of(proj: str) -> int:
     return {"o_proj": 1, "down_proj": 2}.get(proj, 0)
 
 
-def worst_of(checks: Sequence[C.Check]) -> C.Check:
-    bad = [c for c in checks if c.status != "ok"]
-    w = max(checks, key=lambda c: c.worst)
-    return C.Check("FAIL" if bad else "ok", w.worst, w.gate)
-
-
 def multi_check(per_proj: List[Callable[[Any], C.Check]]) -> Callable[[Any], C.Check]:
     def chk(outs: Any) -> C.Check:
-        return worst_of([c(o) for c, o in zip(per_proj, outs)])
+        return C.worst_of([c(o) for c, o in zip(per_proj, outs)])
 
     return chk
 

@@ -136,12 +136,8 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls += C.path_impls(ctx, "fp8_block_gemv", M, why, FORCED, tq_call, (x, w_q, w_s), tq_bytes, flops,
                                   chk_tq, "fp8-block torchquant")
             if M <= 16:  # the GEMV range, where static_weight acts
-                st_skip = C.path_skip(ctx, "fp8_block_gemv", "auto", M, why) or (
-                    "" if ctx.on_gpu else "static_weight is a CUDA launch hint")
-                impls.append(C.Impl(
-                    name="tq auto static", kind="torchquant", fn=tq_static,
-                    make_inputs=C.rotating((x, w_q, w_s)), nbytes=tq_bytes, flops=flops, check=chk_tq,
-                    skip=st_skip or None, note="static_weight=True: first weight loads before the PDL wait (sm_90)"))
+                impls.append(C.static_impl(ctx, "fp8_block_gemv", M, why, tq_static, (x, w_q, w_s), tq_bytes,
+                                           flops, chk_tq))
             impls += prefill_impls(ctx, x, w_q, w_s, why, flops, lazies)
             impls.append(C.bf16_peer(x, w, flops, lazies))
             # FP8 rowwise peer: activation padded to a multiple of 16 rows, quantized here (untimed).

@@ -74,22 +74,11 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                                   chk_q, "int8 torchquant")
 
             if M <= 32:  # the gemv range, where static_weight acts
-                st_skip = C.path_skip(ctx, "int8_matmul", "auto", M, why) or (
-                    "" if ctx.on_gpu else "static_weight is a CUDA launch hint")
-                impls.append(
-                    C.Impl(
-                        name="tq auto static",
-                        kind="torchquant",
-                        fn=lambda a_q, a_s, w_q, w_s: torch.ops.torchquant.int8_matmul(
-                            a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, "auto", True),
-                        make_inputs=C.rotating((a_q, a_s, w_q, w_s)),
-                        nbytes=q_bytes,
-                        flops=flops,
-                        check=chk_q,
-                        skip=st_skip or None,
-                        note="static_weight=True: first weight loads before the PDL wait (sm_90)",
-                    )
-                )
+                impls.append(C.static_impl(
+                    ctx, "int8_matmul", M, why,
+                    lambda a_q, a_s, w_q, w_s: torch.ops.torchquant.int8_matmul(
+                        a_q, a_s, None, w_q, w_s, None, None, C.OUT_DTYPE, "auto", True),
+                    (a_q, a_s, w_q, w_s), q_bytes, flops, chk_q))
 
             def auto_quant(x, w_q, w_s):
                 q, s, _ = torch.ops.torchquant.quantize_int8(x, True, True)

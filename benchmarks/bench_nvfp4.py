@@ -81,10 +81,8 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                 impls.append(C.Impl(
                     name="tq auto layout1", kind="torchquant", fn=tq_layout1,
                     make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq))
-                impls.append(C.Impl(
-                    name="tq layout1 static", kind="torchquant", fn=tq_layout1_static,
-                    make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq,
-                    note="static_weight=True: first weight loads before the PDL wait (sm_90)"))
+                impls.append(C.static_impl(ctx, "nvfp4_gemv", M, why, tq_layout1_static, (x, wl, ws, gs), tq_bytes,
+                                           flops, chk_tq, name="tq layout1 static"))
             if M > 16:
                 chk_pd, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
                 lazies.append(lz)

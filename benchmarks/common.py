@@ -15,6 +15,7 @@ Import-safe: importing this module touches no GPU and needs no torchquant.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import datetime as _dt
 import functools
@@ -311,6 +312,13 @@ def check_bound(out: torch.Tensor, ref64: torch.Tensor, bound: torch.Tensor, gat
     return Check("ok" if worst <= 1.0 else "FAIL", worst, gate)
 
 
+def worst_of(checks: Sequence[Check]) -> Check:
+    """Several checks of one row as one: FAIL if any failed, with the largest worst fraction."""
+    bad = [c for c in checks if c.status != "ok"]
+    w = max(checks, key=lambda c: c.worst)
+    return Check("FAIL" if bad else "ok", w.worst, w.gate)
+
+
 def check_rel(out: torch.Tensor, ref64: torch.Tensor, tol: float = PEER_REL_TOL, gate: str = "") -> Check:
     """Loose sanity gate: relative Frobenius error <= tol."""
     gate = gate or f"rel-fro<={tol:g}"
@@ -439,15 +447,29 @@ class Case:
 
 
 def rotating(base: Sequence[Any]) -> Callable[[int], Tuple[Any, ...]]:
-    """make_inputs for a tuple of operands: copy 0 is `base`, copy i > 0 clones every tensor."""
+    """make_inputs for a tuple of operands: copy 0 is `base`, copy i > 0 clones every tensor and
+    deep-copies every module (its own weights)."""
     base = tuple(base)
 
+    def dup(t: Any) -> Any:
+        if isinstance(t, torch.nn.Module):
+            return copy.deepcopy(t)
+        return t.clone() if isinstance(t, torch.Tensor) else t
+
     def make(i: int) -> Tuple[Any, ...]:
-        if i == 0:
-            return base
-        return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in base)
+        return base if i == 0 else tuple(dup(t) for t in base)
 
     return make
+
+
+def static_impl(ctx: "Ctx", op: str, M: int, why: str, fn: Callable[..., Any], base: Sequence[Any], nbytes: int,
+                flops: float, check: Any, name: str = "tq auto static") -> "Impl":
+    """The row of `op` with static_weight=True (fn(*base) passes it): on sm_90 the decode GEMV
+    issues its first weight loads before its PDL wait (the weights here are never rewritten)."""
+    skip = path_skip(ctx, op, "auto", M, why) or ("" if ctx.on_gpu else "static_weight is a CUDA launch hint")
+    return Impl(name=name, kind="torchquant", fn=fn, make_inputs=rotating(base), nbytes=nbytes, flops=flops,
+                check=check, skip=skip or None,
+                note="static_weight=True: first weight loads before the PDL wait (sm_90)")
 
 
 # ------------------------------------------------------- shared row makers --
