@@ -66,15 +66,18 @@ DqTile choose_dq_config(int64_t M, int64_t N, const DeviceCaps& caps, const char
 // where the tile grid leaves more than half the SMs idle: the largest power of two keeping
 // units * S within the SMs and every split at least 8 k-blocks (512 of K) long.
 // TORCHQUANT_DQ_WGMMA_SPLITS=S forces S (1 = never; tests, benchmarks).
+// The forced S (clamped to num_kb), or 0 when TORCHQUANT_DQ_WGMMA_SPLITS is unset or empty.
+int forced_splits(int64_t num_kb, const char* op) {
+  const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS");
+  if (env == nullptr || env[0] == '\0') return 0;
+  const int v = std::atoi(env);
+  TORCH_CHECK(v >= 1 && v <= 64, op, ": TORCHQUANT_DQ_WGMMA_SPLITS='", env,
+              "' must be an integer in [1, 64]");
+  return static_cast<int>(std::min<int64_t>(v, num_kb));
+}
+
 int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps, const char* op) {
-  if (const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS")) {
-    if (env[0] != '\0') {
-      const int v = std::atoi(env);
-      TORCH_CHECK(v >= 1 && v <= 64, op, ": TORCHQUANT_DQ_WGMMA_SPLITS='", env,
-                  "' must be an integer in [1, 64]");
-      return static_cast<int>(std::min<int64_t>(v, num_kb));
-    }
-  }
+  if (const int forced = forced_splits(num_kb, op)) return forced;
   if (2 * units > caps.sm_count) return 1;
   int S = 1;
   while (units * (2 * S) <= caps.sm_count && num_kb / (2 * S) >= 8) S *= 2;
@@ -275,8 +278,8 @@ constexpr const char* kGemvTileNames[] = {"16x1", "16x2", "16x2s3"};  // GemvTil
 // The GEMV's K split: choose_splits' (which keeps units x S within the SMs, one CTA each), or
 // more where nearly every SM then holds two CTAs, which the GEMV tiles run side by side: the
 // largest S with units x S <= 2 x SMs, taken when units x S > 1.75 x SMs, every split keeps
-// >= 1536 of K, and the grid has one token tile (M <= 16). Not when TORCHQUANT_DQ_WGMMA_SPLITS
-// forces S (s0 is then that value). H200, path wgmma, bf16, us, M = 8 (16 alike; results/h200/
+// >= 1536 of K, and the grid has one token tile (M <= 16). A forced TORCHQUANT_DQ_WGMMA_SPLITS
+// (gemv_grid) bypasses both. H200, path wgmma, bf16, us, M = 8 (16 alike; results/h200/
 // 2026-12-05e, calls 4-5): nvfp4 8192x8192 (64 tiles) S = 2 20.4-20.7 -> 4 18.2-18.4;
 // 8192x28672 2 -> 4 59.9-60.1 -> 45.5; 10240x8192 (80 tiles) 1 -> 3 28.7-28.8 -> 21.3-21.5;
 // 4096x14336 4 -> 8 (1792 of K per split) 18.3-18.4 -> 16.8; fp8 10240x8192 M = 16 39.2 -> 30.3.
@@ -285,11 +288,8 @@ constexpr const char* kGemvTileNames[] = {"16x1", "16x2", "16x2s3"};  // GemvTil
 // CTAs at S = 2, not > 1.75 x SMs) 1 16.0 / 2 17.4; and grids between one and two CTAs per SM
 // lost to the one-CTA grid beside them (4096x14336 S = 6, 192 CTAs: 19.4 against S = 4's 18.3).
 int gemv_splits(int64_t units, int64_t t_tiles, int64_t K, int s0, const DeviceCaps& caps) {
-  const char* env = std::getenv("TORCHQUANT_DQ_WGMMA_SPLITS");
-  if (env != nullptr && env[0] != '\0') return s0;
-  const int64_t two = 2 * int64_t{caps.sm_count};
   if (t_tiles != 1 || units <= 0) return s0;
-  const int64_t s = two / units;
+  const int64_t s = 2 * int64_t{caps.sm_count} / units;
   if (s > s0 && 4 * units * s > 7 * int64_t{caps.sm_count} && K / s >= 1536) return static_cast<int>(s);
   return s0;
 }
@@ -310,9 +310,11 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k
   args.group_units = 16;
   // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
   // stages.
-  const int S0 = gemv_splits(args.num_units, args.num_t_tiles, args.K,
-                             choose_splits(args.num_units, (stage_k / 64) * int64_t{args.num_kb}, caps, op),
-                             caps);
+  const int64_t kb64 = (stage_k / 64) * int64_t{args.num_kb};
+  const int forced = forced_splits(kb64, op);
+  const int S0 = forced ? forced
+                        : gemv_splits(args.num_units, args.num_t_tiles, args.K,
+                                      choose_splits(args.num_units, kb64, caps, op), caps);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
 }
