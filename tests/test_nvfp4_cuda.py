@@ -644,6 +644,46 @@ def test_gemv_auto_takes_wgmma_from_m5(monkeypatch, knob):
 
 
 @WGMMA
+def test_gemv_auto_m5_to_8_takes_resident_x_on_one_wave(monkeypatch):
+    """At M = 5..8 auto runs the mma kernel with x resident (not the wgmma GEMV) where mma_config
+    gives it one M tile, K unsplit and at most one block per SM (here SMs - 4 blocks of 64 columns,
+    KS = 4, K = 4096 in 4 chunks); the wgmma GEMV where the grid has more blocks than SMs (SMs + 4)
+    or splits K (half the SMs, K = 8192), at M = 9, and with TORCHQUANT_NVFP4_XRES=-1. Auto is
+    bit-identical to the path it names, forced, and within the bound; layouts 0 and 1."""
+    for knob in ("TORCHQUANT_NVFP4_WGMMA_MIN_M", "TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_TILE_M",
+                 "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK", "TORCHQUANT_NVFP4_KS_RULE"):
+        monkeypatch.delenv(knob, raising=False)
+    sms = sm_count()
+    cases = [  # (N, K, M, resident mma wanted)
+        (64 * (sms - 4) - 3, 4096, 5, True),
+        (64 * (sms - 4) - 3, 4096, 8, True),
+        (64 * (sms - 4) - 3, 4096, 9, False),
+        (64 * (sms + 4) - 3, 4096, 8, False),
+        (64 * (sms // 2 - 2), 8192, 6, False),
+    ]
+    for N, K, M, want in cases:
+        x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=N + M)
+        wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+        bound = ref.fp32_accum_bound(x, wd, bias, torch.bfloat16)
+        for layout in (0, 1):
+            w = wp if layout == 0 else ops.nvfp4_relayout(wp, 1)
+            out = {}
+            names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w, ws, gs, bias, "auto", layout)))
+            wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
+            assert wg == (not want), (N, K, M, layout, names)
+            if want:
+                assert _mma_kernel_args(names)[5] in ("true", "1", "(bool)1"), names  # kXRes
+            forced = ops.nvfp4_gemv(x, w, ws, gs, bias, "mma" if want else "wgmma", layout)
+            assert torch.equal(out["y"], forced), (N, K, M, layout)
+            assert ref.worst_fraction(out["y"], ref.linear_ref(x, wd, bias), bound) <= 1.0
+        if want:
+            monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", "-1")
+            names = kernels_launched(lambda: ops.nvfp4_gemv(x, wp, ws, gs, bias, "auto"))
+            assert any("fp4_gemv_sm90a_kernel" in n for n in names), (N, K, M, names)
+            monkeypatch.delenv("TORCHQUANT_NVFP4_XRES")
+
+
+@WGMMA
 def test_gemv_wgmma_views_graph_and_refusals(monkeypatch):
     """Misaligned views are copied, the launch replays in a CUDA graph (and reads a new global
     scale written in place), split or not, and unsupported requests raise clearly."""

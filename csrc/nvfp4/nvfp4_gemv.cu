@@ -96,6 +96,9 @@ constexpr int64_t kTileMinM = 48;
 //                      | K % 128 |        | rows of x (kTileMinM below)
 //   9.0 + _C_sm90a     | M 5..32,| wgmma  | TMA + warpgroup MMA, flat in M up
 //                      | K % 256 |        | to 16 tokens (kWgmmaMinM below)
+//   9.0 + _C_sm90a     | M 5..8, | mma    | x resident, where its grid is one
+//                      | K % 256 |        | wave of <= 1 block per SM, unsplit
+//                      |         |        | (kXresMinM below)
 //   layout 1/2, >= 8.0 | as above| mma    | where the rule says fma or tile:
 //                      |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
@@ -143,6 +146,19 @@ constexpr int64_t kMmaM1MinWeights = int64_t{4} << 20;
 constexpr int64_t kWgmmaMinM = 5;
 constexpr int64_t kWgmmaMaxM = 32;  // = torchquant.nn.dispatch.NVFP4_GEMV_WGMMA_MAX_M (tested)
 
+// Except at M = kXresMinM..kXresMaxM, where the mma kernel with x resident in shared memory runs
+// a one-tile grid that is unsplit and has at most one block per SM (mma_xres_one_wave, below
+// mma_config): there it beat the wgmma GEMV. H200, bf16, layout 1, us, x-resident mma / wgmma
+// (results/h200/2026-12-05e calls 2-5): M = 5: 6144x4096 9.2 / 11.1, 8192x4096 9.3 / 12.0,
+// 8192x8192 15.1 / 20.5; M = 8: 9.8 / 11.2, 9.8 / 12.0, 16.9-17.1 / 18.4 (the wgmma GEMV with
+// its K split of 0c5a184). Where the mma grid splits K (4096x4096 9.3 / 9.1, 4096x14336) or
+// has more blocks than SMs (10240x8192 M = 8 30.6 / 28.7, 14336x4096, 28672x*), the resident
+// x lost, and the wgmma GEMV stays. TORCHQUANT_NVFP4_XRES=-1 (no x residency) restores the
+// plain threshold.
+constexpr int64_t kXresMinM = 5;
+constexpr int64_t kXresMaxM = 8;
+bool mma_xres_one_wave(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K);
+
 // layouts 1, 2 (nvfp4_layout.h; the caller has checked sm_80+): the same rule, except that the
 // kernels which read layout 0 only (fma, tile) give way to mma.
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
@@ -154,7 +170,11 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
   if (M > kTileMinM && K % 128 == 0 && !decode_order) return Nvfp4GemvKernel::kTile;
   if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
     const int knob = env_int("TORCHQUANT_NVFP4_WGMMA_MIN_M");
-    if (M >= (knob > 0 ? knob : kWgmmaMinM)) return Nvfp4GemvKernel::kWgmma;
+    if (M >= (knob > 0 ? knob : kWgmmaMinM)) {
+      if (M >= kXresMinM && M <= kXresMaxM && mma_xres_one_wave(caps, M, N, K))
+        return Nvfp4GemvKernel::kMma;
+      return Nvfp4GemvKernel::kWgmma;
+    }
   }
   // TORCHQUANT_NVFP4_M1_MMA_MIN=W: the threshold in units of 2^20 weights (A/B knob).
   const int64_t m1_min = env_weights("TORCHQUANT_NVFP4_M1_MMA_MIN", kMmaM1MinWeights);
@@ -344,6 +364,11 @@ int64_t xres_smem_total(int64_t xres_bytes, int ks) {
   return xres_ring_offset(xres_bytes, ks) + nvfp4::kMmaWarps * nvfp4::kMmaRingWarpBytes;
 }
 
+// One M tile of 5..8 rows (one n-tile), K unsplit, at most one block per SM.
+bool one_tile_one_wave(const MmaConfig& c, int64_t sms) {
+  return c.nt == 1 && c.tile_m > 4 && c.m_tiles == 1 && c.splits == 1 && c.n_blocks <= sms;
+}
+
 MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   MmaConfig c = mma_config_one_pass(caps, M, N, K);
   const int64_t sms = std::max(1, caps.sm_count);
@@ -376,19 +401,32 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   // 4096x14336 M = 1 / 2 / 4 19.2 / 13.8, 20.0 / 14.7, 21.7 / 16.5;
   // 6144x4096 M = 1 / 4 12.8 / 10.2, 14.1 / 11.5; but 4096x4096 M = 8
   // (split in two, 128 blocks) 10.5 / 11.9, and no 8-row tile gained.
+  // Tiles of 5..8 rows take it too where the grid is one M tile, unsplit, with at most one
+  // block per SM (one_tile_one_wave), so the resident x costs no occupancy the grid could use.
+  // Measured (results/h200/2026-12-05e, bf16, layout 1, us, resident / not): M = 5 6144x4096
+  // 9.2 / 11.2, 8192x4096 9.3 / 12.1, 8192x8192 15.1 / 22.7; M = 8 9.8 / 11.2, 9.8 / 12.1,
+  // 16.9 / 21.8; outside that shape of grid it lost or tied (10240x8192, 160 blocks, M = 8
+  // 30.6 / 27.2; 4096x14336, split, 22.6 / 21.2; 28672x8192 51.3 / 51.7).
   if (c.nt == 1) {
     const int64_t rows = std::min<int64_t>(M, c.tile_m);
     const int64_t per_row = (c.splits > 1 ? c.cps : chunks) * c.ks * 32;  // 16-byte groups
     const int64_t bytes = rows * nvfp4::mma_xres_stride(per_row) * 16;
     const bool fits = xres_smem_total(bytes, c.ks) <= std::max(caps.max_smem_optin, 48 * 1024);
     const int xr = env_int("TORCHQUANT_NVFP4_XRES");
-    if (fits && xr != -1 && (xr == 1 || rows <= 4)) {
+    if (fits && xr != -1 && (xr == 1 || rows <= 4 || one_tile_one_wave(c, sms))) {
       c.xres = true;
       c.xres_bytes = static_cast<int>(bytes);
       c.group_sync = false;
     }
   }
   return c;
+}
+
+// choose_nvfp4_gemv_kernel's M = 5..8 exception: mma_config gives the x-resident kernel a one-tile,
+// unsplit grid of at most one block per SM.
+bool mma_xres_one_wave(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
+  const MmaConfig c = mma_config(caps, M, N, K);
+  return c.xres && one_tile_one_wave(c, std::max(1, caps.sm_count));
 }
 
 
