@@ -623,7 +623,8 @@ def test_gemv_auto_takes_wgmma_from_m5(monkeypatch, knob):
     (TORCHQUANT_NVFP4_WGMMA_MIN_M moves the threshold; 33 = never), the mma kernel when K is
     not a multiple of 256 and from M = 33; the result within the bound either way. The upper
     edge is QuantLinear's NVFP4_GEMV_WGMMA_MAX_M, so the C++ rule and the Python one cannot drift
-    apart unnoticed."""
+    apart unnoticed. (N = 300's mma grid has several M tiles at M = 5..8, so the x-resident
+    exception of the next test does not apply.)"""
     from torchquant.nn.dispatch import NVFP4_GEMV_WGMMA_MAX_M as hi
 
     monkeypatch.setenv("TORCHQUANT_NVFP4_WGMMA_MIN_M", knob)

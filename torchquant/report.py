@@ -178,7 +178,8 @@ def capability_report() -> List[str]:
         lines.append(f"    int8_matmul     {gemv + '; above: ' + big if tc else 'no CUDA path below sm_80 (run on CPU)'}")
         fp8_wg = (" (wgmma GEMV at M = 9..16 on wide layers, from M = 5 on 256M+ weights)"
                   if cc == 90 and _has_cuda_kernel("_fp8_block_gemv_sm90a") else "")
-        nv_wg = (f" (wgmma GEMV at M = 5..{NVFP4_GEMV_WGMMA_MAX_M} when K % 256 == 0)"
+        nv_wg = (f" (wgmma GEMV at M = 5..{NVFP4_GEMV_WGMMA_MAX_M} when K % 256 == 0, but at M = 5..8 "
+                 "the x-resident mma GEMV on grids of <= 1 block per SM)"
                  if cc == 90 and _has_cuda_kernel("_nvfp4_gemv_sm90a") else "")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")

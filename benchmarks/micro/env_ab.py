@@ -10,7 +10,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   (1 = never; unset = the rule; docs/nvfp4_gemv.md 8b)
   TORCHQUANT_NVFP4_GROUP_SYNC=1|-1  nvfp4 per-k-warp x staging on / off (unset = the rule)
   TORCHQUANT_NVFP4_XRES=1|-1      nvfp4 x resident in shared memory on / off (unset = the
-                                  rule; docs/nvfp4_gemv.md 12)
+                                  rule; docs/nvfp4_gemv.md 12); -1 also drops auto's M = 5..8
+                                  choice of that kernel over the wgmma GEMV (section 25)
   TORCHQUANT_NVFP4_SPREAD=1|-1    nvfp4 grids of <= one block per SM take one SM each (on
                                   by default; common/device.h spread_smem)
   TORCHQUANT_NVFP4_KS_RULE=waves  nvfp4 mma K split by the wave rule alone (unset: tiles of
