@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-05f call 7 (call 6 could not start): compute-sanitizer over nvfp4's x-resident kernel
+# 2026-12-05f call 7 (the sanitizer call; a first try could not start a machine): compute-sanitizer over nvfp4's x-resident kernel
 # with the 5..8-row tiles auto now takes (memcheck of benchmarks/micro/nvfp4_xres_memcheck.py,
 # racecheck of its auto part), then, time allowing, the M = 5..8 rule's A/B (auto against
 # TORCHQUANT_NVFP4_XRES=-1) on the shapes it takes and bench_e2e at M = 1 / 8.
