@@ -7,9 +7,9 @@
 set -uo pipefail
 nvidia-smi --query-gpu=name --format=csv,noheader
 . benchmarks/call_setup.sh "$1"
-timeout 130 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 $PY benchmarks/micro/nvfp4_xres_memcheck.py > "$R/memcheck.log" 2>&1
+PYTHONPATH=. timeout 130 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 $PY benchmarks/micro/nvfp4_xres_memcheck.py > "$R/memcheck.log" 2>&1
 echo "memcheck rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/memcheck.log"
-timeout 80 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 20 $PY benchmarks/micro/nvfp4_xres_memcheck.py --auto-only > "$R/racecheck.log" 2>&1
+PYTHONPATH=. timeout 80 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 20 $PY benchmarks/micro/nvfp4_xres_memcheck.py --auto-only > "$R/racecheck.log" 2>&1
 echo "racecheck rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/racecheck.log"
 el=$(( $(date +%s) - t0 ))
 [ $el -lt 200 ] && PYTHONPATH=. timeout 50 $PY benchmarks/micro/env_ab.py --op nvfp4 --layout 1 --path auto \
