@@ -15,6 +15,7 @@ import torch
 import torchquant  # noqa: F401
 from torchquant import ops
 
+KNOBS = ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK", "TORCHQUANT_NVFP4_F16")
 torch.manual_seed(0)
 auto_only = "--auto-only" in sys.argv  # just the auto M = 5..8 part (a shorter racecheck run)
 os.environ["TORCHQUANT_NVFP4_XRES"] = "1"
@@ -36,7 +37,7 @@ try:
                     ops.nvfp4_gemv(x, wp4, s4, g4, None, "mma")
     # auto at M = 5..8 on a grid of SMs - 4 blocks (the x-resident mma kernel instead of the wgmma
     # GEMV, nvfp4_gemv.cu mma_xres_one_wave), layouts 0 and 1 / 2, both dtypes, ragged N.
-    for var in ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK", "TORCHQUANT_NVFP4_F16"):
+    for var in KNOBS:
         os.environ.pop(var, None)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     N, K = 64 * (sms - 4) - 3, 4096
@@ -50,6 +51,6 @@ try:
             ops.nvfp4_gemv(x, wl, s4, g4, None, "auto", layout)
     torch.cuda.synchronize()
 finally:
-    for var in ("TORCHQUANT_NVFP4_XRES", "TORCHQUANT_NVFP4_KS", "TORCHQUANT_NVFP4_SPLITK", "TORCHQUANT_NVFP4_F16"):
+    for var in KNOBS:
         os.environ.pop(var, None)
 print("nvfp4 x-resident launches done")
