@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <limits>
 #include <map>
@@ -157,12 +158,30 @@ constexpr int64_t kWgmmaMaxM = 32;  // = torchquant.nn.dispatch.NVFP4_GEMV_WGMMA
 // plain threshold.
 constexpr int64_t kXresMinM = 5;
 constexpr int64_t kXresMaxM = 8;
-bool mma_xres_one_wave(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K);
+
+// The mma kernel's launch shape (mma_config, below choose_nvfp4_gemv_kernel, says how it is chosen).
+struct MmaConfig {
+  int nt = 1;
+  int ks = 1;
+  int tile_m = 8;
+  int64_t m_tiles = 1;
+  int64_t n_blocks = 1;
+  int splits = 1;  // K split across blocks (grid.y); 1 = none
+  int cps = 0;     // chunks per split when splits > 1
+  bool group_sync = false;  // per-k-warp x staging (kGroupSync), unsplit aligned kernels
+  bool xres = false;        // x resident in shared memory (kXRes), aligned one-n-tile kernels
+  int xres_bytes = 0;       // its size per block
+};
+MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K);
+bool mma_xres_one_wave(const MmaConfig& c, const DeviceCaps& caps);
 
 // layouts 1, 2 (nvfp4_layout.h; the caller has checked sm_80+): the same rule, except that the
 // kernels which read layout 0 only (fma, tile) give way to mma.
+// mma_cfg: where the rule had to work out the mma kernel's launch shape (M = 5..8 above), it is
+// left there, so the launch does not compute it a second time.
 Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N,
-                                         int64_t K, bool have_wgmma, int64_t layout) {
+                                         int64_t K, bool have_wgmma, int64_t layout,
+                                         std::optional<MmaConfig>& mma_cfg) {
   TORCH_CHECK(caps.cc() >= 75, kGemvOp, ": needs compute capability 7.5 or newer, this device is sm_",
               caps.cc());
   const bool decode_order = layout != nvfp4::kLayoutStd;
@@ -171,8 +190,10 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
   if (have_wgmma && caps.major == 9 && caps.minor == 0 && K % 256 == 0 && M <= kWgmmaMaxM) {
     const int knob = env_int("TORCHQUANT_NVFP4_WGMMA_MIN_M");
     if (M >= (knob > 0 ? knob : kWgmmaMinM)) {
-      if (M >= kXresMinM && M <= kXresMaxM && mma_xres_one_wave(caps, M, N, K))
-        return Nvfp4GemvKernel::kMma;
+      if (M >= kXresMinM && M <= kXresMaxM) {
+        mma_cfg = mma_config(caps, M, N, K);
+        if (mma_xres_one_wave(*mma_cfg, caps)) return Nvfp4GemvKernel::kMma;
+      }
       return Nvfp4GemvKernel::kWgmma;
     }
   }
@@ -215,19 +236,6 @@ Nvfp4GemvKernel choose_nvfp4_gemv_kernel(const DeviceCaps& caps, int64_t M, int6
 //   28672 x 8192, M <= 16: tile min(M, 16), KS = 2 (224 blocks, one wave);
 //   128256 x 4096, M <= 8: KS = 1 (501 blocks, 1.9 waves); 4096 x 4096,
 //   M = 1: KS = 8 (128 blocks, 8 warps each).
-struct MmaConfig {
-  int nt = 1;
-  int ks = 1;
-  int tile_m = 8;
-  int64_t m_tiles = 1;
-  int64_t n_blocks = 1;
-  int splits = 1;  // K split across blocks (grid.y); 1 = none
-  int cps = 0;     // chunks per split when splits > 1
-  bool group_sync = false;  // per-k-warp x staging (kGroupSync), unsplit aligned kernels
-  bool xres = false;        // x resident in shared memory (kXRes), aligned one-n-tile kernels
-  int xres_bytes = 0;       // its size per block
-};
-
 MmaConfig mma_config_one_pass(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   using namespace nvfp4;
   const int64_t sms = std::max(1, caps.sm_count);
@@ -424,8 +432,7 @@ MmaConfig mma_config(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 
 // choose_nvfp4_gemv_kernel's M = 5..8 exception: mma_config gives the x-resident kernel a one-tile,
 // unsplit grid of at most one block per SM.
-bool mma_xres_one_wave(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
-  const MmaConfig c = mma_config(caps, M, N, K);
+bool mma_xres_one_wave(const MmaConfig& c, const DeviceCaps& caps) {
   return c.xres && one_tile_one_wave(c, std::max(1, caps.sm_count));
 }
 
@@ -506,10 +513,10 @@ bool mma_wide_ok(int nt, int64_t K, const void* w, const void* s) {
 
 // L: the weight layout (nvfp4_layout.h); layouts 1 (bf16) and 2 (fp16) run every form with their
 // decode, the x-resident one without kF16 (bf16 x through the fp16 decode reads layout 0 only).
+// c: mma_config for this call's M, N, K.
 template <typename T, int L = nvfp4::kLayoutStd>
-void launch_mma(const nvfp4::GemvParams& prm, const DeviceCaps& caps, int device,
-                cudaStream_t stream, WeightWritten written) {
-  const MmaConfig c = mma_config(caps, prm.M, prm.N, prm.K);
+void launch_mma(const nvfp4::GemvParams& prm, const MmaConfig& c, const DeviceCaps& caps,
+                int device, cudaStream_t stream, WeightWritten written) {
   const bool aligned = mma_wide_ok(c.nt, prm.K, prm.w, prm.s);
   if (aligned && c.xres) {  // x resident in shared memory (mma_config: it fits)
     // The x-resident kernel with kF16 = F, unsplit or with the K split across blocks.
@@ -630,7 +637,9 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   // torchquant._C_sm90a, built when 9.0 is in the arch list; it checks the capability and
   // K % 256 itself.
   const auto wgmma_op = find_sm90a_op("torchquant::_nvfp4_gemv_sm90a");
-  Nvfp4GemvKernel path = choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value(), layout);
+  std::optional<MmaConfig> mma_cfg;  // the mma launch shape, if the rule worked it out
+  Nvfp4GemvKernel path =
+      choose_nvfp4_gemv_kernel(caps, M, N, K, wgmma_op.has_value(), layout, mma_cfg);
   if (kernel == "fma") path = Nvfp4GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -724,8 +733,9 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
   if (path == Nvfp4GemvKernel::kMma) {
+    const MmaConfig c = mma_cfg ? *mma_cfg : mma_config(caps, M, N, K);
     nvfp4::for_dtype_layout(half, layout, [&](auto elem, auto layout_c) {
-      launch_mma<decltype(elem), decltype(layout_c)::value>(prm, caps, device, stream, written);
+      launch_mma<decltype(elem), decltype(layout_c)::value>(prm, c, caps, device, stream, written);
     });
   } else {
     if (half)
