@@ -298,34 +298,6 @@ def test_gemv_loads16(monkeypatch, loads, shape):
                       torch.float16, M * 5 + N + K)
 
 
-# (M, N, K): the 8-token tile with 4 and 6 loads in flight (a one-wave grid, K = 8192 + 48: the
-# last round partial), the 16- and 32-token tiles, K tails inside a 64-byte chunk, a grid split
-# over K (N = 37: the rounds of each split end at its own chunk range) and odd N (rows past N
-# ask for nothing).
-_L2PF_SHAPES = [(1, 37, 4096 + 16), (8, None, 8192 + 48), (3, 130, 880), (16, 259, 8192 + 16),
-                (29, 61, 2064)]
-
-
-@needs_sm80
-@pytest.mark.parametrize("pf", ["1", "2", "5"])
-@pytest.mark.parametrize("shape", _L2PF_SHAPES, ids=lambda s: f"M{s[0]}_K{s[2]}")
-def test_gemv_l2_prefetch(monkeypatch, pf, shape):
-    """TORCHQUANT_INT8_GEMV_L2PF=D (sm_90: each block prefetches its rows' weight D rounds ahead
-    into L2 with cp.async.bulk.prefetch.L2; ignored elsewhere) leaves the output bit-exact
-    against the CPU op on every tile, split and tail."""
-    M, N, K = shape
-    N = 32 * sm_count() + 8 if N is None else N
-    monkeypatch.setenv("TORCHQUANT_INT8_GEMV_L2PF", pf)
-    a_q, sa, za, w_q, sw, bias = _epilogue_operands(M, N, K, M * 3 + N + K, True, True, "per_row",
-                                                    torch.bfloat16)
-    want = run_cpu(a_q, sa, za, w_q, sw, None, bias, torch.bfloat16)
-    for static in (False, True):  # static_weight: the peeled first round asks for round D too
-        _poison()
-        got = ops.int8_matmul(a_q.cuda(), sa.cuda(), za.cuda(), w_q.cuda(), sw.cuda(), None,
-                              bias.cuda(), torch.bfloat16, "gemv", static_weight=static).cpu()
-        assert_bitexact(got, want, f"L2PF={pf} static={static} M={M} N={N} K={K}")
-
-
 @needs_sm80
 def test_forced_gemv_large_m():
     """gemv is meant for M <= 32 but must be right for any M (32-row passes)."""

@@ -27,8 +27,6 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   >= 16 chunks per warp)
   TORCHQUANT_INT8_GEMV_LOADS16=2|4  int8 gemv, 16-token tile (M = 9..16): 2 or 4 chunks of
                                   loads in flight per lane (auto: 2 at M >= 15, >= 16 chunks per warp, >= 12 blocks per SM)
-  TORCHQUANT_INT8_GEMV_L2PF=D     int8 gemv (sm_90, aligned): each block prefetches its weight rows
-                                  D rounds ahead into L2 (cp.async.bulk.prefetch.L2); 0 / unset: off
   TORCHQUANT_INT8_GEMV_EPI=-1     int8 gemv: epilogue operands loaded after the K loop (default: before,
                                   for unsplit tiles of <= 16 tokens)
   TORCHQUANT_INT8_WGMMA_SPLITS=S  int8 wgmma GEMM K split across CTAs (1 = never)

@@ -560,7 +560,6 @@ struct GemvParams {
   int* counters;  // [gridDim.x * gridDim.y] zeroed, splits > 1 only
   int epi_early;  // 1: tiles of <= 16 tokens, unsplit, load the epilogue operands before the K loop
   int w_early;    // 1: static_weight under PDL, the first round of weight loads before the wait
-  int l2_pf;      // > 0 (aligned, sm_90): the weight of the round this many ahead prefetched into L2
 };
 
 constexpr int kGemvWarps = 8;
@@ -629,31 +628,6 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     }
   };
   const int c_first = c_begin + warp;
-  // L2 prefetch (p.l2_pf > 0; host: int8_matmul.cu, TORCHQUANT_INT8_GEMV_L2PF): a round of the
-  // block is kGemvWarps * kUnroll consecutive chunks of each of its 16 rows; lanes 0 and 1 of
-  // warp w ask for rows 2w and 2w + 1 of round r with one cp.async.bulk.prefetch.L2 each (no
-  // registers held, nothing waited on), so DRAM keeps streaming while the warps' register
-  // rounds drain. Aligned rows only (16-byte base and K % 16 == 0: the range is whole 16-byte
-  // units).
-  constexpr int kRoundChunks = kGemvWarps * kUnroll;
-  const auto l2_prefetch_round = [&](int r) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if constexpr (kAligned) {
-      const int row = n0 + 2 * warp + lane;
-      const int64_t cb = c_begin + static_cast<int64_t>(r) * kRoundChunks;
-      const int64_t b0 = cb * 64;
-      const int64_t b1 = min(min(cb + kRoundChunks, static_cast<int64_t>(c_end)) * 64,
-                             static_cast<int64_t>(p.K));
-      if (lane < 2 && row < p.N && b1 > b0) {
-        const int8_t* a = p.W + static_cast<int64_t>(row) * p.K + b0;
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a),
-                     "r"(static_cast<uint32_t>(b1 - b0)));
-      }
-    }
-#else
-    (void)r;
-#endif
-  };
   // static_weight (common/pdl.h): the weight was written long before, so its first round may be
   // in flight while the kernel before this one finishes.
   if (p.w_early) {
@@ -661,9 +635,6 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
     for (int u = 0; u < kUnroll; ++u) load_weight(c_first, u);
   }
   pdl_wait();  // x, the scales, the split workspace and the output after the predecessor
-  // Rounds 1 .. l2_pf - 1 now (round 0's loads are issued at once); the loop asks for round
-  // r + l2_pf as it starts round r.
-  for (int r = 1; r < p.l2_pf; ++r) l2_prefetch_round(r);
 
   // Thread -> (token, channel) of the epilogue with the channel fastest: 16 consecutive outputs
   // per row. Where every output has its own thread (<= 16 tokens) and the block writes the
@@ -721,17 +692,11 @@ __global__ void __launch_bounds__(kGemvThreads, kAligned ? 2 : 1)
       }
   };
   int c = c_first;
-  int r = 0;  // this warp's round
   if (p.w_early && c < c_end) {  // peeled, so the loop below is the same code with or without it
-    if (p.l2_pf > 0) l2_prefetch_round(p.l2_pf);
     round(c, false);
-    c += kRoundChunks;
-    ++r;
+    c += kGemvWarps * kUnroll;
   }
-  for (; c < c_end; c += kRoundChunks, ++r) {
-    if (p.l2_pf > 0) l2_prefetch_round(r + p.l2_pf);
-    round(c, true);
-  }
+  for (; c < c_end; c += kGemvWarps * kUnroll) round(c, true);
 
   // C fragment: acc[j][r] is channel n0 + g + 8*(r >> 1), token m0 + 8j + 2t + (r & 1).
 #pragma unroll

@@ -411,9 +411,6 @@ at::Tensor int8_matmul_cuda(const at::Tensor& a_q, const at::Tensor& a_scale,
     p.N = static_cast<int>(N);
     p.K = static_cast<int>(K);
     p.epi = epi;
-    // TORCHQUANT_INT8_GEMV_L2PF=D (read per call, sm_90, aligned operands): each block prefetches
-    // its weight rows' round D ahead into L2 (int8_gemv_kernel). An experiment: off unless set.
-    p.l2_pf = caps.major >= 9 && aligned ? std::clamp(env_int("TORCHQUANT_INT8_GEMV_L2PF"), 0, 8) : 0;
     dispatch_float_cuda(sh.out_dtype, op, [&](auto tag) {
       using OutT = decltype(tag);
       switch (plan.gemv_mt8) {
