@@ -18,7 +18,7 @@ for op in nvfp4 fp8 int8; do
   el=$(( $(date +%s) - t0 )); left=$(( 570 - el )); [ $left -lt 40 ] && break
   to=$(( left < 110 ? left : 110 ))
   timeout $to $PY benchmarks/bench_$op.py --full --shapes 28672x8192,128256x4096,4096x4096 --ms 1,8,16 --forced-max-m 0 --out "$R/${op}_rows" > "$R/$op.log" 2>&1
-  echo "$op rc=$? $(( $(date +%s) - t0 )) s"; grep -E "auto|cuBLAS|torch.mm" "$R/$op.log" | grep -E " M=(1|8|16) " | cut -c1-110 | head -30
+  echo "$op rc=$? $(( $(date +%s) - t0 )) s"; grep -E "tq auto|static +[0-9]|bf16 F.linear" "$R/$op.log" | cut -c1-110 | head -40
 done
 tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
 echo "elapsed $(( $(date +%s) - t0 )) s"
