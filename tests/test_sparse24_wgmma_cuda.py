@@ -448,17 +448,19 @@ def test_ksplit_knob_errors(monkeypatch):
         ops.sparse24_gemv(x, _d(hv), _d(hm), None, "wgmma")
 
 
-_AUTO_KSPLIT = [(False, 8, 8, "16c1k"), (False, 8, 7, None), (False, 1, 8, None), (False, 2, 8, "16c1k"),
-                (False, 16, 16, "16c1k"), (True, 8, 8, "16c1k"), (True, 8, 7, "16c1"), (True, 2, 8, None),
+_AUTO_KSPLIT = [(False, 8, 8, "16c1k"), (False, 8, 7, None), (False, 1, 8, None), (False, 2, 8, None),
+                (False, 3, 8, "16c1k"), (False, 16, 16, "16c1k"), (False, 1, 64, "16c1k"),
+                (False, 2, 64, "16c1k"), (False, 2, 63, None), (True, 8, 8, "16c1k"), (True, 8, 7, "16c1"), (True, 2, 8, None),
                 (True, 3, 8, None), (True, 4, 8, "16c1k"), (True, 7, 8, "16c1k"), (True, 4, 7, None),
                 (True, 16, 16, "16c1k")]
 
 
 @pytest.mark.parametrize("int8,M,stages,want", _AUTO_KSPLIT)
 def test_auto_small_grid_rule(int8, M, stages, want):
-    """A grid of 8 feature tiles (<= a quarter of the SMs): "auto" takes, 16-bit, from M = 2
-    the sparse wgmma GEMM's K-split tile when K gives >= 8 stages (128 logical K each), and
-    otherwise stays off the wgmma GEMM (mma.sp / the fma GEMV); int8 from M = 4 the K-split
+    """A grid of 8 feature tiles (<= a quarter of the SMs): "auto" takes, 16-bit, from M = 3
+    the sparse wgmma GEMM's K-split tile when K gives >= 8 stages (128 logical K each), at
+    M = 1..2 only for rows of K >= 8192 and >= 4 N (64 stages here; the fma GEMV below that),
+    and otherwise stays off the wgmma GEMM (mma.sp / the fma GEMV); int8 from M = 4 the K-split
     tile when K gives >= 8 stages of 256, else from M = 8 the unsplit 16-token tile, and the
     dp4a GEMV / mma.sp below. The bits equal the forced path's."""
     N = 128 * 8 - 5

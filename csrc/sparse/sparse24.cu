@@ -67,11 +67,22 @@ using sparse24::kNoError;
 // (call 2, us, auto before / wgmma; at M = 2 the dp4a GEMV stays ahead): 4096x14336 M = 4
 // 19.8 / 14.0, M = 2 14.3 / 14.0; 4096x4096 M = 4 7.7 / 7.4, M = 2 6.1 / 7.3; 1024x4096 M = 4
 // 5.9 / 5.6, M = 2 4.8 / 5.6.
+// 16-bit, M = 1..2 on those small grids (2026-12-05g, results/h100/2026-12-05g calls 4-5; an H100,
+// us, fma / the K-split tile / mma.sp): the CUDA-core GEMV keeps M = 2 wherever its rows are not
+// long against the layer's width: 4096x4096 9.8 / 11.7 / 11.5, 2048x2048 4.7 / 6.9 / 6.7,
+// 1024x4096 6.7 / 7.5 / 7.0, 3072x4096 8.2 / 10.3 / 9.7, 768x2048 4.2 / 5.9 / 6.1, 4096x8192
+// 17.1 / 18.3 / 18.9, 4096x14336 27.8 / 27.7 / 30.0 (the H200's M = 1 margins are the same:
+// 4096x4096 7.8 / 9.4, 2048x2048 4.1 / 6.0, results/h200/2026-12-05_tables). With K >= 8192
+// and K >= 4 N its grid has too few warps for the row length (N / 8 one-row warps), and the
+// K-split tile takes M = 1 as well: 1024x8192 M = 1 9.8 / 9.0 / 8.3, M = 2 11.2 / 9.0 / 8.4
+// (H200 M = 1: 9.75 / 7.85 / 7.66), 1024x14336 M = 1 15.9 / 11.3 / 10.9, 2048x14336 18.0 /
+// 16.6 / 17.2, 2048x8192 M = 2 12.2 / 11.5 / 11.6 (M = 1 11.2 / 11.6 / 11.4).
 bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
   if (M >= 17) return true;
   if (int8)
     return M >= 8 || (M >= 3 && N >= 6144) || (M >= 4 && sparse24_ksplit_grid(N, K, sm_count, true));
-  if (M >= 2 && sparse24_ksplit_grid(N, K, sm_count, false)) return true;
+  if (sparse24_ksplit_grid(N, K, sm_count, false))
+    return M >= 3 || (K >= 8192 && K >= 4 * N);
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
 
