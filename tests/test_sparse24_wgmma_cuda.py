@@ -450,9 +450,9 @@ def test_ksplit_knob_errors(monkeypatch):
 
 _AUTO_KSPLIT = [(False, 8, 8, "16c1k"), (False, 8, 7, None), (False, 1, 8, None), (False, 2, 8, None),
                 (False, 3, 8, "16c1k"), (False, 16, 16, "16c1k"), (False, 1, 64, "16c1k"),
-                (False, 2, 64, "16c1k"), (False, 2, 63, None), (True, 8, 8, "16c1k"), (True, 8, 7, "16c1"), (True, 2, 8, None),
-                (True, 3, 8, None), (True, 4, 8, "16c1k"), (True, 7, 8, "16c1k"), (True, 4, 7, None),
-                (True, 16, 16, "16c1k")]
+                (False, 2, 64, "16c1k"), (False, 2, 63, None),
+                (True, 8, 8, "16c1k"), (True, 8, 7, "16c1"), (True, 2, 8, None), (True, 3, 8, None),
+                (True, 4, 8, "16c1k"), (True, 7, 8, "16c1k"), (True, 4, 7, None), (True, 16, 16, "16c1k")]
 
 
 @pytest.mark.parametrize("int8,M,stages,want", _AUTO_KSPLIT)

@@ -183,13 +183,15 @@ def capability_report() -> List[str]:
                  if cc == 90 and _has_cuda_kernel("_nvfp4_gemv_sm90a") else "")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
-        sp_big = "; M >= 64 (K % 128 == 0): sparse wgmma" if wg24 else ""
-        # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit)
+        # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"
                 " from M = 3 (K >= 1024), from M = 1 where K >= 8192 and K >= 4 N") if wg24 else ""
+        sp8 = ("; sparse wgmma (K % 128 == 0) from M = 8, below it from M = 3 on layers of >= 6144"
+               " features and from M = 4 on layers of <= SMs / 4 tiles of 128 features (K >= 2048)"
+               ) if wg24 else ""
         lines.append(f"    sparse24_gemv   {'M <= 2: fma; then mma.sp' + sp16 if tc else 'fma (scalar)'}")
-        lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp_big if tc else 'then simt'}")
+        lines.append(f"    sparse24_int8   M <= 4: dp4a GEMV; {'then mma.sp' + sp8 if tc else 'then simt'}")
         wg8 = cc == 90 and _has_cuda_kernel("_fp8_block_gemm_sm90a")
         if wg8:
             lines.append(f"    QuantLinear fp8_block  M >= {FP8_WGMMA_MIN_M}: dequantizing wgmma GEMM (every N to "
