@@ -18,20 +18,22 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?output folder}
 mkdir -p "$OUT"
-[ -d ab_old ] || { echo "ab_old/ is missing (pass it with carry)"; exit 1; }
+OV=${AB_OVERLAY:-ab_old}  # variant B's overlay folder (any git-ignored ab_*/; default ab_old)
+[ -d "$OV" ] || { echo "$OV/ is missing (pass it with carry)"; exit 1; }
 . benchmarks/device_env.sh 8  # as gpu_job.sh; 8 jobs: the two builds run side by side
 export TORCHQUANT_ONLY_SOURCES=${AB_SOURCES:-}  # setup.py: empty = every source
 B=$(mktemp -d)
 cp -r setup.py pyproject.toml csrc torchquant benchmarks "$B"/
-(cd ab_old && find . -type f) | while read -r f; do cp "ab_old/$f" "$B/$f"; done
+(cd "$OV" && find . -type f) | while read -r f; do cp "$OV/$f" "$B/$f"; done
 t0=$(date +%s)
 # Builds made on the development machine (benchmarks/prebuilt.py, carried as .prebuilt) replace
 # either side's build where they match its sources: A from .prebuilt/sm90 (or AB_PREBUILT_A), B
-# from .prebuilt/ab_B (`prebuilt.py make --overlay ab_old --dir .prebuilt/ab_B`).
+# from .prebuilt/ab_B (`prebuilt.py make --overlay ab_old --dir .prebuilt/ab_B`; AB_OVERLAY and
+# AB_PREBUILT_B name another overlay and its build).
 ROOT=$PWD
 ($PY benchmarks/prebuilt.py use --dir "$ROOT/.prebuilt/${AB_PREBUILT_A:-sm90}" ||
   $PY setup.py build_ext --inplace > "$OUT/build_A.log" 2>&1; echo "build A rc=$?") &
-(cd "$B" && { $PY benchmarks/prebuilt.py use --dir "$ROOT/.prebuilt/ab_B" ||
+(cd "$B" && { $PY benchmarks/prebuilt.py use --dir "$ROOT/.prebuilt/${AB_PREBUILT_B:-ab_B}" ||
   $PY setup.py build_ext --inplace > "$OUT/build_B.log" 2>&1; }; echo "build B rc=$?")
 wait
 echo "builds: $(( $(date +%s) - t0 )) s"

@@ -76,12 +76,17 @@ int forced_splits(int64_t num_kb, const char* op) {
   return static_cast<int>(std::min<int64_t>(v, num_kb));
 }
 
-int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps, const char* op) {
-  if (const int forced = forced_splits(num_kb, op)) return forced;
+// The rule alone (no environment): callers that already read the knob use this.
+int split_rule(int64_t units, int64_t num_kb, const DeviceCaps& caps) {
   if (2 * units > caps.sm_count) return 1;
   int S = 1;
   while (units * (2 * S) <= caps.sm_count && num_kb / (2 * S) >= 8) S *= 2;
   return S;
+}
+
+int choose_splits(int64_t units, int64_t num_kb, const DeviceCaps& caps, const char* op) {
+  if (const int forced = forced_splits(num_kb, op)) return forced;
+  return split_rule(units, num_kb, caps);
 }
 
 // Split-K, shared by the GEMM and the GEMV launches. With args.splits > 1: the fp32
@@ -275,7 +280,7 @@ using GemvCfg2s3 = DqGemvConfig<3, 2>;
 enum class GemvTile { k16x1, k16x2, k16x2s3 };
 constexpr const char* kGemvTileNames[] = {"16x1", "16x2", "16x2s3"};  // GemvTile's order
 
-// The GEMV's K split: choose_splits' (which keeps units x S within the SMs, one CTA each), or
+// The GEMV's K split: split_rule's (which keeps units x S within the SMs, one CTA each), or
 // more where nearly every SM then holds two CTAs, which the GEMV tiles run side by side: the
 // largest S with units x S <= 2 x SMs, taken when units x S > 1.75 x SMs, every split keeps
 // >= 1536 of K, and the grid has one token tile (M <= 16). A forced TORCHQUANT_DQ_WGMMA_SPLITS
@@ -308,13 +313,13 @@ void gemv_grid(DqArgs& args, const DeviceCaps& caps, const char* op, int stage_k
   args.num_units = args.num_f_units * args.num_t_tiles;
   args.num_kb = static_cast<int>(args.K / stage_k);
   args.group_units = 16;
-  // choose_splits counts 64-K blocks (each split at least 512 of K); a split here is whole
+  // split_rule counts 64-K blocks (each split at least 512 of K); a split here is whole
   // stages.
   const int64_t kb64 = (stage_k / 64) * int64_t{args.num_kb};
   const int forced = forced_splits(kb64, op);
   const int S0 = forced ? forced
                         : gemv_splits(args.num_units, args.num_t_tiles, args.K,
-                                      choose_splits(args.num_units, kb64, caps, op), caps);
+                                      split_rule(args.num_units, kb64, caps), caps);
   args.kb_per_split = static_cast<int>(ceil_div(args.num_kb, std::min(S0, args.num_kb)));
   args.splits = static_cast<int>(ceil_div(args.num_kb, args.kb_per_split));  // none empty
 }
