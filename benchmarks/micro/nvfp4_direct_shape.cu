@@ -1,0 +1,314 @@
+// Would the nvfp4 decode GEMV stream faster in the int8 GEMV's shape? (docs/nvfp4_gemv.md 26)
+//
+// The extension's nvfp4 mma GEMV copies each warp's 32 rows x 128 bytes per chunk through a
+// two-stage shared-memory ring; without its decode that structure streams at 87-90 % of an
+// H100's read ceiling, while the int8 GEMV (16 weight rows per block, eight warps interleaving
+// 64-byte pieces of every row, straight into registers, U pieces in flight per lane) reaches
+// 96-97 %. This probe builds the nvfp4 GEMV in the int8 GEMV's shape and times it, so the
+// question is answered before a kernel is written for the extension:
+//
+//   block     256 threads, 16 weight rows (one m16 tile), 8 warps; warp w takes the 64-byte
+//             pieces w, w + 8, ... of each row (128 codes each); lane (g, t) loads bytes
+//             16t .. 16t + 15 of rows g and g + 8 (4 words = 32 codes of each row) with
+//             ld.global.nc.L1::no_allocate (.L2::256B hint, as the int8 GEMV; "nh": none) and
+//             the two block scales of those codes per row (2 bytes, L1-cached loads);
+//   decode    the layout-1 word decode of the extension (decode_e2m1_bf16_l1: 7 ALU ops + 1
+//             IMAD per 8 codes), the block scale folded by one bf16x2 multiply per pair,
+//             two m16n8k16 bf16 mma per word pair (rows g, g + 8);
+//   x         token g of the n8 tile (M <= 8), 16 bytes per word straight from global memory
+//             (L1-cached, every block re-reads it), in natural order: the probe defines its own
+//             code order (pair p of word q of lane t = codes 32t + 8q + 2p, + 1 of the piece,
+//             i.e. layout 1 applied to a word whose nibbles hold those codes in the order
+//             n = (c0, c2, c4, c6, c1, c3, c5, c7)), so x needs no permute;
+//   reduce    the 8 warps' 16 x 8 fp32 tiles through shared memory, fixed order, then
+//             y = acc * 2^7 (the decode's 2^-7 undone; global scale 1), fp32 out.
+//
+// U = pieces of loads in flight per lane. Every variant is checked against a host reference
+// that decodes each word with the same bit operations (so the check is of the data movement,
+// the mma fragments and the reduction; the layout-1 map itself is tested in
+// tests/test_nvfp4_layout.py). Timing as benchmarks/timing.py: weight + scale copies rotated
+// past 3x L2, one CUDA graph, median of 7 replays, programmatic dependent launch; a pure read of
+// the same bytes (read_kernel.cuh) first, in the same process.
+//
+// Build: nvcc -O3 -arch=sm_90 -I../../csrc -o nvfp4_direct_shape nvfp4_direct_shape.cu
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "graph_timing.cuh"
+#include "nvfp4/nvfp4_kernels.cuh"
+#include "read_kernel.cuh"
+
+using namespace torchquant::nvfp4;
+
+template <bool kHint>
+__device__ __forceinline__ uint4 ld_w16(const uint8_t* p, bool pred) {
+  uint4 r;
+  if constexpr (kHint)
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+        " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+        " @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p), "r"(static_cast<int>(pred)));
+  else
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+        " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+        " @p ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+__device__ __forceinline__ uint32_t ld_s2(const uint8_t* p, bool pred) {
+  unsigned short v = 0;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+      " @p ld.global.nc.u16 %0, [%1];\n}\n"
+      : "+h"(v)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
+__device__ __forceinline__ uint4 ld_x16(const void* p) {
+  uint4 r;
+  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
+// W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
+template <int U, bool kHint>
+__global__ void __launch_bounds__(256, 2)
+    direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
+  __shared__ float red[8][8][16];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int pieces = K / 128;  // 64 bytes of a row each
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int n0 = blockIdx.x * 16;
+  const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const uint8_t* w_lo = W + (v_lo ? n0 + g : 0) * rb;
+  const uint8_t* w_hi = W + (v_hi ? n0 + g + 8 : 0) * rb;
+  const uint8_t* s_lo = S + (v_lo ? n0 + g : 0) * sb;
+  const uint8_t* s_hi = S + (v_hi ? n0 + g + 8 : 0) * sb;
+  const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  uint4 wl[U], wh[U];
+  uint32_t sl[U], sh[U];
+  for (int c = warp; c < pieces; c += 8 * U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int cc = c + 8 * u;
+      const bool in = cc < pieces;
+      const int pc = in ? cc : 0;
+      wl[u] = ld_w16<kHint>(w_lo + pc * 64 + 16 * t, in && v_lo);
+      wh[u] = ld_w16<kHint>(w_hi + pc * 64 + 16 * t, in && v_hi);
+      sl[u] = ld_s2(s_lo + pc * 8 + 2 * t, in && v_lo);
+      sh[u] = ld_s2(s_hi + pc * 8 + 2 * t, in && v_hi);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int cc = c + 8 * u;
+      if (cc >= pieces) break;
+      const uint32_t spl = e4m3x2_to_bf16x2_x2p119(sl[u]);
+      const uint32_t sph = e4m3x2_to_bf16x2_x2p119(sh[u]);
+      const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
+      const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
+      const __nv_bfloat16* xp = xrow + cc * 128 + 32 * t;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const uint4 xv = ld_x16(xp + 8 * q);  // codes 32t + 8q .. + 8: pairs p = 0..3
+        uint32_t a[4], b[4];
+        decode_e2m1_bf16_l1(wlw[q], a);
+        decode_e2m1_bf16_l1(whw[q], b);
+        const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
+        const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          a[j] = mul_bf16x2(a[j], sa);
+          b[j] = mul_bf16x2(b[j], sbb);
+        }
+        torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
+        torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
+      }
+    }
+  }
+  // D fragment: acc[0], acc[1] -> row g, tokens 2t, 2t + 1; acc[2], acc[3] -> row g + 8.
+#pragma unroll
+  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+  __syncthreads();
+  if (tid < 128) {
+    const int ml = tid >> 4, nl = tid & 15, n = n0 + nl;
+    if (ml < M && n < N) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
+      out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+    }
+  }
+}
+
+// ---- host reference: the same bit operations ----
+static uint32_t rotl(uint32_t w, int s) { return (w << s) | (w >> (32 - s)); }
+static float bf16_bits(uint32_t h16) {
+  uint32_t f = h16 << 16;
+  float v;
+  std::memcpy(&v, &f, 4);
+  return v;
+}
+static float e4m3_value(uint8_t c) {
+  const int s = c >> 7, e = (c >> 3) & 15, m = c & 7;
+  const float v = e == 0 ? std::ldexp(m / 8.0f, -6) : std::ldexp(1.0f + m / 8.0f, e - 7);
+  return s ? -v : v;
+}
+
+using Fn = void (*)(const uint8_t*, const uint8_t*, const __nv_bfloat16*, int, int, int, float*);
+struct Variant {
+  const char* name;
+  Fn fn;
+};
+
+int main(int argc, char** argv) {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
+  struct Shape {
+    int N, K;
+  };
+  std::vector<Shape> shapes = {{28672, 8192}, {128256, 4096}, {14336, 4096}, {4096, 4096}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int a = 1; a < argc; ++a) {
+      Shape s;
+      if (std::sscanf(argv[a], "%dx%d", &s.N, &s.K) == 2 && s.K % 128 == 0) shapes.push_back(s);
+    }
+  }
+  // U = pieces in flight per lane; "nh": weight loads without the .L2::256B hint
+  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>},    {"U=4", direct_gemv<4, true>},
+                               {"U=6", direct_gemv<6, true>},    {"U=8", direct_gemv<8, true>},
+                               {"U=4nh", direct_gemv<4, false>}, {"U=8nh", direct_gemv<8, false>}};
+  const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
+  unsigned* sink;
+  CK(cudaMalloc(&sink, 64));
+  for (const Shape& sh : shapes) {
+    const size_t wbytes = static_cast<size_t>(sh.N) * sh.K / 2, sbytes = static_cast<size_t>(sh.N) * sh.K / 16;
+    const size_t bytes = wbytes + sbytes;
+    const size_t copies = std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
+    std::vector<uint8_t> hw(wbytes), hs(sbytes);
+    for (size_t j = 0; j < wbytes; ++j) hw[j] = static_cast<uint8_t>((j * 2654435761u) >> 13);
+    for (size_t j = 0; j < sbytes; ++j) hs[j] = static_cast<uint8_t>(0x30 + ((j * 40503u) >> 7) % 0x20);
+    std::vector<uint8_t*> w(copies), s(copies);
+    for (size_t i = 0; i < copies; ++i) {
+      CK(cudaMalloc(&w[i], wbytes));
+      CK(cudaMalloc(&s[i], sbytes));
+      CK(cudaMemcpy(w[i], hw.data(), wbytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(s[i], hs.data(), sbytes, cudaMemcpyHostToDevice));
+    }
+    const int Mmax = 8;
+    std::vector<uint16_t> hx(static_cast<size_t>(Mmax) * sh.K);
+    for (size_t j = 0; j < hx.size(); ++j) {
+      const float v = static_cast<float>(static_cast<int>((j * 7919u + 13) % 2001) - 1000) / 1000.0f;
+      uint32_t f;
+      std::memcpy(&f, &v, 4);
+      hx[j] = static_cast<uint16_t>(f >> 16);  // truncated to bf16
+    }
+    __nv_bfloat16* x;
+    float* out;
+    CK(cudaMalloc(&x, hx.size() * 2));
+    CK(cudaMemcpy(x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&out, static_cast<size_t>(Mmax) * sh.N * 4));
+    const int reps = static_cast<int>(std::max<size_t>(copies, 8));
+    {  // pure read of the weight and scale bytes (one buffer per copy would double the
+       // allocations; the weight copies stand for both, timed at wbytes + sbytes)
+      std::vector<uint8_t*> rbuf(copies);
+      for (size_t i = 0; i < copies; ++i) CK(cudaMalloc(&rbuf[i], bytes));
+      const size_t n16 = bytes / 16;
+      const double us = graph_median_us(reps, [&](int r, cudaStream_t st) {
+        const uint4* p = reinterpret_cast<const uint4*>(rbuf[r % copies]);
+        size_t n = n16;
+        void* args[] = {(void*)&p, (void*)&n, (void*)&sink};
+        launch_ex((const void*)read_kernel<8, 2, true>, dim3(2 * sms), dim3(512), 0, st, args, true);
+      }, warm_ms);
+      for (auto p : rbuf) CK(cudaFree(p));
+      std::printf("\n== %dx%d (%.2f MB weight + scales, %zu copies): pure read %.2f us (%.3f TB/s)\n",
+                  sh.N, sh.K, bytes / 1e6, copies, us, bytes / us * 1e-6);
+    }
+    for (int M : {1, 8}) {
+      // host reference (double), rows sampled: every 97th row and the last
+      std::vector<int> rows;
+      for (int n = 0; n < sh.N; n += 97) rows.push_back(n);
+      rows.push_back(sh.N - 1);
+      std::vector<double> ref(rows.size() * M), mag(rows.size() * M);
+      for (size_t ri = 0; ri < rows.size(); ++ri) {
+        const int n = rows[ri];
+        for (int pc = 0; pc < sh.K / 128; ++pc)
+          for (int t = 0; t < 4; ++t)
+            for (int q = 0; q < 4; ++q) {
+              uint32_t wd;
+              std::memcpy(&wd, &hw[static_cast<size_t>(n) * (sh.K / 2) + pc * 64 + 16 * t + 4 * q], 4);
+              const uint32_t h[4] = {wd & kBf16PairMask, rotl(wd, 10) & kBf16PairMask,
+                                     rotl(wd, 13) & kBf16PairMask,
+                                     ((wd & kL1MulMask) * kL1Mul) & kBf16PairMask};
+              const uint8_t sc = hs[static_cast<size_t>(n) * (sh.K / 16) + pc * 8 + 2 * t + (q >> 1)];
+              const double sv = static_cast<double>(e4m3_value(sc)) * std::ldexp(1.0, 126);
+              for (int p = 0; p < 4; ++p)
+                for (int hi = 0; hi < 2; ++hi) {
+                  const double wv = bf16_bits(hi ? h[p] >> 16 : h[p] & 0xFFFF) * sv;  // e2m1 * bs
+                  const int k = pc * 128 + 32 * t + 8 * q + 2 * p + hi;
+                  for (int m = 0; m < M; ++m) {
+                    const double xv = bf16_bits(hx[static_cast<size_t>(m) * sh.K + k]);
+                    ref[ri * M + m] += wv * xv;
+                    mag[ri * M + m] += std::fabs(wv * xv);
+                  }
+                }
+            }
+      }
+      for (const Variant& v : vars) {
+        int bps = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, 0));
+        cudaFuncAttributes fa;
+        CK(cudaFuncGetAttributes(&fa, v.fn));
+        const int grid = (sh.N + 15) / 16;
+        auto one = [&](int r, cudaStream_t st) {
+          const uint8_t* wp = w[r % copies];
+          const uint8_t* sp = s[r % copies];
+          int Mv = M, Nv = sh.N, Kv = sh.K;
+          void* args[] = {(void*)&wp, (void*)&sp, (void*)&x, (void*)&Mv, (void*)&Nv, (void*)&Kv, (void*)&out};
+          launch_ex((const void*)v.fn, dim3(grid), dim3(256), 0, st, args, true);
+        };
+        CK(cudaMemset(out, 0xff, static_cast<size_t>(M) * sh.N * 4));  // NaN poison
+        one(0, 0);
+        CK(cudaDeviceSynchronize());
+        std::vector<float> got(static_cast<size_t>(M) * sh.N);
+        CK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+        double worst = 0;  // |err| / (sum |terms|): fp32 accumulation of K terms
+        for (size_t ri = 0; ri < rows.size(); ++ri)
+          for (int m = 0; m < M; ++m) {
+            const double e = std::fabs(got[static_cast<size_t>(m) * sh.N + rows[ri]] - ref[ri * M + m]) /
+                             std::max(mag[ri * M + m], 1e-30);
+            worst = std::isnan(e) ? 1e30 : std::max(worst, e);
+          }
+        const double bound = sh.K * std::ldexp(1.0, -23);  // K u32 (fp32 sums, exact products)
+        const double us = graph_median_us(reps, one, warm_ms);
+        std::printf("M=%d %-5s regs %3d  %d blocks/SM  grid %6d  %8.2f us  %6.3f TB/s  err %.1e %s\n", M,
+                    v.name, fa.numRegs, bps, grid, us, bytes / us * 1e-6, worst,
+                    worst <= bound ? "ok" : "WRONG");
+      }
+    }
+    for (auto p : w) CK(cudaFree(p));
+    for (auto p : s) CK(cudaFree(p));
+    CK(cudaFree(x));
+    CK(cudaFree(out));
+  }
+  return 0;
+}
