@@ -83,17 +83,30 @@ __device__ __forceinline__ uint4 ld_x16(const void* p) {
 }
 
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
-template <int U, bool kHint>
+// kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
+// shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
+// decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
+// unchanged. Otherwise one block per tile and x straight from global memory in natural order
+// (the probe's own code order above).
+template <int U, bool kHint, bool kXs = false>
 __global__ void __launch_bounds__(256, 2)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
   __shared__ float red[8][8][16];
+  extern __shared__ uint4 xs[];  // kXs: M rows x K / 8 groups
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int pieces = K / 128;  // 64 bytes of a row each
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  const int n0 = blockIdx.x * 16;
+  if constexpr (kXs) {
+    for (int i = tid; i < M * (K / 8); i += 256)
+      xs[i] = Ops<__nv_bfloat16>::pair_x(*reinterpret_cast<const uint4*>(X + 8 * static_cast<size_t>(i)));
+    __syncthreads();
+  }
+  const int tiles = (N + 15) / 16;
+  for (int tile = blockIdx.x; tile < tiles; tile += kXs ? gridDim.x : tiles) {
+  const int n0 = tile * 16;
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
   const uint8_t* w_lo = W + (v_lo ? n0 + g : 0) * rb;
@@ -101,6 +114,7 @@ __global__ void __launch_bounds__(256, 2)
   const uint8_t* s_lo = S + (v_lo ? n0 + g : 0) * sb;
   const uint8_t* s_hi = S + (v_hi ? n0 + g + 8 : 0) * sb;
   const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K;
+  const uint4* xsrow = xs + static_cast<size_t>(g < M ? g : 0) * (K / 8);
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   uint4 wl[U], wh[U];
   uint32_t sl[U], sh[U];
@@ -126,7 +140,8 @@ __global__ void __launch_bounds__(256, 2)
       const __nv_bfloat16* xp = xrow + cc * 128 + 32 * t;
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const uint4 xv = ld_x16(xp + 8 * q);  // codes 32t + 8q .. + 8: pairs p = 0..3
+        // codes 32t + 8q .. + 8: pairs p = 0..3 (kXs: layout 1's (x_p, x_{p+4}))
+        const uint4 xv = kXs ? xsrow[cc * 16 + 4 * t + q] : ld_x16(xp + 8 * q);
         uint32_t a[4], b[4];
         decode_e2m1_bf16_l1(wlw[q], a);
         decode_e2m1_bf16_l1(whw[q], b);
@@ -155,6 +170,8 @@ __global__ void __launch_bounds__(256, 2)
       out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
     }
   }
+  __syncthreads();  // red is reused by the next tile
+  }
 }
 
 // ---- host reference: the same bit operations ----
@@ -175,6 +192,7 @@ using Fn = void (*)(const uint8_t*, const uint8_t*, const __nv_bfloat16*, int, i
 struct Variant {
   const char* name;
   Fn fn;
+  bool xs;
 };
 
 int main(int argc, char** argv) {
@@ -194,9 +212,13 @@ int main(int argc, char** argv) {
     }
   }
   // U = pieces in flight per lane; "nh": weight loads without the .L2::256B hint
-  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>},    {"U=4", direct_gemv<4, true>},
-                               {"U=6", direct_gemv<6, true>},    {"U=8", direct_gemv<8, true>},
-                               {"U=4nh", direct_gemv<4, false>}, {"U=8nh", direct_gemv<8, false>}};
+  // "xs": persistent, x in shared memory, layout 1 as the extension stores it (M <= 4)
+  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>, false},
+                               {"U=4", direct_gemv<4, true>, false},
+                               {"U=8", direct_gemv<8, true>, false},
+                               {"U=2xs", direct_gemv<2, true, true>, true},
+                               {"U=4xs", direct_gemv<4, true, true>, true},
+                               {"U=8xs", direct_gemv<8, true, true>, true}};
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
@@ -243,7 +265,9 @@ int main(int argc, char** argv) {
       std::printf("\n== %dx%d (%.2f MB weight + scales, %zu copies): pure read %.2f us (%.3f TB/s)\n",
                   sh.N, sh.K, bytes / 1e6, copies, us, bytes / us * 1e-6);
     }
-    for (int M : {1, 8}) {
+    for (int M : {1, 4, 8}) {
+     for (int l1 = 0; l1 < 2; ++l1) {  // 0: the probe's natural order; 1: layout 1 (xs variants)
+      if (l1 && M > 4) continue;
       // host reference (double), rows sampled: every 97th row and the last
       std::vector<int> rows;
       for (int n = 0; n < sh.N; n += 97) rows.push_back(n);
@@ -264,7 +288,7 @@ int main(int argc, char** argv) {
               for (int p = 0; p < 4; ++p)
                 for (int hi = 0; hi < 2; ++hi) {
                   const double wv = bf16_bits(hi ? h[p] >> 16 : h[p] & 0xFFFF) * sv;  // e2m1 * bs
-                  const int k = pc * 128 + 32 * t + 8 * q + 2 * p + hi;
+                  const int k = pc * 128 + 32 * t + 8 * q + (l1 ? p + 4 * hi : 2 * p + hi);
                   for (int m = 0; m < M; ++m) {
                     const double xv = bf16_bits(hx[static_cast<size_t>(m) * sh.K + k]);
                     ref[ri * M + m] += wv * xv;
@@ -274,17 +298,20 @@ int main(int argc, char** argv) {
             }
       }
       for (const Variant& v : vars) {
+        if (v.xs != (l1 == 1)) continue;
+        const size_t smem = v.xs ? static_cast<size_t>(M) * sh.K * 2 : 0;
+        CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
         int bps = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, 0));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, v.fn));
-        const int grid = (sh.N + 15) / 16;
+        const int grid = v.xs ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
         auto one = [&](int r, cudaStream_t st) {
           const uint8_t* wp = w[r % copies];
           const uint8_t* sp = s[r % copies];
           int Mv = M, Nv = sh.N, Kv = sh.K;
           void* args[] = {(void*)&wp, (void*)&sp, (void*)&x, (void*)&Mv, (void*)&Nv, (void*)&Kv, (void*)&out};
-          launch_ex((const void*)v.fn, dim3(grid), dim3(256), 0, st, args, true);
+          launch_ex((const void*)v.fn, dim3(grid), dim3(256), smem, st, args, true);
         };
         CK(cudaMemset(out, 0xff, static_cast<size_t>(M) * sh.N * 4));  // NaN poison
         one(0, 0);
@@ -304,6 +331,7 @@ int main(int argc, char** argv) {
                     v.name, fa.numRegs, bps, grid, us, bytes / us * 1e-6, worst,
                     worst <= bound ? "ok" : "WRONG");
       }
+     }
     }
     for (auto p : w) CK(cudaFree(p));
     for (auto p : s) CK(cudaFree(p));
