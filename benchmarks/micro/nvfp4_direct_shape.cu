@@ -88,7 +88,7 @@ __device__ __forceinline__ uint4 ld_x16(const void* p) {
 // decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
 // unchanged. Otherwise one block per tile and x straight from global memory in natural order
 // (the probe's own code order above).
-template <int U, bool kHint, bool kXs = false>
+template <int U, bool kHint, bool kXs = false, bool kPers = kXs>
 __global__ void __launch_bounds__(256, 2)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(256, 2)
     __syncthreads();
   }
   const int tiles = (N + 15) / 16;
-  for (int tile = blockIdx.x; tile < tiles; tile += kXs ? gridDim.x : tiles) {
+  for (int tile = blockIdx.x; tile < tiles; tile += kPers ? gridDim.x : tiles) {
   const int n0 = tile * 16;
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
@@ -192,7 +192,7 @@ using Fn = void (*)(const uint8_t*, const uint8_t*, const __nv_bfloat16*, int, i
 struct Variant {
   const char* name;
   Fn fn;
-  bool xs;
+  bool xs, pers;
 };
 
 int main(int argc, char** argv) {
@@ -213,12 +213,16 @@ int main(int argc, char** argv) {
   }
   // U = pieces in flight per lane; "nh": weight loads without the .L2::256B hint
   // "xs": persistent, x in shared memory, layout 1 as the extension stores it (M <= 4)
-  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>, false},
-                               {"U=4", direct_gemv<4, true>, false},
-                               {"U=8", direct_gemv<8, true>, false},
-                               {"U=2xs", direct_gemv<2, true, true>, true},
-                               {"U=4xs", direct_gemv<4, true, true>, true},
-                               {"U=8xs", direct_gemv<8, true, true>, true}};
+  // "p": the natural-order form on a persistent grid (x still from global memory)
+  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>, false, false},
+                               {"U=3", direct_gemv<3, true>, false, false},
+                               {"U=4", direct_gemv<4, true>, false, false},
+                               {"U=8", direct_gemv<8, true>, false, false},
+                               {"U=2p", direct_gemv<2, true, false, true>, false, true},
+                               {"U=4p", direct_gemv<4, true, false, true>, false, true},
+                               {"U=2xs", direct_gemv<2, true, true>, true, true},
+                               {"U=4xs", direct_gemv<4, true, true>, true, true},
+                               {"U=8xs", direct_gemv<8, true, true>, true, true}};
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
@@ -265,7 +269,7 @@ int main(int argc, char** argv) {
       std::printf("\n== %dx%d (%.2f MB weight + scales, %zu copies): pure read %.2f us (%.3f TB/s)\n",
                   sh.N, sh.K, bytes / 1e6, copies, us, bytes / us * 1e-6);
     }
-    for (int M : {1, 4, 8}) {
+    for (int M : {1, 2, 4, 8}) {
      for (int l1 = 0; l1 < 2; ++l1) {  // 0: the probe's natural order; 1: layout 1 (xs variants)
       if (l1 && M > 4) continue;
       // host reference (double), rows sampled: every 97th row and the last
@@ -305,7 +309,7 @@ int main(int argc, char** argv) {
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, v.fn));
-        const int grid = v.xs ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
+        const int grid = v.pers ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
         auto one = [&](int r, cudaStream_t st) {
           const uint8_t* wp = w[r % copies];
           const uint8_t* sp = s[r % copies];
