@@ -23,7 +23,10 @@
 //   reduce    the 8 warps' 16 x 8 fp32 tiles through shared memory, fixed order, then
 //             y = acc * 2^7 (the decode's 2^-7 undone; global scale 1), fp32 out.
 //
-// U = pieces of loads in flight per lane. Every variant is checked against a host reference
+// U = pieces of loads in flight per lane; "p" runs the same on a persistent grid (bps x SMs
+// blocks looping over the tiles); "xs" is persistent and stages x once per block in shared
+// memory as layout 1's pairs, decoding the words as the extension stores layout 1 (M <= 4).
+// Every variant is checked against a host reference
 // that decodes each word with the same bit operations (so the check is of the data movement,
 // the mma fragments and the reduction; the layout-1 map itself is tested in
 // tests/test_nvfp4_layout.py). Timing as benchmarks/timing.py: weight + scale copies rotated
