@@ -10,7 +10,7 @@
 //   block     256 threads, 16 weight rows (one m16 tile), 8 warps; warp w takes the 64-byte
 //             pieces w, w + 8, ... of each row (128 codes each); lane (g, t) loads bytes
 //             16t .. 16t + 15 of rows g and g + 8 (4 words = 32 codes of each row) with
-//             ld.global.nc.L1::no_allocate (.L2::256B hint, as the int8 GEMV; "nh": none) and
+//             the int8 GEMV's ldg16_stream (L1::no_allocate, .L2::256B hint) and
 //             the two block scales of those codes per row (2 bytes, L1-cached loads);
 //   decode    the layout-1 word decode of the extension (decode_e2m1_bf16_l1: 7 ALU ops + 1
 //             IMAD per 8 codes), the block scale folded by one bf16x2 multiply per pair,
@@ -44,30 +44,15 @@
 #include <vector>
 
 #include "graph_timing.cuh"
+#include "int8/int8_kernels.cuh"
 #include "nvfp4/nvfp4_kernels.cuh"
 #include "read_kernel.cuh"
 
 using namespace torchquant::nvfp4;
 
-template <bool kHint>
-__device__ __forceinline__ uint4 ld_w16(const uint8_t* p, bool pred) {
-  uint4 r;
-  if constexpr (kHint)
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-        " @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(p), "r"(static_cast<int>(pred)));
-  else
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-        " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-        " @p ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
-}
+using torchquant::int8::ldg16_cached;  // x: L1-cached 16-byte loads
+using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256B hint
+
 __device__ __forceinline__ uint32_t ld_s2(const uint8_t* p, bool pred) {
   unsigned short v = 0;
   asm volatile(
@@ -77,21 +62,13 @@ __device__ __forceinline__ uint32_t ld_s2(const uint8_t* p, bool pred) {
       : "l"(p), "r"(static_cast<int>(pred)));
   return v;
 }
-__device__ __forceinline__ uint4 ld_x16(const void* p) {
-  uint4 r;
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
-  return r;
-}
-
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
 // kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
 // shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
 // decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
 // unchanged. Otherwise one block per tile and x straight from global memory in natural order
 // (the probe's own code order above).
-template <int U, bool kHint, bool kXs = false, bool kPers = kXs>
+template <int U, bool kXs = false, bool kPers = kXs>
 __global__ void __launch_bounds__(256, 2)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
@@ -127,8 +104,8 @@ __global__ void __launch_bounds__(256, 2)
       const int cc = c + 8 * u;
       const bool in = cc < pieces;
       const int pc = in ? cc : 0;
-      wl[u] = ld_w16<kHint>(w_lo + pc * 64 + 16 * t, in && v_lo);
-      wh[u] = ld_w16<kHint>(w_hi + pc * 64 + 16 * t, in && v_hi);
+      wl[u] = ldg16_stream(w_lo + pc * 64 + 16 * t, in && v_lo);
+      wh[u] = ldg16_stream(w_hi + pc * 64 + 16 * t, in && v_hi);
       sl[u] = ld_s2(s_lo + pc * 8 + 2 * t, in && v_lo);
       sh[u] = ld_s2(s_hi + pc * 8 + 2 * t, in && v_hi);
     }
@@ -144,7 +121,7 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         // codes 32t + 8q .. + 8: pairs p = 0..3 (kXs: layout 1's (x_p, x_{p+4}))
-        const uint4 xv = kXs ? xsrow[cc * 16 + 4 * t + q] : ld_x16(xp + 8 * q);
+        const uint4 xv = kXs ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, true);
         uint32_t a[4], b[4];
         decode_e2m1_bf16_l1(wlw[q], a);
         decode_e2m1_bf16_l1(whw[q], b);
@@ -214,18 +191,18 @@ int main(int argc, char** argv) {
       if (std::sscanf(argv[a], "%dx%d", &s.N, &s.K) == 2 && s.K % 128 == 0) shapes.push_back(s);
     }
   }
-  // U = pieces in flight per lane; "nh": weight loads without the .L2::256B hint
+  // U = pieces in flight per lane
   // "xs": persistent, x in shared memory, layout 1 as the extension stores it (M <= 4)
   // "p": the natural-order form on a persistent grid (x still from global memory)
-  std::vector<Variant> vars = {{"U=2", direct_gemv<2, true>, false, false},
-                               {"U=3", direct_gemv<3, true>, false, false},
-                               {"U=4", direct_gemv<4, true>, false, false},
-                               {"U=8", direct_gemv<8, true>, false, false},
-                               {"U=2p", direct_gemv<2, true, false, true>, false, true},
-                               {"U=4p", direct_gemv<4, true, false, true>, false, true},
-                               {"U=2xs", direct_gemv<2, true, true>, true, true},
-                               {"U=4xs", direct_gemv<4, true, true>, true, true},
-                               {"U=8xs", direct_gemv<8, true, true>, true, true}};
+  std::vector<Variant> vars = {{"U=2", direct_gemv<2>, false, false},
+                               {"U=3", direct_gemv<3>, false, false},
+                               {"U=4", direct_gemv<4>, false, false},
+                               {"U=8", direct_gemv<8>, false, false},
+                               {"U=2p", direct_gemv<2, false, true>, false, true},
+                               {"U=4p", direct_gemv<4, false, true>, false, true},
+                               {"U=2xs", direct_gemv<2, true>, true, true},
+                               {"U=4xs", direct_gemv<4, true>, true, true},
+                               {"U=8xs", direct_gemv<8, true>, true, true}};
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
