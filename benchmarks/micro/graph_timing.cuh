@@ -66,6 +66,26 @@ double graph_median_us(int reps, One one, double warm_ms = 0) {
   return ts[3];
 }
 
+// The probes' preamble: prints the device, returns its SM count and properties, and the N x K
+// shapes given as "28672x8192 4096x4096" on the command line (those with K % kmod == 0), else
+// the four decode shapes the probes share.
+struct ProbeShape {
+  int N, K;
+};
+inline std::vector<ProbeShape> probe_setup(int argc, char** argv, int kmod, cudaDeviceProp& prop) {
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  std::vector<ProbeShape> shapes = {{28672, 8192}, {128256, 4096}, {14336, 4096}, {4096, 4096}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int a = 1; a < argc; ++a) {
+      ProbeShape s;
+      if (std::sscanf(argv[a], "%dx%d", &s.N, &s.K) == 2 && s.K % kmod == 0) shapes.push_back(s);
+    }
+  }
+  return shapes;
+}
+
 // Launches fn(args...) (args: pointers to the arguments, as cudaLaunchKernelExC takes them),
 // with programmatic stream serialization when pdl (the decode kernels' launch, common/pdl.h).
 inline void launch_ex(const void* fn, dim3 grid, dim3 block, size_t smem, cudaStream_t s, void** args,

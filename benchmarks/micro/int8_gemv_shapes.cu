@@ -153,20 +153,8 @@ struct Variant {
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const std::vector<ProbeShape> shapes = probe_setup(argc, argv, 1, prop);
   const int sms = prop.multiProcessorCount;
-  std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
-  struct Shape {
-    int N, K;
-  };
-  std::vector<Shape> shapes = {{28672, 8192}, {128256, 4096}, {14336, 4096}, {4096, 4096}};
-  if (argc > 1) {  // N,K pairs: "28672x8192 4096x4096"
-    shapes.clear();
-    for (int a = 1; a < argc; ++a) {
-      Shape s;
-      if (std::sscanf(argv[a], "%dx%d", &s.N, &s.K) == 2) shapes.push_back(s);
-    }
-  }
   // name = U/T8/{pers}{cross}{xs}: 1 = on
   std::vector<Variant> m1 = {
       V(6, 1, false, false, false), V(4, 1, false, false, false), V(8, 1, false, false, true),
@@ -183,7 +171,7 @@ int main(int argc, char** argv) {
   unsigned* sink;
   CK(cudaMalloc(&out, 16 * 128256 * 4 * 2));
   CK(cudaMalloc(&sink, 64));
-  for (const Shape& sh : shapes) {
+  for (const ProbeShape& sh : shapes) {
     const size_t wbytes = (size_t)sh.N * sh.K;
     const size_t copies = std::max<size_t>(4, 3 * (size_t)prop.l2CacheSize / wbytes + 1);
     std::vector<int8_t*> w(copies);

@@ -177,20 +177,8 @@ struct Variant {
 
 int main(int argc, char** argv) {
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const std::vector<ProbeShape> shapes = probe_setup(argc, argv, 128, prop);
   const int sms = prop.multiProcessorCount;
-  std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
-  struct Shape {
-    int N, K;
-  };
-  std::vector<Shape> shapes = {{28672, 8192}, {128256, 4096}, {14336, 4096}, {4096, 4096}};
-  if (argc > 1) {
-    shapes.clear();
-    for (int a = 1; a < argc; ++a) {
-      Shape s;
-      if (std::sscanf(argv[a], "%dx%d", &s.N, &s.K) == 2 && s.K % 128 == 0) shapes.push_back(s);
-    }
-  }
   // U = pieces in flight per lane
   // "xs": persistent, x in shared memory, layout 1 as the extension stores it (M <= 4)
   // "p": the natural-order form on a persistent grid (x still from global memory)
@@ -206,7 +194,7 @@ int main(int argc, char** argv) {
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
-  for (const Shape& sh : shapes) {
+  for (const ProbeShape& sh : shapes) {
     const size_t wbytes = static_cast<size_t>(sh.N) * sh.K / 2, sbytes = static_cast<size_t>(sh.N) * sh.K / 16;
     const size_t bytes = wbytes + sbytes;
     const size_t copies = std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
