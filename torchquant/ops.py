@@ -132,7 +132,9 @@ def nvfp4_gemv(
 
     layout: 0 for the formats.md packing; 1 / 2 for a weight from nvfp4_relayout(w_packed, 1 / 2),
     the bf16 / fp16 decode order (x of that dtype only; on CUDA the paths mma and wgmma: auto
-    keeps its choice of wgmma and takes mma where it would choose fma or tile).
+    keeps its choice of wgmma and takes mma where it would choose fma or tile); 3 for
+    nvfp4_relayout(w_packed, 3), the bf16 decode order on adjacent codes (bf16 x; on CUDA the
+    path 'direct' only, sm_80+, K % 128 == 0: docs/nvfp4_gemv.md 27-28).
     static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 
@@ -221,7 +223,7 @@ _DIM_MAX = 2**31 - 256  # kMaxDim (common/checks.h) and tma::require_sm90a's M a
 _CUDA_PATHS = {
     "int8_matmul": ("gemv", "mma", "wgmma"),
     "fp8_block_gemv": ("fma", "mma", "tile", "wgmma"),
-    "nvfp4_gemv": ("fma", "mma", "tile", "wgmma"),
+    "nvfp4_gemv": ("fma", "mma", "tile", "wgmma", "direct"),
     "sparse24_gemv": ("fma", "mma", "wgmma"),
     "sparse24_int8_matmul": ("simt", "gemv", "mma", "wgmma"),
 }
@@ -639,17 +641,23 @@ def _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op="nvfp4_gem
 
 def _check_nvfp4_layout_value(layout: int, op: str) -> None:
     torch._check(
-        layout in (0, 1, 2),
-        lambda: f"{op}: layout must be 0 (formats.md packing), 1 (the bf16 decode order) or 2 (the fp16 "
-        f"decode order), got {layout}",
+        layout in (0, 1, 2, 3),
+        lambda: f"{op}: layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "
+        f"decode order) or 3 (the bf16 decode order on adjacent codes), got {layout}",
     )
 
 
-def _check_nvfp4_layout(layout: int, x_dtype, op: str) -> None:
+def _check_nvfp4_layout(layout: int, x_dtype, op: str, direct: bool = False) -> None:
+    """checks.h check_nvfp4_layout; direct: the op reads layout 3 (nvfp4_gemv and its CPU op)."""
     _check_nvfp4_layout_value(layout, op)
     if layout == 0:
         return
-    bf16 = layout == 1
+    torch._check(
+        direct or layout != 3,
+        lambda: f"{op}: layout 3 is read by nvfp4_gemv (path 'direct') only; give this path layout 1 or 0 "
+        "(nvfp4_relayout)",
+    )
+    bf16 = layout in (1, 3)
     torch._check(
         x_dtype == (torch.bfloat16 if bf16 else torch.float16),
         lambda: f"{op}: layout {layout} is the {'bf16' if bf16 else 'fp16'} decode order and needs "
@@ -672,13 +680,29 @@ def _check_nvfp4_wgmma(x, M, N, K, op: str) -> None:
 def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0, static_weight=False):
     op = "nvfp4_gemv"
     M, N, K = _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op)
-    _check_nvfp4_layout(layout, x.dtype, op)
+    _check_nvfp4_layout(layout, x.dtype, op, direct=True)
     if _check_path(path, x, op):  # nvfp4_gemv.cu
         _check_all(
             (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+        if layout == 3:
+            torch._check(
+                path in ("auto", "direct"),
+                lambda: f"{op}: layout 3 (adjacent-code bf16 decode order) runs on path 'direct' only, got path "
+                f"'{path}'; nvfp4_relayout(w_packed, 3, inverse=True) gives the layout-0 weight the other paths read",
+            )
+            torch._check(
+                K % 128 == 0,
+                lambda: f"{op}: layout 3 (path 'direct') needs K % 128 == 0 (whole 64-byte pieces of every row), "
+                f"got K = {K}; use layout 1 or 0",
+            )
+            return x.new_empty((M, N))
+        torch._check(
+            path != "direct",
+            lambda: f"{op}: path 'direct' reads layout 3 (nvfp4_relayout(w_packed, 3)), got layout {layout}",
+        )
         torch._check(
             layout == 0 or path in ("auto", "mma", "wgmma"),
             lambda: f"{op}: layout {layout} (a decode order) runs on paths 'mma' and 'wgmma', got path '{path}'; "

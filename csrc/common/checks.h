@@ -320,16 +320,21 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
 }
 
 // nvfp4_gemv's layout argument (nvfp4/nvfp4_layout.h): 0 (formats.md), 1 (the bf16 decode
-// order, bf16 x only) or 2 (the fp16 decode order, fp16 x only).
+// order, bf16 x only), 2 (the fp16 decode order, fp16 x only) or 3 (the bf16 decode order on
+// adjacent codes, bf16 x only, read by nvfp4_gemv's path "direct" and the CPU op alone).
 inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
   TORCH_CHECK(layout >= 0 && layout < nvfp4::kNumLayouts, op,
-              ": layout must be 0 (formats.md packing), 1 (the bf16 decode order) or 2 (the fp16 "
-              "decode order), got ", layout);
+              ": layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "
+              "decode order) or 3 (the bf16 decode order on adjacent codes), got ", layout);
 }
-inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
+// direct: the op reads layout 3 (nvfp4_gemv); the Hopper decoding GEMV / GEMM do not.
+inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op,
+                               bool direct = false) {
   check_nvfp4_layout_value(layout, op);
   if (layout == nvfp4::kLayoutStd) return;
-  const bool bf16 = layout == nvfp4::kLayoutBf16;
+  TORCH_CHECK(direct || layout != nvfp4::kLayoutBf16Adj, op, ": layout 3 is read by nvfp4_gemv "
+              "(path 'direct') only; give this path layout 1 or 0 (nvfp4_relayout)");
+  const bool bf16 = layout == nvfp4::kLayoutBf16 || layout == nvfp4::kLayoutBf16Adj;
   TORCH_CHECK(x_dtype == (bf16 ? at::kBFloat16 : at::kHalf), op, ": layout ", layout, " is the ",
               bf16 ? "bf16" : "fp16", " decode order and needs ", bf16 ? "bfloat16" : "float16",
               " x, got ", x_dtype, "; give other x the layout-0 weight (nvfp4_relayout(w_packed, ",

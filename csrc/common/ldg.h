@@ -87,6 +87,30 @@ __device__ __forceinline__ uint4 ld_stream_v4(const void* p) {
       : "l"(p) TQ_STREAM_POLICY_ARG);
   return r;
 }
+// ld_stream_v4 predicated inside the asm (zeros when !pred, and nothing is read), so the
+// compiler can never speculate the load past its bounds check (the int8 GEMV's ldg16_stream and
+// nvfp4's direct GEMV).
+__device__ __forceinline__ uint4 ld_stream_v4_if(const void* p, bool pred) {
+  uint4 r;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+      " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+      " @p ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4]"
+      TQ_STREAM_POLICY_OPERAND(6) ";\n}\n"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "r"(static_cast<int>(pred)) TQ_STREAM_POLICY_ARG);
+  return r;
+}
+// A read-only, L1-cached 2-byte load, predicated the same way (0 when !pred).
+__device__ __forceinline__ uint32_t ld_u16_if(const void* p, bool pred) {
+  unsigned short v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b16 %0, 0;\n"
+      " @p ld.global.nc.u16 %0, [%1];\n}\n"
+      : "=h"(v)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return v;
+}
 __device__ __forceinline__ uint2 ld_stream_v2(const void* p) {
   uint2 r;
   asm("ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v2.u32 {%0, %1}, [%2]"

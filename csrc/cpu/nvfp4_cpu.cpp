@@ -120,7 +120,7 @@ inline __attribute__((always_inline)) void decode_nvfp4_row(const uint8_t* __res
   decode_nvfp4_blocks(packed, bscale, e4m3, k0, 0, kc / kBlock, dst);
 }
 
-// Layout 0 <-> 1 or 2 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble
+// Layout 0 <-> 1, 2 or 3 (nvfp4/nvfp4_layout.h), one 32-bit word: 8 table lookups, one per nibble
 // of the source. The map is a bit permutation, so a word's image is the OR of its nibbles'
 // images: entry [j][v] is word_to_layout (or word_from_layout) of the word holding only v in
 // nibble j. The tables are built once.
@@ -141,12 +141,14 @@ struct RelayoutLut {
 
 const RelayoutLut& relayout_lut(int layout, bool inverse) {
   static const RelayoutLut l1(nvfp4::kLayoutBf16, false), l1_inv(nvfp4::kLayoutBf16, true),
-      l2(nvfp4::kLayoutF16, false), l2_inv(nvfp4::kLayoutF16, true);
+      l2(nvfp4::kLayoutF16, false), l2_inv(nvfp4::kLayoutF16, true),
+      l3(nvfp4::kLayoutBf16Adj, false), l3_inv(nvfp4::kLayoutBf16Adj, true);
   if (layout == nvfp4::kLayoutBf16) return inverse ? l1_inv : l1;
+  if (layout == nvfp4::kLayoutBf16Adj) return inverse ? l3_inv : l3;
   return inverse ? l2_inv : l2;
 }
 
-// n words from src to dst (little-endian words: x86 / arm64 hosts); layout 1 or 2.
+// n words from src to dst (little-endian words: x86 / arm64 hosts); layout 1, 2 or 3.
 void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, int layout, bool inverse) {
   const RelayoutLut& lut = relayout_lut(layout, inverse);
   for (int64_t i = 0; i < n; ++i) {
@@ -158,7 +160,7 @@ void relayout_words(const uint8_t* src, uint8_t* dst, int64_t n, int layout, boo
 }
 
 // acc[i * kNB + j] = sum_k x[m0+i, k] * w[n0+j, k] (block scale folded, no global).
-// layouts 1, 2: each row's chunk is first put back in layout 0 (kc / 8 words, on the stack).
+// layouts 1, 2, 3: each row's chunk is first put back in layout 0 (kc / 8 words, on the stack).
 TQ_CPU_CLONES void nvfp4_gemv_tile(const float* __restrict xf, const uint8_t* __restrict wp,
                                    const uint8_t* __restrict ws, int64_t K, int64_t m0,
                                    int64_t mb, int64_t n0, int64_t nb, float* __restrict acc,
@@ -225,7 +227,7 @@ at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
                           int64_t layout, bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "nvfp4_gemv";
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x.scalar_type(), op);
+  check_nvfp4_layout(layout, x.scalar_type(), op, /*direct=*/true);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
 
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening

@@ -220,15 +220,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 // The predicate lives inside the asm so the compiler can never speculate the
 // load past its bounds check.
 __device__ __forceinline__ uint4 ldg16_stream(const void* p, bool pred) {
-  uint4 r;
-  asm volatile(  // TQ_STREAM_POLICY*: common/ldg.h
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-      " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-      " @p ld.global.nc.L1::no_allocate" TQ_STREAM_POLICY TQ_L2_HINT ".v4.u32 {%0,%1,%2,%3}, [%4]"
-      TQ_STREAM_POLICY_OPERAND(6) ";\n}\n"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p), "r"(static_cast<int>(pred)) TQ_STREAM_POLICY_ARG);
-  return r;
+  return ld_stream_v4_if(p, pred);  // common/ldg.h
 }
 
 __device__ __forceinline__ uint4 ldg16_cached(const void* p, bool pred) {

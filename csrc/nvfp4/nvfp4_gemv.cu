@@ -603,14 +603,47 @@ void launch_fma(const nvfp4::GemvParams& prm, bool aligned, cudaStream_t stream)
 
 bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
+// Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
+// one kernel that reads it. Blocks of 16 weight rows x token tiles of 8 (the grid's y, looped
+// past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
+at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
+                      const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
+                      int64_t M, int64_t N, int64_t K, int device, bool static_weight) {
+  const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
+  const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
+  const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
+  at::Tensor y = at::empty({M, N}, x.options());
+  nvfp4::GemvParams prm{};
+  prm.x = x.data_ptr();
+  prm.w = static_cast<const uint8_t*>(w.data_ptr());
+  prm.s = static_cast<const uint8_t*>(sc.data_ptr());
+  prm.gs = global_scale.data_ptr<float>();
+  prm.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  prm.y = y.data_ptr();
+  prm.M = static_cast<int>(M);
+  prm.N = static_cast<int>(N);
+  prm.K = static_cast<int>(K);
+  const int64_t row_blocks = (N + 15) / 16;
+  const int64_t token_tiles = (M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows;
+  const dim3 grid(static_cast<unsigned>(row_blocks),
+                  static_cast<unsigned>(std::min<int64_t>(token_tiles, 65535)));
+  // The weight copied just above was written by the kernel just before (common/pdl.h); the
+  // kernel waits for its predecessor before its first load in every case.
+  const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
+                               weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
+  launch_kernel(nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU>, grid, dim3(nvfp4::kDirectThreads),
+                0, c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
+  return y;
+}
+
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
                            int64_t layout, bool static_weight) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp);
+  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp, /*direct=*/true);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
-  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma", "direct"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   // K below 2^26 as fp8_block_gemv's and the wgmma path's (a 64M-element row; the mma GEMV's
@@ -622,6 +655,19 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
+  if (layout == nvfp4::kLayoutBf16Adj) {
+    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp, ": layout 3 (adjacent-code bf16 "
+                "decode order) runs on path 'direct' only, got path '", kernel, "'; "
+                "nvfp4_relayout(w_packed, 3, inverse=True) gives the layout-0 weight the other paths read");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout 3 needs the direct kernel (mma.sync m16n8k16 "
+                "bf16, compute capability 8.0+); this device is sm_", caps.cc(),
+                ". Use layout 0 (nvfp4_relayout(w_packed, 3, inverse=True))");
+    TORCH_CHECK(K % 128 == 0, kGemvOp, ": layout 3 (path 'direct') needs K % 128 == 0 (whole 64-byte "
+                "pieces of every row), got K = ", K, "; use layout 1 or 0");
+    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, static_weight);
+  }
+  TORCH_CHECK(kernel != "direct", kGemvOp, ": path 'direct' reads layout 3 (nvfp4_relayout(w_packed, "
+              "3)), got layout ", layout);
   if (layout != nvfp4::kLayoutStd) {
     // Layouts 1 and 2 (nvfp4_layout.h) are read by the mma kernel and the Hopper wgmma GEMV.
     TORCH_CHECK(kernel == "auto" || kernel == "mma" || kernel == "wgmma", kGemvOp, ": layout ",
@@ -843,6 +889,8 @@ at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inve
   };
   if (layout == nvfp4::kLayoutBf16)
     go(std::integral_constant<int, nvfp4::kLayoutBf16>{});
+  else if (layout == nvfp4::kLayoutBf16Adj)
+    go(std::integral_constant<int, nvfp4::kLayoutBf16Adj>{});
   else
     go(std::integral_constant<int, nvfp4::kLayoutF16>{});
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -357,7 +357,8 @@ __device__ __forceinline__ uint32_t f16_l2_adjacent(uint32_t w, uint32_t sh_a, u
 // Whether word layout L may serve activations of type T (1: bf16 only, 2: fp16 only).
 template <class T, int L>
 __host__ __device__ constexpr bool layout_fits() {
-  return L == kLayoutStd || (L == kLayoutBf16 && std::is_same_v<T, __nv_bfloat16>) ||
+  return L == kLayoutStd ||
+         ((L == kLayoutBf16 || L == kLayoutBf16Adj) && std::is_same_v<T, __nv_bfloat16>) ||
          (L == kLayoutF16 && std::is_same_v<T, __half>);
 }
 
@@ -380,7 +381,7 @@ inline void for_dtype_layout(bool half, int64_t layout, Go&& go) {
 // switch between the decodes above (C = Ops<T>; layout 1 with bf16, 2 with fp16).
 template <class C, int L>
 __device__ __forceinline__ void decode_word(uint32_t w, uint32_t (&h)[4]) {
-  if constexpr (L == kLayoutBf16)
+  if constexpr (L == kLayoutBf16 || L == kLayoutBf16Adj)  // layout 3: the same decode, other codes
     decode_e2m1_bf16_l1(w, h);
   else if constexpr (L == kLayoutF16)
     decode_e2m1_f16_l2(w, h);
@@ -1079,6 +1080,110 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
               y[static_cast<size_t>(m) * N + n] = epilogue<T>(acc[mt][nt][j], so, bias, n);
           }
         }
+  }
+#endif  // __CUDA_ARCH__ >= 800
+}
+
+// ------------------------------------------------ direct GEMV (layout 3) --
+// docs/nvfp4_gemv.md 27-28: the int8 GEMV's stream shape. A block owns 16 weight rows (one m16
+// tile) and a tile of <= 8 x rows (the mma's n8; larger M loops over tiles); its 8 warps take the
+// 64-byte pieces (128 codes) w, w + 8, ... of every row, so the block reads 512 contiguous bytes
+// of each row per step, straight into registers. Lane (g, t) loads bytes 16t .. 16t + 15 of the
+// piece of rows g and g + 8 (4 words, 32 codes each), the two block scales of those codes per row
+// (2 bytes, L1-cached: the 8 warps read 64 contiguous scale bytes of a row per step) and, per
+// word, the 8 x values of its codes for x row g of the tile (16 bytes, L1-cached; every block
+// re-reads x). Layout 3 makes the decoded pairs adjacent codes, so those 16 bytes are the B
+// fragments of the word's two m16n8k16 as loaded. kDirectU pieces are in flight per lane;
+// 80 registers, three blocks (24 warps) per SM: the warps hide the decode. The 8 warps' 16 x 8
+// tiles are summed through shared memory in warp order (deterministic), then the epilogue.
+// Needs K % 128 == 0, w 16-byte and w_scale 2-byte aligned, x 16-byte aligned (host).
+constexpr int kDirectWarps = 8;
+constexpr int kDirectThreads = kDirectWarps * 32;
+constexpr int kDirectU = 2;  // 64-byte pieces of loads in flight per lane (H100: 2 beat 3, 4, 8)
+constexpr int kDirectRows = 8;  // x rows per token tile
+
+template <int U>
+__global__ void __launch_bounds__(kDirectThreads, 3) nvfp4_gemv_direct_kernel(const GemvParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using O = Ops<__nv_bfloat16>;
+  __shared__ float red[kDirectWarps][kDirectRows][16];
+  pdl_launch_dependents();
+  pdl_wait();  // everything this kernel reads may come from the kernel before
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int M = p.M, N = p.N, K = p.K;
+  const int pieces = K / 128;
+  const int n0 = blockIdx.x * 16;
+  const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;  // rows past N: never loaded or stored
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const uint8_t* const w_lo = p.w + static_cast<size_t>(v_lo ? n0 + g : 0) * rb + 16 * t;
+  const uint8_t* const w_hi = p.w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * rb + 16 * t;
+  const uint8_t* const s_lo = p.s + static_cast<size_t>(v_lo ? n0 + g : 0) * sb + 2 * t;
+  const uint8_t* const s_hi = p.s + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * sb + 2 * t;
+  const float so = __fmul_rn(__ldg(p.gs), 128.0f);  // 2^7 * global: undoes the decode's 2^-7
+  const __nv_bfloat16* const bias = static_cast<const __nv_bfloat16*>(p.bias);
+  __nv_bfloat16* const y = static_cast<__nv_bfloat16*>(p.y);
+  for (int m0 = blockIdx.y * kDirectRows; m0 < M; m0 += gridDim.y * kDirectRows) {
+    const int rows = min(kDirectRows, M - m0);
+    // x row g of the tile (rows g >= rows read the tile's first row: their D columns are
+    // never stored, an mma column depends on its own B column only)
+    const __nv_bfloat16* const xrow =
+        static_cast<const __nv_bfloat16*>(p.x) + static_cast<size_t>(m0 + (g < rows ? g : 0)) * K + 32 * t;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    uint4 wl[U], wh[U];
+    uint32_t sl[U], sh[U];
+    for (int c = warp; c < pieces; c += kDirectWarps * U) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {  // issue U pieces, then consume them
+        const int cc = c + kDirectWarps * u;
+        const bool in = cc < pieces;
+        const size_t pc = in ? static_cast<size_t>(cc) : 0;
+        wl[u] = ld_stream_v4_if(w_lo + 64 * pc, in && v_lo);
+        wh[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
+        sl[u] = ld_u16_if(s_lo + 8 * pc, in && v_lo);
+        sh[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int cc = c + kDirectWarps * u;
+        if (cc >= pieces) break;
+        const uint32_t spl = O::scale_pair(sl[u]), sph = O::scale_pair(sh[u]);
+        const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
+        const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
+        const __nv_bfloat16* const xp = xrow + static_cast<size_t>(cc) * 128;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          // codes 32t + 8q .. + 7 of the piece: word q, block 2t + q / 2 of the piece's 8
+          const uint4 xv = __ldg(reinterpret_cast<const uint4*>(xp + 8 * q));
+          uint32_t a[4], b[4];
+          decode_word<O, kLayoutBf16Adj>(wlw[q], a);
+          decode_word<O, kLayoutBf16Adj>(whw[q], b);
+          const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
+          const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            a[j] = O::mul(a[j], sa);
+            b[j] = O::mul(b[j], sbb);
+          }
+          O::mma(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);  // pairs 0, 1: codes 0..3 of the word
+          O::mma(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);  // pairs 2, 3: codes 4..7
+        }
+      }
+    }
+    // D fragment: acc[0], acc[1] -> row g, x rows 2t, 2t + 1; acc[2], acc[3] -> row g + 8.
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+    __syncthreads();
+    if (tid < kDirectRows * 16) {
+      const int ml = tid >> 4, nl = tid & 15, n = n0 + nl;
+      if (ml < rows && n < N) {
+        float s = 0.f;
+#pragma unroll
+        for (int w = 0; w < kDirectWarps; ++w) s += red[w][ml][nl];
+        y[static_cast<size_t>(m0 + ml) * N + n] = epilogue<__nv_bfloat16>(s, so, bias, n);
+      }
+    }
+    __syncthreads();  // red is rewritten by the next token tile
   }
 #endif  // __CUDA_ARCH__ >= 800
 }

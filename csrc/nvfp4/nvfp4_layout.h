@@ -45,7 +45,8 @@ namespace nvfp4 {
 constexpr int kLayoutStd = 0;   // formats.md
 constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
 constexpr int kLayoutF16 = 2;   // the fp16 decode order (above)
-constexpr int kNumLayouts = 3;
+constexpr int kLayoutBf16Adj = 3;  // layout 1's decode on adjacent codes (below; the direct GEMV)
+constexpr int kNumLayouts = 4;
 
 constexpr uint32_t kBf16PairMask = 0x81C081C0u;   // P: magnitude 6..8 / 22..24, sign 15 / 31
 constexpr uint32_t kL1MulMask = 0x001B001Bu;      // bits 0, 1, 3, 4, 16, 17, 19, 20 (pair h3)
@@ -83,8 +84,21 @@ TQ_NVFP4_HD constexpr int l2_bit_of(int b) {
   return q - (sign ? 2 : 6);          // * (2^2 + 2^6)
 }
 
+// Layout-3 bit that holds layout-0 bit b. Layout 3 is layout 1 for a word whose codes stand in
+// the order (c0, c2, c4, c6, c1, c3, c5, c7): code j sits where layout 1 keeps code
+// j' = j / 2 + 4 (j % 2), so layout 1's decode (decode_e2m1_bf16_l1, the same 7 ALU ops + 1 IMAD)
+// yields h_p = (code 2p, code 2p + 1), adjacent codes, and x's natural pairs are the mma's B
+// fragments as loaded (the direct GEMV, docs/nvfp4_gemv.md 27-28).
+TQ_NVFP4_HD constexpr int l3_bit_of(int b) {
+  const int j = b >> 2;
+  return l1_bit_of(4 * ((j >> 1) + 4 * (j & 1)) + (b & 3));
+}
+
 TQ_NVFP4_HD constexpr int layout_bit_of(int layout, int b) {
-  return layout == kLayoutBf16 ? l1_bit_of(b) : layout == kLayoutF16 ? l2_bit_of(b) : b;
+  return layout == kLayoutBf16      ? l1_bit_of(b)
+         : layout == kLayoutF16     ? l2_bit_of(b)
+         : layout == kLayoutBf16Adj ? l3_bit_of(b)
+                                    : b;
 }
 
 // Layout 0 -> `layout` and back, one word (a loop over bits: used by the relayout kernel,

@@ -95,6 +95,8 @@ def dequantize_nvfp4(w_packed: torch.Tensor, scale: torch.Tensor, global_scale: 
 # Movers: the identity (p = 0), a left rotation by 10 (p = 1) or 13 (p = 2), and for p = 3 the
 # product of the word masked to L1_MUL_SOURCE with 2^2 + 2^7 + 2^12 (q from the one bit q - a,
 # a in L1_MUL_SHIFTS, of the mask).
+# Layout 3 (bf16, the direct GEMV): layout 1 on a word whose codes stand in the order
+# (c0, c2, c4, c6, c1, c3, c5, c7), so its pairs are adjacent codes, h_p = (code 2p, code 2p + 1).
 # Layout 2 (fp16): pairs h0 = (n0, n2), h1 = (n4, n6), h2 = (n1, n3), h3 = (n5, n7), magnitude
 # at 9..11 / 25..27, sign 15 / 31. Movers: the identity, a left shift by 3, and two masked
 # products, L2_MUL_A (p = 2) and L2_MUL_B (p = 3).
@@ -126,27 +128,29 @@ def _l2_source_bit(p: int, q: int) -> int:
 
 
 def layout_bit_map(layout: int) -> Tuple[int, ...]:
-    """Position in a word of `layout` (1 or 2) of each layout-0 bit b (code b // 4, field b % 4:
-    m, e0, e1, s)."""
+    """Position in a word of `layout` (1, 2 or 3) of each layout-0 bit b (code b // 4, field b % 4:
+    m, e0, e1, s). Layout 3 is layout 1 with code j where layout 1 keeps code j // 2 + 4 (j % 2),
+    so its pairs are h_p = (code 2p, code 2p + 1)."""
     out = []
     for b in range(32):
         code, field = divmod(b, 4)
-        if layout == 1:
-            q = (15 if field == 3 else 6 + field) + 16 * (code // 4)
-            out.append(_l1_source_bit(code % 4, q))
+        if layout in (1, 3):
+            c1 = code if layout == 1 else code // 2 + 4 * (code % 2)  # the code's place in layout 1
+            q = (15 if field == 3 else 6 + field) + 16 * (c1 // 4)
+            out.append(_l1_source_bit(c1 % 4, q))
         elif layout == 2:
             q = (15 if field == 3 else 9 + field) + 16 * ((code // 2) % 2)
             out.append(_l2_source_bit(2 * (code % 2) + code // 4, q))
         else:
-            raise ValueError(f"layout_bit_map: layout must be 1 or 2, got {layout}")
+            raise ValueError(f"layout_bit_map: layout must be 1, 2 or 3, got {layout}")
     return tuple(out)
 
 
 def relayout_nvfp4(w_packed: torch.Tensor, layout: int, inverse: bool = False) -> torch.Tensor:
-    """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1, 2: above), or from it
-    back to layout 0 with inverse. Exact both ways."""
-    if layout not in (0, 1, 2):
-        raise ValueError(f"relayout_nvfp4: layout must be 0, 1 or 2, got {layout}")
+    """The packed weight [N, K/2] in word layout `layout` (0: as packed; 1, 2, 3: above), or from
+    it back to layout 0 with inverse. Exact both ways."""
+    if layout not in (0, 1, 2, 3):
+        raise ValueError(f"relayout_nvfp4: layout must be 0, 1, 2 or 3, got {layout}")
     if w_packed.dtype != torch.uint8 or w_packed.dim() != 2 or w_packed.shape[1] % 8:
         raise ValueError("relayout_nvfp4: w_packed must be uint8 [N, K/2] with K a multiple of 16")
     if layout == 0:
