@@ -171,6 +171,89 @@ def _m_sweep_check(path, dtype, N, K, seed, label):
             assert frac <= 1.0, f"{label} {dtype} M={M} N={N} K={K} bias={b is not None}: {frac}"
 
 
+# ------------------------------------- (b1) direct GEMV, weight layout 3 ----
+# path "direct" (docs/nvfp4_gemv.md 27-28): the only CUDA kernel reading layout 3 (layout 1's
+# decode on adjacent codes), bf16 x, K % 128 == 0; 16 weight rows x 8 x rows per block.
+def _need_direct():
+    if torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("the direct GEMV needs sm_80+")
+
+
+def test_gemv_direct_one_hot_decodes_every_byte():
+    """x = I (M = K: 48 token tiles): y = W^T bit for bit, every byte value, signed and
+    subnormal block scales, through layout 3."""
+    _need_direct()
+    N, K = 64, 384
+    wp = ((torch.arange(N * K // 2) * 37 + 11) % 256).to(torch.uint8).reshape(N, K // 2)
+    ws = _scales(N, K // 16, _gen(9), negative=True)
+    gs = torch.tensor(0.0123)
+    want = ops.dequantize_nvfp4(wp, ws, gs, torch.bfloat16).t()
+    w3 = ops.nvfp4_relayout(wp.cuda(), 3)
+    x = torch.eye(K, dtype=torch.bfloat16, device="cuda")
+    for path in ("direct", "auto"):
+        _poison()
+        y = ops.nvfp4_gemv(x, w3, ws.cuda(), gs.cuda(), None, path, 3).cpu()
+        assert y.dtype == torch.bfloat16 and y.shape == (K, N)
+        assert torch.equal(y, want)
+
+
+@pytest.mark.parametrize("N", [1, 15, 17, 257])
+@pytest.mark.parametrize("K", [128, 384, 2176, 8192])
+def test_gemv_direct_layout3(N, K):
+    """M = 1..16, 17, 40 (several token tiles), with and without bias, forced and auto, on a
+    poisoned allocator, within the fp32-accumulation bound of a float64 reference; static_weight
+    gives the same bits."""
+    _need_direct()
+    x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=N * 7919 + K)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+    w3 = ops.nvfp4_relayout(wp, 3)
+    for M in list(range(1, 17)) + [17, 40]:
+        x = x_all[:M].contiguous()
+        for b in (None, bias):
+            _poison()
+            y = ops.nvfp4_gemv(x, w3, ws, gs, b, "direct", 3)
+            assert y.dtype == torch.bfloat16 and y.shape == (M, N)
+            frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+            assert frac <= 1.0, f"direct M={M} N={N} K={K} bias={b is not None}: {frac}"
+            _poison()
+            assert torch.equal(ops.nvfp4_gemv(x, w3, ws, gs, b, "auto", 3).view(torch.int16), y.view(torch.int16))
+            assert torch.equal(ops.nvfp4_gemv(x, w3, ws, gs, b, "auto", 3, True).view(torch.int16),
+                               y.view(torch.int16))
+
+
+def test_gemv_direct_views_graph_and_many_tiles():
+    """Misaligned views of x, w_packed and w_scale (copied by the op) give the aligned bits; CUDA
+    graph replay gives the eager bits; more token tiles than the grid's 65535 (the kernel loops)
+    give each row the bits of the same rows alone."""
+    _need_direct()
+    M, N, K = 5, 33, 1152
+    x, wp, ws, gs, bias = _operands(M, N, K, torch.bfloat16, seed=77)
+    w3 = ops.nvfp4_relayout(wp, 3)
+    y = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3)
+
+    def shifted(t, by):  # the same values at a base `by` bytes past an aligned one
+        flat = torch.empty(t.numel() * t.element_size() + 64, dtype=torch.uint8, device="cuda")
+        v = flat[by:by + t.numel() * t.element_size()].view(t.dtype).view(t.shape)
+        v.copy_(t)
+        return v
+
+    for xb, wb, sb in ((8, 0, 0), (0, 4, 0), (0, 0, 1), (2, 8, 1)):
+        _poison()
+        got = ops.nvfp4_gemv(shifted(x, xb), shifted(w3, wb), shifted(ws, sb), gs, bias, "direct", 3)
+        assert torch.equal(got.view(torch.int16), y.view(torch.int16)), (xb, wb, sb)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3), replays=2, poison=True)
+    # 65535 * 8 + 24 rows of x: the grid's y stops at 65535 tiles and the last 3 tiles loop
+    Mb, Nb, Kb = 65535 * 8 + 24, 16, 128
+    xb_, wpb, wsb, gsb, _ = _operands(1, Nb, Kb, torch.bfloat16, seed=3)
+    xbig = torch.randn(Mb, Kb, device="cuda").to(torch.bfloat16)
+    w3b = ops.nvfp4_relayout(wpb, 3)
+    _poison()
+    ybig = ops.nvfp4_gemv(xbig, w3b, wsb, gsb, None, "direct", 3)
+    for r0 in (0, Mb - 24, 65535 * 8 - 8):
+        part = ops.nvfp4_gemv(xbig[r0:r0 + 24].contiguous(), w3b, wsb, gsb, None, "direct", 3)
+        assert torch.equal(ybig[r0:r0 + 24].view(torch.int16), part.view(torch.int16)), r0
+
+
 # ------------------------------------------------------ (b2) tile GEMM ----
 # path "tile" (auto for M > 48 when K % 128 == 0): 64 x 64 output tiles, the
 # weight decoded once per block into shared memory, K split across blocks

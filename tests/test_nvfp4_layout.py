@@ -1,12 +1,13 @@
-"""nvfp4 word layouts 1 and 2, the bf16 and fp16 decode orders (csrc/nvfp4/nvfp4_layout.h,
-docs/nvfp4_gemv.md 23).
+"""nvfp4 word layouts 1, 2 and 3, the bf16 and fp16 decode orders and the bf16 order on adjacent
+codes (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23, 27).
 
 (a) Each bit map is a permutation, and the CUDA kernels' decodes of a word in the layout (emulated
     here with Python integers: the expressions of decode_e2m1_bf16_l1 / decode_e2m1_f16_l2) give
     the same four pairs as the layout-0 decodes (decode_e2m1_bf16 / decode_e2m1_f16) for every
     code at every position and for random words, so the GEMVs' x permutation and everything after
     the decode stay valid; the decoding GEMM's per-lane read (bf16_l1_adjacent / f16_l2_adjacent)
-    gives the bits of its layout-0 byte decode.
+    gives the bits of its layout-0 byte decode. Layout 3 through layout 1's decode gives the pairs
+    (code 2p, code 2p + 1) that the direct GEMV hands the mma with x as loaded.
 (b) nvfp4_relayout on CPU and CUDA equals the pure-torch formats.relayout_nvfp4 and round-trips.
 (c) nvfp4_gemv with a layout gives the same bits as layout 0 (CPU here; every CUDA kernel form
     in test_nvfp4_cuda.py), and bad layouts raise.
@@ -78,7 +79,7 @@ def _to_l1(w, bit_map):
     return sum(((w >> b) & 1) << pos for b, pos in enumerate(bit_map))
 
 
-@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("layout", [1, 2, 3])
 def test_bit_map_is_a_permutation(layout):
     assert sorted(F.layout_bit_map(layout)) == list(range(32))
 
@@ -92,6 +93,32 @@ def test_layout_decode_gives_the_layout0_pairs(layout):
     words += [rng.getrandbits(32) for _ in range(20000)] + [0, M32]
     for w in words:
         assert dec(_to_l1(w, bit_map)) == std(w), hex(w)
+
+
+def _half_std(w, j):
+    """Code j of a layout-0 word as layout 0's decode gives it: bf16 e2m1 * 2^-126 (16 bits)."""
+    return _decode_std(w)[j % 4] >> (16 * (j // 4)) & 0xFFFF
+
+
+def test_layout3_decode_gives_adjacent_pairs():
+    """decode_e2m1_bf16_l1 on a layout-3 word: h_p = (code 2p, code 2p + 1), each half the bits
+    layout 0's decode gives that code (so the direct GEMV's x, loaded in natural order, is the mma's
+    B fragment), for each code alone at every slot and random words."""
+    bit_map = F.layout_bit_map(3)
+    rng = random.Random(5)
+    words = [v << (4 * j) for j in range(8) for v in range(16)]
+    words += [rng.getrandbits(32) for _ in range(20000)] + [0, M32]
+    for w in words:
+        want = [_half_std(w, 2 * p) | (_half_std(w, 2 * p + 1) << 16) for p in range(4)]
+        assert _decode_l1(_to_l1(w, bit_map)) == want, hex(w)
+
+
+def test_layout3_map_is_layout1_of_shuffled_codes():
+    """nvfp4_layout.h's l3_bit_of: code j of layout 3 sits where layout 1 keeps code j // 2 + 4 (j % 2)."""
+    l1, l3 = F.layout_bit_map(1), F.layout_bit_map(3)
+    for b in range(32):
+        j, f = divmod(b, 4)
+        assert l3[b] == l1[4 * (j // 2 + 4 * (j % 2)) + f]
 
 
 def test_layout0_decodes_are_e2m1_values():
@@ -155,7 +182,7 @@ def test_layout_gemm_read_gives_the_layout0_pair(layout):
             assert read(wl, t) == std((w >> (8 * t)) & 0xFF), (hex(w), t)
 
 
-@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("layout", [1, 2, 3])
 def test_relayout_reference_is_the_bit_map(layout):
     g = torch.Generator().manual_seed(3)
     wp = torch.randint(0, 256, (5, 24), dtype=torch.uint8, generator=g)
@@ -170,7 +197,7 @@ def test_relayout_reference_is_the_bit_map(layout):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("layout", [1, 2, 3])
 @pytest.mark.parametrize("N,K", [(1, 16), (7, 48), (33, 1072), (256, 4096)])
 def test_relayout_op_matches_reference(device, layout, N, K):
     g = torch.Generator().manual_seed(N * 1000 + K)
@@ -189,7 +216,7 @@ def test_relayout_op_matches_reference(device, layout, N, K):
     assert torch.equal(ops.nvfp4_relayout(view, layout).cpu(), want)
 
 
-LAYOUT_DTYPE = {1: torch.bfloat16, 2: torch.float16}
+LAYOUT_DTYPE = {1: torch.bfloat16, 2: torch.float16, 3: torch.bfloat16}
 
 
 def _operands(M, N, K, seed, dtype=torch.bfloat16):
@@ -201,7 +228,7 @@ def _operands(M, N, K, seed, dtype=torch.bfloat16):
     return x, wp, ws, gs, b
 
 
-@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("layout", [1, 2, 3])
 @pytest.mark.parametrize("M", [1, 2, 3, 5, 8, 13, 16, 40])
 @pytest.mark.parametrize("N,K", [(1, 16), (17, 48), (37, 1072), (130, 4160)])
 def test_gemv_layout_same_bits_cpu(layout, M, N, K):
@@ -218,12 +245,14 @@ def test_layout_errors(device):
     x, wp, ws, gs, _ = _operands(2, 8, 64, seed=1)
     x, wp, ws, gs = x.to(device), wp.to(device), ws.to(device), gs.to(device)
     w1 = ops.nvfp4_relayout(wp, 1)
+    w3 = ops.nvfp4_relayout(wp, 3)
     cases = [
-        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 3), "layout must be 0"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 4), "layout must be 0"),
         (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", -1), "layout must be 0"),
         (lambda: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, "auto", 1), "needs bfloat16 x"),
+        (lambda: ops.nvfp4_gemv(x.half(), w3, ws, gs, None, "auto", 3), "needs bfloat16 x"),
         (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 2), "needs float16 x"),
-        (lambda: ops.nvfp4_relayout(wp, 3), "layout must be 0"),
+        (lambda: ops.nvfp4_relayout(wp, 4), "layout must be 0"),
         (lambda: ops.nvfp4_relayout(wp[:, :4].contiguous(), 1), "multiple of 16"),
         (lambda: ops.nvfp4_relayout(wp.view(torch.int8), 1), "w_packed must be"),
         (lambda: ops.nvfp4_relayout(wp.reshape(-1), 1), "w_packed must be"),
@@ -234,8 +263,15 @@ def test_layout_errors(device):
             cases.append((lambda p=path: ops.nvfp4_gemv(x, w1, ws, gs, None, p, 1), "runs on paths 'mma' and 'wgmma'"))
             cases.append((lambda p=path: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, p, 2),
                           "runs on paths 'mma' and 'wgmma'"))
+        for path in ("fma", "mma", "tile", "wgmma"):
+            cases.append((lambda p=path: ops.nvfp4_gemv(x, w3, ws, gs, None, p, 3), "runs on path 'direct' only"))
+        for layout in (0, 1):
+            cases.append((lambda l=layout: ops.nvfp4_gemv(x, w1, ws, gs, None, "direct", l), "path 'direct' reads layout 3"))
+        # K = 64 here: the direct GEMV reads whole 128-code pieces
+        cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "auto", 3), "needs K % 128 == 0"))
     else:
         cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
+        cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "not a CPU path"))
     for fn, msg in cases:
         with pytest.raises(RuntimeError, match=msg):
             fn()

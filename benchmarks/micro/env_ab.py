@@ -53,7 +53,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   (--op nvfp4 --path gemm_sm90a: the Hopper dequantizing wgmma GEMM, torch.ops.torchquant.
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
   (--op nvfp4 --var layout --values 0,1 (bf16) or 0,2 (--act-dtype fp16): nvfp4_gemv's layout
-  argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23;
+  argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23; layout 3
+  (bf16, the direct GEMV of section 27) with --path auto or direct;
   --layout L: every value of another knob timed on the weight in layout L)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
@@ -121,7 +122,7 @@ def main() -> None:
     ap.add_argument("--x-gelu", type=float, default=0.0,
                     help="x = gelu(S * randn) in fp32, then cast (0: plain randn): an FFN down projection's "
                          "input, with the tiny negative tail that leaves fp16's exact range")
-    ap.add_argument("--layout", type=int, choices=[0, 1, 2], default=0,
+    ap.add_argument("--layout", type=int, choices=[0, 1, 2, 3], default=0,
                     help="nvfp4: every value timed on the weight in this layout (1: bf16 x, 2: --act-dtype "
                          "fp16; the layout QuantLinear keeps on sm_80+), when --var is not layout")
     ap.add_argument("--env", action="append", default=[],
@@ -129,7 +130,7 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
-    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2"}):
+    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2", "3"}):
         ap.error("--var layout: --op nvfp4 and --values from 0,1,2 (nvfp4_gemv's layout argument; 1 with "
                  "bf16 x, 2 with --act-dtype fp16)")
     if args.layout and (args.op != "nvfp4" or args.var == "layout" or args.path == "gemm_sm90a"):

@@ -53,15 +53,6 @@ using namespace torchquant::nvfp4;
 using torchquant::int8::ldg16_cached;  // x: L1-cached 16-byte loads
 using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256B hint
 
-__device__ __forceinline__ uint32_t ld_s2(const uint8_t* p, bool pred) {
-  unsigned short v = 0;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
-      " @p ld.global.nc.u16 %0, [%1];\n}\n"
-      : "+h"(v)
-      : "l"(p), "r"(static_cast<int>(pred)));
-  return v;
-}
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
 // kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
 // shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
@@ -106,8 +97,8 @@ __global__ void __launch_bounds__(256, 2)
       const int pc = in ? cc : 0;
       wl[u] = ldg16_stream(w_lo + pc * 64 + 16 * t, in && v_lo);
       wh[u] = ldg16_stream(w_hi + pc * 64 + 16 * t, in && v_hi);
-      sl[u] = ld_s2(s_lo + pc * 8 + 2 * t, in && v_lo);
-      sh[u] = ld_s2(s_hi + pc * 8 + 2 * t, in && v_hi);
+      sl[u] = torchquant::ld_u16_if(s_lo + pc * 8 + 2 * t, in && v_lo);
+      sh[u] = torchquant::ld_u16_if(s_hi + pc * 8 + 2 * t, in && v_hi);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
