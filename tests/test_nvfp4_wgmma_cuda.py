@@ -211,7 +211,7 @@ def test_quantlinear_takes_it(dtype):
 def test_layout_same_bits(monkeypatch, layout, dtype, config, splits, M, N, K):
     """layouts 1 / 2 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent /
     f16_l2_adjacent): the layout-0 bits at every tile and K split, bias or none; x of the other
-    dtype and bad layouts raise."""
+    dtype, bad layouts and layout 3 (the direct GEMV's) raise."""
     monkeypatch.setenv(ENV, config)
     monkeypatch.setenv(SPLIT_ENV, splits)
     x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
@@ -225,4 +225,7 @@ def test_layout_same_bits(monkeypatch, layout, dtype, config, splits, M, N, K):
     with pytest.raises(RuntimeError, match="decode order and needs"):
         ops._nvfp4_gemm_sm90a(xc.to(other), wl, wsc, gsc, None, layout)
     with pytest.raises(RuntimeError, match="layout must be 0"):
-        ops._nvfp4_gemm_sm90a(xc, wl, wsc, gsc, None, 3)
+        ops._nvfp4_gemm_sm90a(xc, wl, wsc, gsc, None, 4)
+    # layout 3 (adjacent codes) is the direct GEMV's alone: this GEMM would read it as layout 0
+    with pytest.raises(RuntimeError, match="layout 3 is read by nvfp4_gemv .path 'direct'. only"):
+        ops._nvfp4_gemm_sm90a(xc.to(torch.bfloat16), wl, wsc, gsc, None, 3)

@@ -4,7 +4,7 @@ bias, and misaligned views of x, w_packed and w_scale (copied by the op). Each r
 with the CPU op on the same weight (within the fp32 accumulation bound of the tests; here just
 finite and close), and with the result of the aligned operands (same bits).
 
-compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_direct_memcheck.py
+PYTHONPATH=. compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_direct_memcheck.py
 """
 import torch
 import torchquant  # noqa: F401
