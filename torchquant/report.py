@@ -88,7 +88,8 @@ def seed_operands(m: int, n: int, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
 # use m16n8k32, an sm_80 shape.)
 _FLOORS = [
     ("INT8 tensor cores (mma.sync m16n8k32 s8)", 80, "int8_matmul 'mma' and 'gemv' paths"),
-    ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' and 'tile' paths"),
+    ("FP16/BF16 tensor cores (mma.sync m16n8k16)", 80, "fp8_block_gemv / nvfp4_gemv 'mma' and 'tile' paths, "
+     "nvfp4_gemv 'direct' (weight layout 3)"),
     ("2:4 sparse tensor cores (mma.sp)", 80, "sparse24_gemv / sparse24_int8_matmul 'mma' paths"),
     ("FP8 e4m3/e5m2 tensor cores", 89, "not in torchquant's kernels (e4m3 is widened to fp16/bf16 exactly); "
      "QuantLinear(prefill='w8a8') runs cuBLAS's (torch._scaled_mm) at M > 16 on Hopper"),
@@ -183,6 +184,8 @@ def capability_report() -> List[str]:
                  if cc == 90 and _has_cuda_kernel("_nvfp4_gemv_sm90a") else "")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
+        if tc:
+            lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x, K % 128 == 0): the direct GEMV at every M")
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"
