@@ -103,6 +103,9 @@ constexpr int64_t kTileMinM = 48;
 //   layout 1/2, >= 8.0 | as above| mma    | where the rule says fma or tile:
 //                      |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
+//   layout 3, >= 8.0   | K % 128 | direct | the one kernel that reads it, every
+//                      |         |        | M (nvfp4_gemv_cuda routes it before
+//                      |         |        | this rule; docs/nvfp4_gemv.md 27-28)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
