@@ -131,8 +131,8 @@ def main() -> None:
     if args is None:
         return
     if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2", "3"}):
-        ap.error("--var layout: --op nvfp4 and --values from 0,1,2 (nvfp4_gemv's layout argument; 1 with "
-                 "bf16 x, 2 with --act-dtype fp16)")
+        ap.error("--var layout: --op nvfp4 and --values from 0,1,2,3 (nvfp4_gemv's layout argument; 1 and 3 "
+                 "with bf16 x, 2 with --act-dtype fp16)")
     if args.layout and (args.op != "nvfp4" or args.var == "layout" or args.path == "gemm_sm90a"):
         ap.error("--layout: --op nvfp4 on nvfp4_gemv's paths, with a --var other than layout")
     timing.set_env(args.env)

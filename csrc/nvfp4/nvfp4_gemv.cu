@@ -606,6 +606,23 @@ void launch_fma(const nvfp4::GemvParams& prm, bool aligned, cudaStream_t stream)
 
 bool aligned_to(const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
+// The GEMV kernels' operands (every other field zero or its default; the launches set their own).
+nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
+                              const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
+                              at::Tensor& y, int64_t M, int64_t N, int64_t K) {
+  nvfp4::GemvParams prm{};
+  prm.x = x.data_ptr();
+  prm.w = static_cast<const uint8_t*>(w);
+  prm.s = static_cast<const uint8_t*>(s);
+  prm.gs = global_scale.data_ptr<float>();
+  prm.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+  prm.y = y.data_ptr();
+  prm.M = static_cast<int>(M);
+  prm.N = static_cast<int>(N);
+  prm.K = static_cast<int>(K);
+  return prm;
+}
+
 // Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
 // one kernel that reads it. Blocks of 16 weight rows x token tiles of 8 (the grid's y, looped
 // past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
@@ -616,16 +633,7 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
   at::Tensor y = at::empty({M, N}, x.options());
-  nvfp4::GemvParams prm{};
-  prm.x = x.data_ptr();
-  prm.w = static_cast<const uint8_t*>(w.data_ptr());
-  prm.s = static_cast<const uint8_t*>(sc.data_ptr());
-  prm.gs = global_scale.data_ptr<float>();
-  prm.bias = bias.has_value() ? bias->data_ptr() : nullptr;
-  prm.y = y.data_ptr();
-  prm.M = static_cast<int>(M);
-  prm.N = static_cast<int>(N);
-  prm.K = static_cast<int>(K);
+  const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
   const int64_t row_blocks = (N + 15) / 16;
   const int64_t token_tiles = (M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows;
   const dim3 grid(static_cast<unsigned>(row_blocks),
@@ -761,16 +769,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const bool fma_aligned = K % 32 == 0 && aligned_to(wp, 16) && aligned_to(sp, 2);
 
   at::Tensor y = at::empty({M, N}, x.options());
-  nvfp4::GemvParams prm;
-  prm.x = x.data_ptr();
-  prm.w = static_cast<const uint8_t*>(wp);
-  prm.s = static_cast<const uint8_t*>(sp);
-  prm.gs = global_scale.data_ptr<float>();
-  prm.bias = bias.has_value() ? bias->data_ptr() : nullptr;
-  prm.y = y.data_ptr();
-  prm.M = static_cast<int>(M);
-  prm.N = static_cast<int>(N);
-  prm.K = static_cast<int>(K);
+  nvfp4::GemvParams prm = gemv_params(x, wp, sp, global_scale, bias, y, M, N, K);
   prm.m_tiles = 1;
   prm.tile_m = 8;
   prm.ks = 1;
