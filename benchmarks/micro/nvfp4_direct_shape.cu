@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "graph_timing.cuh"
@@ -59,8 +60,8 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 // decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
 // unchanged. Otherwise one block per tile and x straight from global memory in natural order
 // (the probe's own code order above).
-template <int U, bool kXs = false, bool kPers = kXs>
-__global__ void __launch_bounds__(256, 2)
+template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false>
+__global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
   __shared__ float red[8][8][16];
@@ -89,16 +90,28 @@ __global__ void __launch_bounds__(256, 2)
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   uint4 wl[U], wh[U];
   uint32_t sl[U], sh[U];
-  for (int c = warp; c < pieces; c += 8 * U) {
+  // the round of U pieces at c into the registers given (pieces past the row: not loaded)
+  const auto issue = [&](int c, uint4* l, uint4* h, uint32_t* s0, uint32_t* s1) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int cc = c + 8 * u;
       const bool in = cc < pieces;
       const int pc = in ? cc : 0;
-      wl[u] = ldg16_stream(w_lo + pc * 64 + 16 * t, in && v_lo);
-      wh[u] = ldg16_stream(w_hi + pc * 64 + 16 * t, in && v_hi);
-      sl[u] = torchquant::ld_u16_if(s_lo + pc * 8 + 2 * t, in && v_lo);
-      sh[u] = torchquant::ld_u16_if(s_hi + pc * 8 + 2 * t, in && v_hi);
+      l[u] = ldg16_stream(w_lo + pc * 64 + 16 * t, in && v_lo);
+      h[u] = ldg16_stream(w_hi + pc * 64 + 16 * t, in && v_hi);
+      s0[u] = torchquant::ld_u16_if(s_lo + pc * 8 + 2 * t, in && v_lo);
+      s1[u] = torchquant::ld_u16_if(s_hi + pc * 8 + 2 * t, in && v_hi);
+    }
+  };
+  // kPipe: the next round's loads are issued before this round's decode (two register sets)
+  uint4 nl[kPipe ? U : 1], nh[kPipe ? U : 1];
+  uint32_t nsl[kPipe ? U : 1], nsh[kPipe ? U : 1];
+  if constexpr (kPipe) issue(warp, wl, wh, sl, sh);
+  for (int c = warp; c < pieces; c += 8 * U) {
+    if constexpr (kPipe) {
+      issue(c + 8 * U, nl, nh, nsl, nsh);
+    } else {
+      issue(c, wl, wh, sl, sh);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -125,6 +138,15 @@ __global__ void __launch_bounds__(256, 2)
         }
         torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
         torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
+      }
+    }
+    if constexpr (kPipe) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        wl[u] = nl[u];
+        wh[u] = nh[u];
+        sl[u] = nsl[u];
+        sh[u] = nsh[u];
       }
     }
   }
@@ -181,7 +203,24 @@ int main(int argc, char** argv) {
                                {"U=4p", direct_gemv<4, false, true>, false, true},
                                {"U=2xs", direct_gemv<2, true>, true, true},
                                {"U=4xs", direct_gemv<4, true>, true, true},
-                               {"U=8xs", direct_gemv<8, true>, true, true}};
+                               {"U=8xs", direct_gemv<8, true>, true, true},
+                               // (2026-12-05i) load depth against occupancy on the faster card:
+                               // /b = launch bounds' minimum blocks per SM; "pipe" issues the
+                               // next round's loads before decoding this one (two register sets)
+                               {"U=3/3", direct_gemv<3, false, false, 3>, false, false},
+                               {"U=6", direct_gemv<6>, false, false},
+                               {"U=2pipe", direct_gemv<2, false, false, 2, true>, false, false},
+                               {"U=2pipe/3", direct_gemv<2, false, false, 3, true>, false, false},
+                               {"U=3pipe", direct_gemv<3, false, false, 2, true>, false, false},
+                               {"U=4pipe", direct_gemv<4, false, false, 2, true>, false, false}};
+  // PROBE_VARIANTS=name,name,...: only those (default: every one)
+  if (const char* only = std::getenv("PROBE_VARIANTS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::vector<Variant> kept;
+    for (const Variant& v : vars)
+      if (list.find(std::string(",") + v.name + ",") != std::string::npos) kept.push_back(v);
+    vars = kept;
+  }
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
