@@ -623,6 +623,22 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
   return prm;
 }
 
+// The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
+// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..4 below).
+using DirectKernel = void (*)(const nvfp4::GemvParams);
+DirectKernel direct_kernel(int variant) {
+  switch (variant) {
+    case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;
+    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;
+    case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;
+    default: return nvfp4::nvfp4_gemv_direct_kernel<2, 3>;
+  }
+}
+int direct_variant() {
+  const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
+  return v >= 1 && v <= 4 ? v : 1;
+}
+
 // Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
 // one kernel that reads it. Blocks of 16 weight rows x token tiles of 8 (the grid's y, looped
 // past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
@@ -642,8 +658,8 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  launch_kernel(nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU>, grid, dim3(nvfp4::kDirectThreads),
-                0, c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
+  launch_kernel(direct_kernel(direct_variant()), grid, dim3(nvfp4::kDirectThreads), 0,
+                c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
   return y;
 }
 

@@ -1099,11 +1099,14 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 // Needs K % 128 == 0, w 16-byte and w_scale 2-byte aligned, x 16-byte aligned (host).
 constexpr int kDirectWarps = 8;
 constexpr int kDirectThreads = kDirectWarps * 32;
-constexpr int kDirectU = 2;  // 64-byte pieces of loads in flight per lane (H100: 2 beat 3, 4, 8)
+constexpr int kDirectU = 2;  // the default: pieces of loads in flight per lane (H100: 2 beat 3, 4, 8)
 constexpr int kDirectRows = 8;  // x rows per token tile
 
-template <int U>
-__global__ void __launch_bounds__(kDirectThreads, 3) nvfp4_gemv_direct_kernel(const GemvParams p) {
+// kMinBlocks: the launch bounds' blocks per SM (3: <= 80 registers); kPipe: the next round's
+// loads are issued before this round's decode (two register sets, twice the bytes in flight per
+// warp at the same U).
+template <int U, int kMinBlocks = 3, bool kPipe = false>
+__global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<__nv_bfloat16>;
   __shared__ float red[kDirectWarps][kDirectRows][16];
@@ -1132,16 +1135,27 @@ __global__ void __launch_bounds__(kDirectThreads, 3) nvfp4_gemv_direct_kernel(co
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     uint4 wl[U], wh[U];
     uint32_t sl[U], sh[U];
-    for (int c = warp; c < pieces; c += kDirectWarps * U) {
+    // the round of U pieces at c (pieces past the row: not loaded)
+    const auto issue = [&](int c, uint4* l, uint4* h, uint32_t* s0, uint32_t* s1) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {  // issue U pieces, then consume them
+      for (int u = 0; u < U; ++u) {
         const int cc = c + kDirectWarps * u;
         const bool in = cc < pieces;
         const size_t pc = in ? static_cast<size_t>(cc) : 0;
-        wl[u] = ld_stream_v4_if(w_lo + 64 * pc, in && v_lo);
-        wh[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
-        sl[u] = ld_u16_if(s_lo + 8 * pc, in && v_lo);
-        sh[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
+        l[u] = ld_stream_v4_if(w_lo + 64 * pc, in && v_lo);
+        h[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
+        s0[u] = ld_u16_if(s_lo + 8 * pc, in && v_lo);
+        s1[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
+      }
+    };
+    uint4 nl[kPipe ? U : 1], nh[kPipe ? U : 1];
+    uint32_t nsl[kPipe ? U : 1], nsh[kPipe ? U : 1];
+    if constexpr (kPipe) issue(warp, wl, wh, sl, sh);
+    for (int c = warp; c < pieces; c += kDirectWarps * U) {
+      if constexpr (kPipe) {
+        issue(c + kDirectWarps * U, nl, nh, nsl, nsh);  // the next round, then decode this one
+      } else {
+        issue(c, wl, wh, sl, sh);  // issue U pieces, then consume them
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -1167,6 +1181,15 @@ __global__ void __launch_bounds__(kDirectThreads, 3) nvfp4_gemv_direct_kernel(co
           }
           O::mma(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);  // pairs 0, 1: codes 0..3 of the word
           O::mma(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);  // pairs 2, 3: codes 4..7
+        }
+      }
+      if constexpr (kPipe) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          wl[u] = nl[u];
+          wh[u] = nh[u];
+          sl[u] = nsl[u];
+          sh[u] = nsh[u];
         }
       }
     }
