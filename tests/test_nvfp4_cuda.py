@@ -912,11 +912,17 @@ def test_mma_forced_below_sm80_raises():
         ops.nvfp4_gemv(x, wp, ws, gs, None, "mma")
 
 
-# ------------------------------------------------------- layouts 1 and 2 --
+# ---------------------------------------------------- layouts 1, 2 and 3 --
 # nvfp4_relayout(w, 1) / (w, 2): the bf16 / fp16 decode orders (docs/nvfp4_gemv.md 23), read with
-# x of that dtype.
-LAYOUTS = [(1, torch.bfloat16), (2, torch.float16)]
-LAYOUT_IDS = ["l1-bf16", "l2-fp16"]
+# x of that dtype; (w, 3): layout 1's decode on adjacent codes (bf16), which the mma and wgmma
+# GEMVs read with x unpermuted and the direct GEMV reads (auto's choice at M <= 4, K % 128 == 0).
+LAYOUTS = [(1, torch.bfloat16), (2, torch.float16), (3, torch.bfloat16)]
+LAYOUT_IDS = ["l1-bf16", "l2-fp16", "l3-bf16"]
+
+
+def _direct_by_auto(layout, M, K):
+    """nvfp4_gemv.cu direct_rule: auto runs the direct GEMV on a layout-3 weight."""
+    return layout == 3 and M <= 4 and K % 128 == 0 and torch.cuda.get_device_capability() >= (8, 0)
 LAYOUT1_FORMS = {
     "auto": {},
     "xres": {"TORCHQUANT_NVFP4_XRES": "1"},
@@ -972,11 +978,17 @@ def test_gemv_layout_default_launches(layout, dtype, N, K, M):
     y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     _poison()
     assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout), y0)
-    # auto: mma, or on sm_90 the wgmma GEMV (M = 5..32, K % 256 == 0), as layout 0's path
+    # auto: mma, or on sm_90 the wgmma GEMV (M = 5..32, K % 256 == 0), as layout 0's path; layout
+    # 3 at M <= 4: the direct GEMV
     out = {}
     names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout)))
     wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
-    assert torch.equal(out["y"], ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma") if wg else y0), names
+    direct = any("nvfp4_gemv_direct_kernel" in n for n in names)
+    assert direct == _direct_by_auto(layout, M, K), names
+    if direct:
+        assert torch.equal(out["y"], ops.nvfp4_gemv(x, w1, ws, gs, bias, "direct", layout)), names
+    else:
+        assert torch.equal(out["y"], ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma") if wg else y0), names
     buf = torch.empty(w1.numel() + 4, dtype=torch.uint8, device="cuda")
     view = buf[4:].view(w1.shape)  # base 4 bytes into the storage: not 8-aligned
     view.copy_(w1)
@@ -985,7 +997,7 @@ def test_gemv_layout_default_launches(layout, dtype, N, K, M):
     graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout), replays=2, poison=True)
 
 
-@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("layout", [1, 2, 3])
 def test_relayout_cuda_every_word_bit(layout):
     """nvfp4_relayout on the GPU moves each single set bit of a word where the CPU op does,
     at every word position of a row (the map is a bit permutation, so single bits decide it)."""
@@ -1027,5 +1039,8 @@ def test_gemv_wgmma_layout_same_bits(monkeypatch, layout, dtype, tile, splits, N
         assert bool(wg) == (5 <= M <= 32), (M, names)
         elem = "__nv_bfloat16" if dtype == torch.bfloat16 else "__half"
         assert all(f"{elem}, {layout}>" in n for n in wg), wg  # the kernel's layout argument
-        want = ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma" if wg else "mma")
+        if _direct_by_auto(layout, M, K):
+            want = ops.nvfp4_gemv(x, w1, ws, gs, bias, "direct", layout)
+        else:
+            want = ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma" if wg else "mma")
         assert torch.equal(out["y"], want), M

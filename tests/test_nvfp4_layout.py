@@ -168,12 +168,20 @@ def _bf16_l1_adjacent(w, t):
     return lo | (hi << 16)
 
 
-@pytest.mark.parametrize("layout", [1, 2])
+def _bf16_l3_adjacent(w, t):
+    """nvfp4::bf16_l3_adjacent: lane t's codes 2t, 2t + 1 of a layout-3 word (pair h_t of the
+    layout-1 decode: one mover per lane)."""
+    h = ((w & 0x001B001B) * 0x1084 & M32) if t == 3 else _rotl(w, (0, 10, 13)[t])
+    return h & P
+
+
+@pytest.mark.parametrize("layout", [1, 2, 3])
 def test_layout_gemm_read_gives_the_layout0_pair(layout):
     """Each lane t of the decoding GEMM reads byte t (codes 2t, 2t + 1) of a word: from the layout
     the same 32 bits as from layout 0, for every code pair at every byte and random words."""
     bit_map = F.layout_bit_map(layout)
-    read, std = (_bf16_l1_adjacent, _e2m1x2_decode_bf16) if layout == 1 else (_f16_l2_adjacent, _e2m1x2_decode_f16)
+    read, std = {1: (_bf16_l1_adjacent, _e2m1x2_decode_bf16), 2: (_f16_l2_adjacent, _e2m1x2_decode_f16),
+                 3: (_bf16_l3_adjacent, _e2m1x2_decode_bf16)}[layout]
     rng = random.Random(11)
     words = [v << (8 * t) for t in range(4) for v in range(256)] + [rng.getrandbits(32) for _ in range(20000)]
     for w in words:
@@ -263,12 +271,11 @@ def test_layout_errors(device):
             cases.append((lambda p=path: ops.nvfp4_gemv(x, w1, ws, gs, None, p, 1), "runs on paths 'mma' and 'wgmma'"))
             cases.append((lambda p=path: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, p, 2),
                           "runs on paths 'mma' and 'wgmma'"))
-        for path in ("fma", "mma", "tile", "wgmma"):
-            cases.append((lambda p=path: ops.nvfp4_gemv(x, w3, ws, gs, None, p, 3), "runs on path 'direct' only"))
+            cases.append((lambda p=path: ops.nvfp4_gemv(x, w3, ws, gs, None, p, 3), "runs on paths 'mma' and 'wgmma'"))
         for layout in (0, 1):
             cases.append((lambda l=layout: ops.nvfp4_gemv(x, w1, ws, gs, None, "direct", l), "path 'direct' reads layout 3"))
-        # K = 64 here: the direct GEMV reads whole 128-code pieces
-        cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "auto", 3), "needs K % 128 == 0"))
+        # K = 64 here: the direct GEMV reads whole 128-code pieces (auto takes the mma GEMV instead)
+        cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "needs K % 128 == 0"))
     else:
         cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
         cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "not a CPU path"))

@@ -204,14 +204,15 @@ def test_quantlinear_takes_it(dtype):
     assert torch.equal(q2(x2), want2)
 
 
-@pytest.mark.parametrize("layout,dtype", [(1, torch.bfloat16), (2, torch.float16)], ids=["l1-bf16", "l2-fp16"])
+@pytest.mark.parametrize("layout,dtype", [(1, torch.bfloat16), (2, torch.float16), (3, torch.bfloat16)],
+                         ids=["l1-bf16", "l2-fp16", "l3-bf16"])
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("splits", ["", "3"])
 @pytest.mark.parametrize("M,N,K", [(33, 197, 1536), (70, 64, 1152), (300, 520, 512)])
 def test_layout_same_bits(monkeypatch, layout, dtype, config, splits, M, N, K):
-    """layouts 1 / 2 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent /
-    f16_l2_adjacent): the layout-0 bits at every tile and K split, bias or none; x of the other
-    dtype, bad layouts and layout 3 (the direct GEMV's) raise."""
+    """layouts 1 / 2 / 3 (nvfp4_relayout; each lane's two codes of a word read by bf16_l1_adjacent /
+    f16_l2_adjacent / bf16_l3_adjacent): the layout-0 bits at every tile and K split, bias or
+    none; x of the other dtype and bad layouts raise."""
     monkeypatch.setenv(ENV, config)
     monkeypatch.setenv(SPLIT_ENV, splits)
     x, wp, ws, gs, bias = _operands(M, N, K, dtype, seed=M + N + K)
@@ -226,6 +227,3 @@ def test_layout_same_bits(monkeypatch, layout, dtype, config, splits, M, N, K):
         ops._nvfp4_gemm_sm90a(xc.to(other), wl, wsc, gsc, None, layout)
     with pytest.raises(RuntimeError, match="layout must be 0"):
         ops._nvfp4_gemm_sm90a(xc, wl, wsc, gsc, None, 4)
-    # layout 3 (adjacent codes) is the direct GEMV's alone: this GEMM would read it as layout 0
-    with pytest.raises(RuntimeError, match="layout 3 is read by nvfp4_gemv .path 'direct'. only"):
-        ops._nvfp4_gemm_sm90a(xc.to(torch.bfloat16), wl, wsc, gsc, None, 3)

@@ -14,8 +14,8 @@ for every condition that metadata alone decides, in the C++ order and with its m
   and meta [N, ceil(K/8)], activation scales / zero points of one element or [M], weight
   scales of one element or [N], w_colsum int32 [N], bias [N], global_scale one float32
   element); K multiples (16 for fp8 / nvfp4, 4 for 2:4); size limits (int8 K <= 65536,
-  the 2:4 ops' 2^31 - 256); block_size (a multiple of 16 in [16, 256]); layout (0, 1 or 2,
-  and 1 / 2 only with bfloat16 / float16 x).
+  the 2:4 ops' 2^31 - 256); block_size (a multiple of 16 in [16, 256]); layout (0, 1, 2 or
+  3, and 1 / 3 only with bfloat16 x, 2 only with float16 x).
 - one device: every tensor argument on exactly the first operand's device, as in C++ (no
   exception for a one-element CPU tensor beside CUDA ones); the message names the argument.
 - path names by the tensors' device type: "auto" and the names the op's CUDA code takes
@@ -24,7 +24,8 @@ for every condition that metadata alone decides, in the C++ order and with its m
   code refuses whatever the GPU: M / N of 2^31 - 256 and more, fp8 / nvfp4 K >= 2^26,
   a named path's shape conditions (int8 'wgmma': K % 16; fp8 'wgmma': block_size % 64,
   K % 128; nvfp4 'tile': K % 128, 'wgmma': K % 256; 2:4 'mma' / 'gemv': K % 32,
-  'wgmma': K % 128), nvfp4 layouts 1 / 2 on paths other than auto / mma / wgmma; and for
+  'wgmma': K % 128), nvfp4 layouts 1 / 2 / 3 on paths other than auto / mma / wgmma (and
+  'direct' for layout 3, K % 128; 'direct' with another layout); and for
   quantize_int8 per row, 2^31 rows. The sm_90a ops: CUDA tensors only, and their K
   multiples and TMA size bounds.
 
@@ -134,7 +135,8 @@ def nvfp4_gemv(
     the bf16 / fp16 decode order (x of that dtype only; on CUDA the paths mma and wgmma: auto
     keeps its choice of wgmma and takes mma where it would choose fma or tile); 3 for
     nvfp4_relayout(w_packed, 3), the bf16 decode order on adjacent codes (bf16 x; on CUDA the
-    path 'direct' only, sm_80+, K % 128 == 0: docs/nvfp4_gemv.md 27-28).
+    paths mma, wgmma and 'direct', the last sm_80+ with K % 128 == 0, which auto takes at
+    M <= 4: docs/nvfp4_gemv.md 27-29).
     static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 
@@ -647,16 +649,11 @@ def _check_nvfp4_layout_value(layout: int, op: str) -> None:
     )
 
 
-def _check_nvfp4_layout(layout: int, x_dtype, op: str, direct: bool = False) -> None:
-    """checks.h check_nvfp4_layout; direct: the op reads layout 3 (nvfp4_gemv and its CPU op)."""
+def _check_nvfp4_layout(layout: int, x_dtype, op: str) -> None:
+    """checks.h check_nvfp4_layout: layouts 1 and 3 with bf16 x, 2 with fp16."""
     _check_nvfp4_layout_value(layout, op)
     if layout == 0:
         return
-    torch._check(
-        direct or layout != 3,
-        lambda: f"{op}: layout 3 is read by nvfp4_gemv (path 'direct') only; give this path layout 1 or 0 "
-        "(nvfp4_relayout)",
-    )
     bf16 = layout in (1, 3)
     torch._check(
         x_dtype == (torch.bfloat16 if bf16 else torch.float16),
@@ -680,29 +677,24 @@ def _check_nvfp4_wgmma(x, M, N, K, op: str) -> None:
 def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0, static_weight=False):
     op = "nvfp4_gemv"
     M, N, K = _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op)
-    _check_nvfp4_layout(layout, x.dtype, op, direct=True)
+    _check_nvfp4_layout(layout, x.dtype, op)
     if _check_path(path, x, op):  # nvfp4_gemv.cu
         _check_all(
             (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
-        if layout == 3:
+        if path == "direct":
             torch._check(
-                path in ("auto", "direct"),
-                lambda: f"{op}: layout 3 (adjacent-code bf16 decode order) runs on path 'direct' only, got path "
-                f"'{path}'; nvfp4_relayout(w_packed, 3, inverse=True) gives the layout-0 weight the other paths read",
+                layout == 3,
+                lambda: f"{op}: path 'direct' reads layout 3 (nvfp4_relayout(w_packed, 3)), got layout {layout}",
             )
             torch._check(
                 K % 128 == 0,
-                lambda: f"{op}: layout 3 (path 'direct') needs K % 128 == 0 (whole 64-byte pieces of every row), "
-                f"got K = {K}; use layout 1 or 0",
+                lambda: f"{op}: path 'direct' needs K % 128 == 0 (whole 64-byte pieces of every row), got K = {K}; "
+                "path 'mma' reads layout 3 at K % 16 == 0",
             )
             return x.new_empty((M, N))
-        torch._check(
-            path != "direct",
-            lambda: f"{op}: path 'direct' reads layout 3 (nvfp4_relayout(w_packed, 3)), got layout {layout}",
-        )
         torch._check(
             layout == 0 or path in ("auto", "mma", "wgmma"),
             lambda: f"{op}: layout {layout} (a decode order) runs on paths 'mma' and 'wgmma', got path '{path}'; "

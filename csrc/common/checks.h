@@ -327,13 +327,10 @@ inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
               ": layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "
               "decode order) or 3 (the bf16 decode order on adjacent codes), got ", layout);
 }
-// direct: the op reads layout 3 (nvfp4_gemv); the Hopper decoding GEMV / GEMM do not.
-inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op,
-                               bool direct = false) {
+// A layout the op's kernels read with x of this dtype (layouts 1 and 3: bf16, 2: fp16).
+inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
   check_nvfp4_layout_value(layout, op);
   if (layout == nvfp4::kLayoutStd) return;
-  TORCH_CHECK(direct || layout != nvfp4::kLayoutBf16Adj, op, ": layout 3 is read by nvfp4_gemv "
-              "(path 'direct') only; give this path layout 1 or 0 (nvfp4_relayout)");
   const bool bf16 = layout == nvfp4::kLayoutBf16 || layout == nvfp4::kLayoutBf16Adj;
   TORCH_CHECK(x_dtype == (bf16 ? at::kBFloat16 : at::kHalf), op, ": layout ", layout, " is the ",
               bf16 ? "bf16" : "fp16", " decode order and needs ", bf16 ? "bfloat16" : "float16",

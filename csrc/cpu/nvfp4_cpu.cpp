@@ -227,7 +227,7 @@ at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
                           int64_t layout, bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "nvfp4_gemv";
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x.scalar_type(), op, /*direct=*/true);
+  check_nvfp4_layout(layout, x.scalar_type(), op);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
 
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening

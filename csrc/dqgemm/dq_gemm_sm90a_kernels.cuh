@@ -371,14 +371,14 @@ __device__ __forceinline__ FeatRows feat_rows(const DqArgs& p, int f0) {
 // kFp4 = false: fp8_block (e4m3 codes, fp32 block scales; Cfg::kAK 64); true: nvfp4 (packed
 // e2m1 pairs, e4m3 scales per 16, global scale; Cfg::kAK 32). kLayout: nvfp4's word layout
 // (nvfp4/nvfp4_layout.h; each lane's byte of a word read by nvfp4::bf16_l1_adjacent (1, bf16) /
-// nvfp4::f16_l2_adjacent (2, fp16)).
+// nvfp4::f16_l2_adjacent (2, fp16) / nvfp4::bf16_l3_adjacent (3, bf16)).
 template <class Cfg, class T, bool kFp4, int kLayout = nvfp4::kLayoutStd>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     dq_gemm_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
   static_assert(Cfg::kAK == (kFp4 ? 32 : 64), "weight bytes per stage row");
   static_assert(kLayout == nvfp4::kLayoutStd || (kFp4 && nvfp4::layout_fits<T, kLayout>()),
-                "layout 1 / 2: nvfp4 with bf16 / fp16 x");
+                "layout 1, 3 / 2: nvfp4 with bf16 / fp16 x");
 #if defined(TQ_SM90A_ENABLED)
   constexpr int kStages = Cfg::kStages;
   constexpr int kCM = Cfg::kCM;
@@ -442,6 +442,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // layout 1 / 2 (bf16_l1_adjacent's / f16_l2_adjacent's per-lane constants)
     const uint32_t l1_rot = (t & 1) ? 13u : 0u, l1_sel = (t >> 1) ? 0x7632u : 0x5410u;
     const bool l1_odd = (t & 1) != 0;
+    const uint32_t l3_rot = t == 1 ? 10u : t == 2 ? 13u : 0u;  // layout 3 (bf16_l3_adjacent)
+    const bool l3_mul = t == 3;
     const uint32_t l2_sh = (t >> 1) ? 3u : 0u, l2_sel = (t & 1) ? 0x7632u : 0x5410u;
     const uint32_t l2_mask = (t >> 1) ? nvfp4::kL2MaskB : nvfp4::kL2MaskA;
     const uint32_t l2_mul = (t >> 1) ? nvfp4::kL2MulB : nvfp4::kL2MulA;
@@ -570,6 +572,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             auto pair_of = [&](uint32_t w) {
               if constexpr (kLayout == nvfp4::kLayoutBf16)
                 return nvfp4::bf16_l1_adjacent(w, l1_rot, l1_odd, l1_sel);
+              else if constexpr (kLayout == nvfp4::kLayoutBf16Adj)
+                return nvfp4::bf16_l3_adjacent(w, l3_rot, l3_mul);
               else if constexpr (kLayout == nvfp4::kLayoutF16)
                 return nvfp4::f16_l2_adjacent(w, l2_sh, l2_mask, l2_mul, l2_sel);
               else
@@ -921,7 +925,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
 // kernel). So the logical K order inside a stage differs from the physical one, and x must
 // be permuted to match (legal: K is a reduction axis); TMA cannot do that, so the producer
 // warpgroup stages x itself: each thread loads 16-byte pieces of x (8 consecutive halves =
-// one word's 8 codes), pairs them with nvfp4::Ops::pair_x (the mma kernel's x pairing) and
+// one word's 8 codes), pairs them with nvfp4::x_pairs (the mma kernel's x pairing; for layout 3,
+// whose decoded pairs are adjacent codes, x as it lies) and
 // stores the four 4-byte pairs where the wgmma B layout wants them; then
 // fence.proxy.async (generic-proxy stores read by wgmma's async proxy) and one arrival on
 // the stage's full barrier (1 TMA arrival with its bytes + 128 producer arrivals). Rows of x
@@ -994,7 +999,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
                           const DqArgs p) {
 #if defined(TQ_SM90A_ENABLED)
   using O = nvfp4::Ops<T>;
-  static_assert(nvfp4::layout_fits<T, kLayout>(), "layout 1 / 2 is the bf16 / fp16 decode order");
+  static_assert(nvfp4::layout_fits<T, kLayout>(), "layout 1, 3 / 2 is a bf16 / fp16 decode order");
   constexpr int kStages = Cfg::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -1074,7 +1079,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
           const uint32_t b = sB + stage * Cfg::kBBytes;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const uint4 pr = O::pair_x(v[j]);
+            const uint4 pr = nvfp4::x_pairs<O, kLayout>(v[j]);
             const uint32_t bj = b + j * Cfg::kBBox;
             sts_u32(bj + soff[0], pr.x);
             sts_u32(bj + soff[1], pr.y);

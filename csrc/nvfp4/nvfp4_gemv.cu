@@ -100,12 +100,13 @@ constexpr int64_t kTileMinM = 48;
 //   9.0 + _C_sm90a     | M 5..8, | mma    | x resident, where its grid is one
 //                      | K % 256 |        | wave of <= 1 block per SM, unsplit
 //                      |         |        | (kXresMinM below)
-//   layout 1/2, >= 8.0 | as above| mma    | where the rule says fma or tile:
-//                      |         |        | those read layout 0 only
+//   layout 1/2/3,      | as above| mma    | where the rule says fma or tile:
+//   >= 8.0             |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
-//   layout 3, >= 8.0   | K % 128 | direct | the one kernel that reads it, every
-//                      |         |        | M (nvfp4_gemv_cuda routes it before
-//                      |         |        | this rule; docs/nvfp4_gemv.md 27-28)
+//   layout 3, >= 8.0   | K % 128,| direct | 16 rows x 8 tokens per block, the
+//                      | M <= 4  |        | int8 GEMV's stream (nvfp4_gemv_cuda
+//                      |         |        | routes it before this rule, by
+//                      |         |        | direct_rule; docs/nvfp4_gemv.md 27-29)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -639,6 +640,21 @@ int direct_variant() {
   return v >= 1 && v <= 4 ? v : 1;
 }
 
+// Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs (and so layout 3's
+// own mma / wgmma GEMVs, the same kernels with x unpermuted), else the rule of
+// choose_nvfp4_gemv_kernel. H100, bf16, us, layout 1 auto / direct (results/h100/2026-12-05h
+// call 8): M = 1..4 faster on every layer but 4096x14336 (28672x8192 M = 1 54.3 / 48.6, M = 4
+// 55.2 / 52.3; 6144x4096 8.9 / 7.1 .. 9.3 / 7.9); M = 8 slower on the large layers (28672x8192
+// 54.6 / 59.2, 128256x4096 112.9 / 123). TORCHQUANT_NVFP4_DIRECT_MAX_M=m moves the bound (-1:
+// never).
+constexpr int64_t kDirectMaxM = 4;
+bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
+  (void)N;
+  const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M");
+  const int64_t max_m = knob != 0 ? knob : kDirectMaxM;
+  return caps.cc() >= 80 && K % 128 == 0 && M <= max_m;
+}
+
 // Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
 // one kernel that reads it. Blocks of 16 weight rows x token tiles of 8 (the grid's y, looped
 // past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
@@ -668,7 +684,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
                            int64_t layout, bool static_weight) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp, /*direct=*/true);
+  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma", "direct"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
@@ -682,21 +698,21 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
-  if (layout == nvfp4::kLayoutBf16Adj) {
-    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp, ": layout 3 (adjacent-code bf16 "
-                "decode order) runs on path 'direct' only, got path '", kernel, "'; "
-                "nvfp4_relayout(w_packed, 3, inverse=True) gives the layout-0 weight the other paths read");
-    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout 3 needs the direct kernel (mma.sync m16n8k16 "
-                "bf16, compute capability 8.0+); this device is sm_", caps.cc(),
+  if (kernel == "direct") {
+    TORCH_CHECK(layout == nvfp4::kLayoutBf16Adj, kGemvOp, ": path 'direct' reads layout 3 "
+                "(nvfp4_relayout(w_packed, 3)), got layout ", layout);
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": path 'direct' needs mma.sync m16n8k16 bf16 (compute "
+                "capability 8.0+); this device is sm_", caps.cc(),
                 ". Use layout 0 (nvfp4_relayout(w_packed, 3, inverse=True))");
-    TORCH_CHECK(K % 128 == 0, kGemvOp, ": layout 3 (path 'direct') needs K % 128 == 0 (whole 64-byte "
-                "pieces of every row), got K = ", K, "; use layout 1 or 0");
+    TORCH_CHECK(K % 128 == 0, kGemvOp, ": path 'direct' needs K % 128 == 0 (whole 64-byte "
+                "pieces of every row), got K = ", K, "; path 'mma' reads layout 3 at K % 16 == 0");
     return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, static_weight);
   }
-  TORCH_CHECK(kernel != "direct", kGemvOp, ": path 'direct' reads layout 3 (nvfp4_relayout(w_packed, "
-              "3)), got layout ", layout);
+  if (layout == nvfp4::kLayoutBf16Adj && kernel == "auto" && direct_rule(caps, M, N, K))
+    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, static_weight);
   if (layout != nvfp4::kLayoutStd) {
-    // Layouts 1 and 2 (nvfp4_layout.h) are read by the mma kernel and the Hopper wgmma GEMV.
+    // Layouts 1, 2 and 3 (nvfp4_layout.h) are read by the mma kernel and the Hopper wgmma GEMV
+    // (layout 3 by the direct kernel as well, above).
     TORCH_CHECK(kernel == "auto" || kernel == "mma" || kernel == "wgmma", kGemvOp, ": layout ",
                 layout, " (a decode order) runs on paths 'mma' and 'wgmma', got path '", kernel,
                 "'; nvfp4_relayout(w_packed, ", layout, ", inverse=True) gives the layout-0 weight "

@@ -363,7 +363,8 @@ __host__ __device__ constexpr bool layout_fits() {
 }
 
 // Host side: go(element, layout constant) for x of fp16 (`half`) or bf16 and a packed weight in
-// `layout` (0, or x's dtype's decode order: 1 bf16, 2 fp16; the ops check that pairing first).
+// `layout` (0, or x's dtype's decode order: 1 or 3 bf16, 2 fp16; the ops check that pairing
+// first, with check_nvfp4_layout: a pairing not listed here would run as layout 0).
 // The one dtype x layout dispatch of the launchers (nvfp4_gemv's mma kernel, the Hopper decoding
 // GEMM and GEMV); kDecodeOrders = false instantiates layout 0 only (the fp8 GEMM's weights).
 template <bool kDecodeOrders = true, class Go>
@@ -372,6 +373,8 @@ inline void for_dtype_layout(bool half, int64_t layout, Go&& go) {
   if constexpr (kDecodeOrders) {
     if (half && layout == kLayoutF16) return go(__half{}, std::integral_constant<int, kLayoutF16>{});
     if (!half && layout == kLayoutBf16) return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16>{});
+    if (!half && layout == kLayoutBf16Adj)
+      return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16Adj>{});
   }
   if (half) return go(__half{}, L0{});
   go(__nv_bfloat16{}, L0{});
@@ -387,6 +390,24 @@ __device__ __forceinline__ void decode_word(uint32_t w, uint32_t (&h)[4]) {
     decode_e2m1_f16_l2(w, h);
   else
     C::decode(w, h);
+}
+
+// 8 consecutive x values (natural order) as the pairs decode_word<C, L> yields for a word of
+// those 8 codes: layout 3's pairs are adjacent codes, x as it lies; the others permute.
+template <class C, int L>
+__device__ __forceinline__ uint4 x_pairs(uint4 v) {
+  if constexpr (L == kLayoutBf16Adj)
+    return v;
+  else
+    return C::pair_x(v);
+}
+
+// Layout 3, codes 2t and 2t + 1 of a word as one bf16 pair (low half code 2t): pair h_t of
+// decode_e2m1_bf16_l1, i.e. one of its four movers per lane (rot = 0, 10, 13 for t = 0..2; the
+// masked multiply for t = 3). The decoding wgmma GEMM's lane t (x in natural order). 4 ALU ops
+// + 1 IMAD per word and lane, against layout 1's 6 + 1 (bf16_l1_adjacent, below).
+__device__ __forceinline__ uint32_t bf16_l3_adjacent(uint32_t w, uint32_t rot, bool mul) {
+  return (mul ? (w & kL1MulMask) * kL1Mul : __funnelshift_l(w, w, rot)) & kBf16PairMask;
 }
 
 // Layout 1, codes 2t and 2t + 1 of a word as one bf16 pair (low half code 2t): what lane t of
@@ -624,7 +645,8 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 // the kernel without kF16. docs/nvfp4_gemv.md 22.
 // kLayout (nvfp4_layout.h): the weight's word layout; layout 1 (bf16 x, kF16 = 0) / 2 (fp16 x)
 // decodes with decode_e2m1_bf16_l1 / decode_e2m1_f16_l2 into the same pairs, so everything else
-// is unchanged.
+// is unchanged; layout 3 (bf16) decodes as layout 1 into adjacent-code pairs, and x is staged
+// in natural order (x_pairs).
 template <typename T, int NT, bool kAligned, bool kSplit = false, bool kGroupSync = false,
           bool kXRes = false, int kF16 = 0, int kLayout = kLayoutStd>
 __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const GemvParams p) {
@@ -633,7 +655,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
   static_assert(layout_fits<T, kLayout>() && (kLayout == kLayoutStd || kF16 == 0),
-                "layout 1 / 2 is the bf16 / fp16 decode order (kF16 reads layout 0)");
+                "layout 1, 3 / 2 is a bf16 / fp16 decode order (kF16 reads layout 0)");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
   constexpr int XS = 8 / LW;              // swizzle multiplier: slot ^ (i * XS)
@@ -725,7 +747,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       stage_rk(u, r, kg);
       const int kq = kg / (4 * LW), tq = (kg / LW) & 3, i = kg % LW;
       const int slot = ((((kq * LW + i) * NT + (r >> 3)) * 8 + (r & 7)) * 4 + tq) ^ (i * XS);
-      smem[buf * buf_slots + slot] = O::pair_x(v);
+      smem[buf * buf_slots + slot] = x_pairs<O, kLayout>(v);
     }
   };
 
@@ -862,7 +884,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
               bf16x8_range(xv, amax, bmin);
               xv = bf16x8_to_f16x8(xv);
             }
-            smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = Ops<C>::pair_x(xv);
+            smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = x_pairs<Ops<C>, kLayout>(xv);
             v += kMmaThreads;
             if (v >= per_row) {
               v = tid;
