@@ -4,10 +4,14 @@ scale, bf16 activation) against bf16.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.nvfp4_gemv(x, w_packed, w_scale, global_scale, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
-  tq auto layout1   M <= 16 on sm_80+: the same weight in the bf16 decode order (nvfp4_relayout(w, 1),
-                    the layout QuantLinear keeps on such GPUs), path auto; the same bits as tq auto
+  tq auto layout1   M <= 16 on sm_80+: the same weight in layout 1, a bf16 decode order
+                    (nvfp4_relayout(w, 1)), path auto; the same bits as tq auto
   tq layout1 static  the same with static_weight=True (on sm_90 the GEMV issues its first weight
                     loads before its PDL wait; the weights here are never rewritten)
+  tq auto layout3   M <= 16 on sm_80+: layout 3 (nvfp4_relayout(w, 3), the bf16 decode order
+                    QuantLinear keeps on such GPUs), path auto: the direct GEMV at M <= 4
+                    (K % 128 == 0), else tq auto layout1's kernels with x unpermuted
+  tq layout3 static  the same with static_weight=True
   tq prefill dequant  M > 16: dequantize_nvfp4 to bf16 + F.linear, QuantLinear's prefill path
   peer:
   bf16 F.linear     the unquantized layer
@@ -50,6 +54,14 @@ def tq_layout1_static(x, wl, ws, gs):
     return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 1, True)
 
 
+def tq_layout3(x, wl, ws, gs):
+    return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 3)
+
+
+def tq_layout3_static(x, wl, ws, gs):
+    return torch.ops.torchquant.nvfp4_gemv(x, wl, ws, gs, None, "auto", 3, True)
+
+
 def prefill_dequant(x, wp, ws, gs):
     # What QuantLinear("nvfp4") runs at M > 16.
     return torch.nn.functional.linear(x, torch.ops.torchquant.dequantize_nvfp4(wp, ws, gs, x.dtype))
@@ -64,6 +76,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
         wp, ws, gs = q if q is not None else (None, None, None)
         decode_order = (wp is not None and dev.type == "cuda" and torch.cuda.get_device_capability(dev)[0] >= 8)
         wl = torch.ops.torchquant.nvfp4_relayout(wp, 1) if decode_order else None
+        w3 = torch.ops.torchquant.nvfp4_relayout(wp, 3) if decode_order else None
         def deq_rows(n0, n1, wp=wp, ws=ws, gs=gs):
             return C.deq_nvfp4(wp[n0:n1], ws[n0:n1], gs)
 
@@ -83,6 +96,11 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
                     make_inputs=C.rotating((x, wl, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq))
                 impls.append(C.static_impl(ctx, "nvfp4_gemv", M, why, tq_layout1_static, (x, wl, ws, gs), tq_bytes,
                                            flops, chk_tq, name="tq layout1 static"))
+                impls.append(C.Impl(
+                    name="tq auto layout3", kind="torchquant", fn=tq_layout3,
+                    make_inputs=C.rotating((x, w3, ws, gs)), nbytes=tq_bytes, flops=flops, check=chk_tq))
+                impls.append(C.static_impl(ctx, "nvfp4_gemv", M, why, tq_layout3_static, (x, w3, ws, gs), tq_bytes,
+                                           flops, chk_tq, name="tq layout3 static"))
             if M > 16:
                 chk_pd, lz = C.rel_check(lambda x=x: C.linear64_rows(x, deq_rows, N))
                 lazies.append(lz)
@@ -93,7 +111,7 @@ def make_cases(ctx: C.Ctx, shape_list: List[Shape], ms: Tuple[int, ...]) -> Iter
             impls.append(C.bf16_peer(x, w, flops, lazies))
             yield C.Case(shape, M, impls, cleanup=lazies)
             del x, impls
-        del w, wp, ws, gs, wl
+        del w, wp, ws, gs, wl, w3
         if dev.type == "cuda":
             torch.cuda.empty_cache()
 

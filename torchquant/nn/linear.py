@@ -21,13 +21,16 @@ trace it without graph breaks.
              decoding wgmma GEMM where it pays). On a GPU of compute
              capability 8.0+ the packed weight is kept in memory in the GEMVs'
              decode order for the layer's dtype (nvfp4_layout="auto", the
-             default: layout 1 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23;
-             the same results bit for bit, 3-8 % less time on the H200), in
-             the formats.md packing (layout 0) on the CPU and older GPUs; it
-             follows the layer through .to(device) and dtype casts.
-             state_dict always holds the formats.md packing (converted on save
-             and load); _packed_layout0() gives it. 0 / 1 / 2 / "decode" pin a
-             layout. Input of the other 16-bit dtype and dequantize + cuBLAS
+             default: layout 3 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23
+             and 29; every mma / wgmma kernel gives layout 0's bits from them
+             with less decode work, and layout 3 also feeds the direct GEMV
+             at M <= 4), in the formats.md packing (layout 0) on the CPU and
+             older GPUs; it follows the layer through .to(device) and dtype
+             casts. state_dict always holds the formats.md packing
+             (converted on save and load); _packed_layout0() gives it.
+             0 / 1 / 2 / 3 / "decode" pin a layout (1, layout 1's decode on
+             the codes in formats.md order, is the bf16 order before layout
+             3). Input of the other 16-bit dtype and dequantize + cuBLAS
              work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
@@ -394,7 +397,7 @@ class QuantLinear(nn.Module):
         xa: the buffer in its layout when that is xa's dtype's decode order and the device's kernels
         read it (or layout 0), else a layout-0 copy (a pinned decode order on a GPU older than sm_80;
         written just before the GEMV, so never loaded early)."""
-        if self.nvfp4_layout == 0 or (self.nvfp4_layout == _DECODE_LAYOUT.get(xa.dtype) and
+        if self.nvfp4_layout == 0 or (self.nvfp4_layout in _DTYPE_LAYOUTS.get(xa.dtype, ()) and
                                       _reads_decode_order(xa.device)):
             return self.weight_packed, self.nvfp4_layout, True
         return self._packed_layout0(), 0, False
@@ -528,6 +531,8 @@ class QuantLinear(nn.Module):
         if self.format == "nvfp4":
             if self.nvfp4_auto:
                 want = _auto_layout(target, self._buffers["weight_packed"].device)
+            elif self.nvfp4_layout in _DTYPE_LAYOUTS[target]:
+                want = self.nvfp4_layout  # a pinned layout the new dtype reads stays
             else:  # a pinned decode order takes the new dtype's
                 want = _DECODE_LAYOUT[target] if self.nvfp4_layout else 0
             if want != self.nvfp4_layout:
@@ -548,13 +553,17 @@ class QuantLinear(nn.Module):
                 f"format={self.format}{extra}{act}")
 
 
-# The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h).
-_DECODE_LAYOUT = {torch.bfloat16: 1, torch.float16: 2}
+# The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h): layout 3 for bf16 (layout
+# 1's decode on adjacent codes: x unpermuted, and the direct GEMV), 2 for fp16.
+_DECODE_LAYOUT = {torch.bfloat16: 3, torch.float16: 2}
+# Every decode order the kernels read with x of that dtype.
+_DTYPE_LAYOUTS = {torch.bfloat16: (1, 3), torch.float16: (2,), torch.float32: ()}
 
 
 def _reads_decode_order(device: torch.device) -> bool:
-    """Whether the nvfp4 kernels on `device` read layouts 1 / 2: the CPU kernel (a chunk at a time,
-    through a table) and the CUDA mma / wgmma kernels, sm_80+; the sm_75 kernels read layout 0 only."""
+    """Whether the nvfp4 kernels on `device` read layouts 1 / 2 / 3: the CPU kernel (a chunk at a
+    time, through a table) and the CUDA mma / wgmma / direct kernels, sm_80+; the sm_75 kernels read
+    layout 0 only."""
     return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
 
 
@@ -569,17 +578,18 @@ def _auto_layout(dtype: torch.dtype, device: torch.device) -> int:
 
 def _resolve_nvfp4_layout(layout: Union[int, str], format: str, dtype: torch.dtype, device: torch.device) -> int:
     """QuantLinear's nvfp4_layout: "auto" (_auto_layout on `device`); "decode" (the layer dtype's
-    decode order, 0 for float32); 0; or 1 / 2, which must match an nvfp4 layer of dtype bf16 /
-    fp16. Formats other than nvfp4 take "auto", "decode" and 0 as 0."""
+    decode order, 0 for float32); 0; or 1 / 3 (bf16) / 2 (fp16), which must match an nvfp4 layer of
+    that dtype. Formats other than nvfp4 take "auto", "decode" and 0 as 0."""
     if isinstance(layout, str) and layout in ("auto", "decode"):
         if format != "nvfp4":
             return 0
         return _auto_layout(dtype, device) if layout == "auto" else _DECODE_LAYOUT.get(dtype, 0)
-    if not isinstance(layout, int) or isinstance(layout, bool) or layout not in (0, 1, 2):
-        raise ValueError(f"QuantLinear: nvfp4_layout must be 'auto', 'decode', 0, 1 or 2, got {layout!r}")
-    if layout and (format != "nvfp4" or _DECODE_LAYOUT.get(dtype) != layout):
-        raise ValueError(f"QuantLinear: nvfp4_layout={layout} (the {'bf16' if layout == 1 else 'fp16'} decode "
-                         f"order) is for format 'nvfp4' with dtype {'bfloat16' if layout == 1 else 'float16'}, "
+    if not isinstance(layout, int) or isinstance(layout, bool) or layout not in (0, 1, 2, 3):
+        raise ValueError(f"QuantLinear: nvfp4_layout must be 'auto', 'decode', 0, 1, 2 or 3, got {layout!r}")
+    if layout and (format != "nvfp4" or layout not in _DTYPE_LAYOUTS.get(dtype, ())):
+        bf16 = layout != 2
+        raise ValueError(f"QuantLinear: nvfp4_layout={layout} (a {'bf16' if bf16 else 'fp16'} decode "
+                         f"order) is for format 'nvfp4' with dtype {'bfloat16' if bf16 else 'float16'}, "
                          f"got format={format!r}, dtype={dtype}")
     return layout
 

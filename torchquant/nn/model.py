@@ -10,7 +10,7 @@ from typing import Dict, Iterable, Mapping, Optional, Union
 import torch
 from torch import nn
 
-from torchquant.nn.linear import _DECODE_LAYOUT, FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
+from torchquant.nn.linear import _DTYPE_LAYOUTS, FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
 
 Config = Union[str, Dict]
 
@@ -67,8 +67,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
       "nvfp4_layout", "static_weights") applied to all layers (nvfp4_layout: "auto", the default,
       keeps each nvfp4 layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear;
-      "decode" pins that order, 0 the formats.md packing; 1 / 2 apply to the nvfp4 layers of dtype
-      bf16 / fp16 only; static_weights=True: see QuantLinear and set_static_weights).
+      "decode" pins that order, 0 the formats.md packing; 1 / 3 and 2 apply to the nvfp4 layers of
+      dtype bf16 and fp16 only; static_weights=True: see QuantLinear and set_static_weights).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -147,7 +147,8 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
                           f"({fmt}); left unquantized")
             continue
         lay = opts.get("nvfp4_layout", 0)
-        if lay in (1, 2) and (fmt != "nvfp4" or _DECODE_LAYOUT.get(layer_dtype(lin.weight.dtype, opts.get("dtype"))) != lay):
+        if lay in (1, 2, 3) and (fmt != "nvfp4" or
+                                 lay not in _DTYPE_LAYOUTS.get(layer_dtype(lin.weight.dtype, opts.get("dtype")), ())):
             opts.pop("nvfp4_layout")  # a decode order applies to nvfp4 layers of its dtype only
         q = QuantLinear.from_float(lin, fmt, **opts)
         for alias in aliases[id(lin)]:
@@ -271,8 +272,8 @@ def _parse_layer_meta(key: str, val: str) -> Dict[str, object]:
         raise bad(f"dtype {dt!r} is not a torch float dtype")
     if prefill not in ("dequant", "w8a8"):
         raise bad("prefill must be 'dequant' or 'w8a8'")
-    if layout not in ("auto", "0", "1", "2"):
-        raise bad("nvfp4_layout must be auto, 0, 1 or 2")
+    if layout not in ("auto", "0", "1", "2", "3"):
+        raise bad("nvfp4_layout must be auto, 0, 1, 2 or 3")
     return {"format": fmt, "block_size": int(bs), "act_symmetric": sym == "1", "dtype": dtype,
             "prefill": prefill, "nvfp4_layout": layout if layout == "auto" else int(layout)}
 
