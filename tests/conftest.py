@@ -102,3 +102,18 @@ def kernels_launched(fn):
         fn()
         torch.cuda.synchronize()
     return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def nvfp4_direct_by_auto(layout, M, N, K, device=None):
+    """csrc/nvfp4/nvfp4_gemv.cu direct_rule: whether nvfp4_gemv's path auto runs the direct GEMV on
+    a weight in `layout` (3 only) on the current (or given) CUDA device: sm_80+, K % 128 == 0, then
+    TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else M <= 8, K <= 4096 and SMs .. 3 x SMs
+    blocks of 16 rows."""
+    dev = torch.cuda.current_device() if device is None else device
+    if layout != 3 or K % 128 or torch.cuda.get_device_capability(dev) < (8, 0):
+        return False
+    knob = os.environ.get("TORCHQUANT_NVFP4_DIRECT_MAX_M", "").strip()
+    if knob.lstrip("-").isdigit() and int(knob) != 0:
+        return M <= int(knob)
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    return M <= 8 and K <= 4096 and sms <= (N + 15) // 16 <= 3 * sms

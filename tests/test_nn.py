@@ -327,7 +327,7 @@ def test_dtype_casts_keep_the_quantized_weight(fmt, conv):
         if k != "bias":
             assert sd2[k].dtype == v.dtype and torch.equal(sd2[k].reshape(-1).view(torch.uint8), v.reshape(-1).view(torch.uint8)), k
     if fmt == "nvfp4":
-        assert q2.nvfp4_layout == (2 if target == torch.float16 else 3)
+        assert q2.nvfp4_layout == (2 if target == torch.float16 else 1)
     ref = QuantLinear(96, 48, True, fmt, block_size=32, dtype=target, nvfp4_layout=lay)
     ref.load_state_dict({**sd, "bias": sd["bias"].to(target)})
     for M in (1, 5, 200):
@@ -422,14 +422,14 @@ def test_save_load_keeps_prefill_and_nvfp4_layout(tmp_path):
     model.add_module("b", _linear(k=128, n=64, seed=2).to(torch.bfloat16))
     quantize_model(model, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"b": {"format": "nvfp4", "prefill": "dequant"}},
                            "nvfp4_layout": "decode"}, progress=False)
-    assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 3
+    assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 1
     path = str(tmp_path / "m.safetensors")
     save_quantized(model, path)
     fresh = nn.Sequential()
     fresh.add_module("a", _linear(k=256, n=128, seed=3))
     fresh.add_module("b", _linear(k=128, n=64, seed=4).to(torch.bfloat16))
     loaded = load_quantized(fresh, path)
-    assert loaded.a.prefill == "w8a8" and loaded.b.nvfp4_layout == 3
+    assert loaded.a.prefill == "w8a8" and loaded.b.nvfp4_layout == 1
     assert torch.equal(loaded.b.weight_packed, model.b.weight_packed)
     for M in (1, 200):
         x = torch.randn(M, 256)
@@ -835,47 +835,55 @@ def test_cuda_graph_capture_and_inductor(fmt, kw, M):
 
 
 # ---------------------------------------------- nvfp4 word layouts 1, 2 and 3 --
-def _direct_runs(q, x2):
-    """csrc/nvfp4/nvfp4_gemv.cu direct_rule through QuantLinear: a layout-3 layer on an sm_80+ GPU
-    with bf16 x of <= 4 rows and K % 128 == 0 runs the direct GEMV (its own accumulation order)."""
-    return (x2.is_cuda and q.nvfp4_layout == 3 and x2.dtype == torch.bfloat16 and x2.shape[0] <= 4
-            and q.in_features % 128 == 0 and torch.cuda.get_device_capability(x2.device) >= (8, 0))
+def _layout3_gemv_runs(q, x2):
+    """Whether QuantLinear runs nvfp4_gemv on a layout-3 buffer for x2: a layout-3 layer on an
+    sm_80+ GPU, bf16 x, an M that takes the GEMV. Layout 3's kernels (mma / wgmma GEMVs, and the
+    direct GEMV by nvfp4_gemv.cu direct_rule) give each mma the products of adjacent codes, layout
+    0's the pairs (c, c + 4): other partial sums, so other bits than layout 0's (the decoding GEMM
+    reads each lane's two adjacent codes from either layout alike: layout 0's bits)."""
+    return (x2.is_cuda and q.nvfp4_layout == 3 and x2.dtype == torch.bfloat16
+            and torch.cuda.get_device_capability(x2.device) >= (8, 0)
+            and choose_path("nvfp4", x2.shape[0], x2.device, q.prefill, q.in_features, q.out_features) == "gemv")
 
 
-def _layout0_or_direct(q, q0, x):
+def _layout0_or_layout3_op(q, q0, x):
     """What the decode-order layer q gives for x: the bits of q0 (the same weight in layout 0), or,
-    where the direct GEMV runs, those of the op's forced path 'direct' on q's buffer."""
+    where the layer runs nvfp4_gemv on layout 3, those of the op on q's buffer (path auto), which
+    must also lie within the fp32-accumulation bound of a float64 reference."""
     x2 = x.reshape(-1, q.in_features)
-    if _direct_runs(q, x2):
-        b = None if q.bias is None else q.bias.to(x2.dtype)
-        y = torch.ops.torchquant.nvfp4_gemv(x2.contiguous(), q.weight_packed, q.weight_scale, q.weight_global_scale,
-                                            b, "direct", 3)
-        return y.reshape(*x.shape[:-1], q.out_features)
-    return q0(x)
+    if not _layout3_gemv_runs(q, x2):
+        return q0(x)
+    b = None if q.bias is None else q.bias.to(x2.dtype)
+    y = torch.ops.torchquant.nvfp4_gemv(x2.contiguous(), q.weight_packed, q.weight_scale, q.weight_global_scale,
+                                        b, "auto", 3)
+    wd = ref.dequantize_nvfp4_ref(q._packed_layout0(), q.weight_scale, q.weight_global_scale)
+    frac = ref.worst_fraction(y, ref.linear_ref(x2, wd, b), ref.fp32_accum_bound(x2, wd, b, x2.dtype))
+    assert frac <= 1.0, (tuple(x2.shape), frac)
+    return y.reshape(*x.shape[:-1], q.out_features)
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype,lay", [(torch.bfloat16, 3), (torch.bfloat16, 1), (torch.float16, 2)],
-                         ids=["bf16-l3", "bf16-l1", "fp16-l2"])
+@pytest.mark.parametrize("dtype,lay", [(torch.bfloat16, 1), (torch.bfloat16, 3), (torch.float16, 2)],
+                         ids=["bf16-l1", "bf16-l3", "fp16-l2"])
 @pytest.mark.parametrize("bias", [False, True])
 def test_nvfp4_layout_same_bits_as_layout0(device, dtype, lay, bias):
-    """A decode order in memory (3 = "decode" for bf16, 1 pinned, 2 = "decode" for fp16;
+    """A decode order in memory (1 = "decode" for bf16, 3 pinned, 2 = "decode" for fp16;
     docs/nvfp4_gemv.md 23, 29): every path gives layout 0's bits, x of the layer's dtype (the GEMVs
     and the decoding GEMM read the layout), of the other 16-bit dtype and fp32 (a converted copy),
-    decode and prefill M, except that layout 3 runs the direct GEMV at <= 4 rows (the op's bits on
-    that path); the buffer differs, state_dict not."""
+    decode and prefill M, except where layout 3 runs nvfp4_gemv (other partial sums: the op's bits
+    on the layer's buffer, within the bound); the buffer differs, state_dict not."""
     lin = _linear(k=256, n=72, bias=bias, device=device).to(dtype)
     q0 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=0)
-    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=lay if lay == 1 else "decode")
+    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=lay if lay == 3 else "decode")
     assert q1.nvfp4_layout == lay and f"nvfp4_layout={lay}" in repr(q1) and "nvfp4_layout" not in repr(q0)
     assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))
     assert not torch.equal(q1.weight_packed, q0.weight_packed)
     for M in (1, 2, 4, 8, 16, 17, 33, 64, 65, 300):
         for dt in (torch.bfloat16, torch.float16, torch.float32):
             x = torch.randn(2, M, 256, device=device).to(dt)
-            assert torch.equal(q1(x), _layout0_or_direct(q1, q0, x)), (M, dt)
+            assert torch.equal(q1(x), _layout0_or_layout3_op(q1, q0, x)), (M, dt)
     x1 = torch.randn(1, 256, device=device, dtype=dtype)
-    assert _direct_runs(q1, x1) == (device == "cuda" and lay == 3 and torch.cuda.get_device_capability() >= (8, 0))
+    assert _layout3_gemv_runs(q1, x1) == (device == "cuda" and lay == 3 and torch.cuda.get_device_capability() >= (8, 0))
     sd0, sd1 = q0.state_dict(), q1.state_dict()
     assert sorted(sd0) == sorted(sd1) and all(torch.equal(sd0[k], sd1[k]) for k in sd0)
     assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))  # untouched
@@ -885,10 +893,12 @@ def test_nvfp4_layout_same_bits_as_layout0(device, dtype, lay, bias):
         fresh.load_state_dict(sd1)
         assert torch.equal(fresh.weight_packed, want)
     x = torch.randn(5, 256, device=device, dtype=dtype)
+    y1 = q1(x)
+    assert torch.equal(y1, _layout0_or_layout3_op(q1, q0, x))
     assert torch.equal(QuantLinear.from_nvfp4(sd0["weight_packed"], sd0["weight_scale"], sd0["weight_global_scale"],
-                                              sd0.get("bias"), dtype=dtype, nvfp4_layout=lay)(x), q0(x))
+                                              sd0.get("bias"), dtype=dtype, nvfp4_layout=lay)(x), y1)
     import copy
-    assert torch.equal(copy.deepcopy(q1)(x), q0(x))
+    assert torch.equal(copy.deepcopy(q1)(x), y1)
 
 
 def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
@@ -902,7 +912,7 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
                                progress=False)
     model = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": "decode",
                                                  "overrides": {"3": {"format": "int8"}}}, progress=False)
-    assert [model[i].nvfp4_layout for i in (0, 2, 3)] == [3, 2, 0] and model[3].format == "int8"
+    assert [model[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0] and model[3].format == "int8"
     only1 = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": 1}, progress=False)
     assert [only1[i].nvfp4_layout for i in (0, 2, 3)] == [1, 0, 1]  # 1 applies to the bf16 layers only
     x = torch.randn(3, 96, dtype=torch.bfloat16)
@@ -914,7 +924,7 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     from safetensors.torch import load_file
     assert torch.equal(load_file(path)["0.weight_packed"], ref_model[0].weight_packed)  # the file holds layout 0
     # ... and each layer comes back in the decode order it was saved with
-    assert [loaded[i].nvfp4_layout for i in (0, 2, 3)] == [3, 2, 0]
+    assert [loaded[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0]
     assert torch.equal(loaded[0].weight_packed, model[0].weight_packed)
     assert torch.equal(loaded(x), y)
     with pytest.raises(ValueError, match="nvfp4_layout=1"):
@@ -952,13 +962,13 @@ def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
     q = q.to(device)
     for dt in (torch.bfloat16, torch.float16, torch.bfloat16):
         q, pinned = q.to(dt), pinned.to(dt)
-        want = {torch.bfloat16: 3, torch.float16: 2}[dt] if decodes else 0
+        want = {torch.bfloat16: 1, torch.float16: 2}[dt] if decodes else 0
         assert q.nvfp4_layout == want and pinned.nvfp4_layout == 0 and q.dtype == dt
         assert torch.equal(q.weight_packed.cpu(), F.relayout_nvfp4(p0, want) if want else p0)
         assert torch.equal(q._packed_layout0().cpu(), p0)
         for M in (1, 5, 16, 33, 100):
             x = torch.randn(M, 256, device=device).to(dt)
-            assert torch.equal(q(x), _layout0_or_direct(q, pinned, x)), (dt, M)
+            assert torch.equal(q(x), _layout0_or_layout3_op(q, pinned, x)), (dt, M)
         sd, sd0 = q.state_dict(), pinned.state_dict()
         assert sorted(sd) == sorted(sd0) and all(torch.equal(sd[k], sd0[k]) for k in sd)
     q = q.cpu()
@@ -971,15 +981,15 @@ def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
     with safe_open(path, framework="pt") as f:
         assert f.metadata()["torchquant.0"].endswith("|auto")
     loaded = load_quantized(nn.Sequential(nn.Linear(256, 72, dtype=torch.bfloat16)), path, device=device)
-    assert loaded[0].nvfp4_auto and loaded[0].nvfp4_layout == (3 if decodes else 0)
+    assert loaded[0].nvfp4_auto and loaded[0].nvfp4_layout == (1 if decodes else 0)
     assert torch.equal(loaded[0]._packed_layout0().cpu(), p0)
     # a layer built on the meta device holds layout 0 there and takes its device's layout on to_empty
     with torch.device("meta"):
         m = QuantLinear(256, 72, True, "nvfp4")
     assert m.nvfp4_layout == 0
-    assert m.to_empty(device=device).nvfp4_layout == (3 if decodes else 0)
+    assert m.to_empty(device=device).nvfp4_layout == (1 if decodes else 0)
     with torch.device(device):  # the default device decides as `device=` does
-        assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (3 if decodes else 0)
+        assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (1 if decodes else 0)
 
 
 # ------------------------------------------------------------ static_weights --

@@ -19,7 +19,8 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import HAS_CUDA, graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a, sm_count
+from conftest import (HAS_CUDA, graph_replay_matches_eager, kernels_launched, nvfp4_direct_by_auto, poison_cuda,
+                      requires_sm90a, sm_count)
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -200,9 +201,9 @@ def test_gemv_direct_one_hot_decodes_every_byte():
 @pytest.mark.parametrize("N", [1, 15, 17, 257])
 @pytest.mark.parametrize("K", [128, 384, 2176, 8192])
 def test_gemv_direct_layout3(N, K):
-    """M = 1..16, 17, 40 (several token tiles), with and without bias, forced and auto, on a
-    poisoned allocator, within the fp32-accumulation bound of a float64 reference; static_weight
-    gives the same bits."""
+    """M = 1..16, 17, 40 (several token tiles), with and without bias, on a poisoned allocator,
+    within the fp32-accumulation bound of a float64 reference; static_weight gives the same bits.
+    (auto's choice of this path: test_gemv_direct_auto_rule.)"""
     _need_direct()
     x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=N * 7919 + K)
     wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
@@ -216,9 +217,54 @@ def test_gemv_direct_layout3(N, K):
             frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
             assert frac <= 1.0, f"direct M={M} N={N} K={K} bias={b is not None}: {frac}"
             _poison()
-            assert torch.equal(ops.nvfp4_gemv(x, w3, ws, gs, b, "auto", 3).view(torch.int16), y.view(torch.int16))
-            assert torch.equal(ops.nvfp4_gemv(x, w3, ws, gs, b, "auto", 3, True).view(torch.int16),
+            assert torch.equal(ops.nvfp4_gemv(x, w3, ws, gs, b, "direct", 3, True).view(torch.int16),
                                y.view(torch.int16))
+
+
+@pytest.mark.parametrize("build", ["2", "3", "4"])
+def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
+    """TORCHQUANT_NVFP4_DIRECT=2..4 (U = 3 / 3 blocks, U = 4 / 2 blocks, U = 2 with the next round
+    issued before the decode): each warp still sums its pieces in the same order, so the default
+    build's bits, over ragged N, one to several rounds and token tiles, bias or none."""
+    _need_direct()
+    for N, K in ((257, 2176), (17, 8192), (33, 128)):
+        x_all, wp, ws, gs, bias = _operands(17, N, K, torch.bfloat16, seed=N * 31 + K)
+        w3 = ops.nvfp4_relayout(wp, 3)
+        for M in (1, 5, 8, 9, 17):
+            x = x_all[:M].contiguous()
+            for b in (None, bias):
+                monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
+                y0 = ops.nvfp4_gemv(x, w3, ws, gs, b, "direct", 3)
+                monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT", build)
+                _poison()
+                y = ops.nvfp4_gemv(x, w3, ws, gs, b, "direct", 3)
+                assert torch.equal(y.view(torch.int16), y0.view(torch.int16)), (build, N, K, M, b is not None)
+
+
+@pytest.mark.parametrize("K", [256, 4096, 4224])
+def test_gemv_direct_auto_rule(monkeypatch, K):
+    """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (M <= 8,
+    K <= 4096, SMs .. 3 x SMs blocks of 16 rows; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), with the
+    forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted) with that path's bits."""
+    _need_direct()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for N in (16 * sms - 8, 32 * sms + 8, 48 * sms, 48 * sms + 1):  # blocks SMs, 2 SMs + 1, 3 SMs, 3 SMs + 1
+        x_all, wp, ws, gs, bias = _operands(9, N, K, torch.bfloat16, seed=N + K)
+        w3 = ops.nvfp4_relayout(wp, 3)
+        for knob in ("", "2", "-1"):
+            monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT_MAX_M", knob)
+            for M in (1, 4, 8, 9):
+                x = x_all[:M].contiguous()
+                out = {}
+                names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w3, ws, gs, bias, "auto", 3)))
+                direct = any("nvfp4_gemv_direct_kernel" in n for n in names)
+                assert direct == nvfp4_direct_by_auto(3, M, N, K), (N, K, M, knob, names)
+                if knob == "":
+                    assert direct == (M <= 8 and K <= 4096 and sms <= (N + 15) // 16 <= 3 * sms), (N, K, M)
+                wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
+                want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct" if direct else "wgmma" if wg else "mma", 3)
+                assert torch.equal(out["y"].view(torch.int16), want.view(torch.int16)), (N, K, M, knob)
+    monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT_MAX_M")
 
 
 def test_gemv_direct_views_graph_and_many_tiles():
@@ -322,6 +368,12 @@ def _set_tile(monkeypatch, tile):
         monkeypatch.delenv("TORCHQUANT_NVFP4_TILE_M", raising=False)
     else:
         monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", tile)
+
+
+def _within_bound(y, x, wd, b, what):
+    """y within the fp32-accumulation bound of float64 over the dequantized weight."""
+    frac = ref.worst_fraction(y, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+    assert frac <= 1.0, f"{what}: {frac}"
 
 
 def _mma_checked(x, wp, ws, gs, b, wd, what):
@@ -915,14 +967,14 @@ def test_mma_forced_below_sm80_raises():
 # ---------------------------------------------------- layouts 1, 2 and 3 --
 # nvfp4_relayout(w, 1) / (w, 2): the bf16 / fp16 decode orders (docs/nvfp4_gemv.md 23), read with
 # x of that dtype; (w, 3): layout 1's decode on adjacent codes (bf16), which the mma and wgmma
-# GEMVs read with x unpermuted and the direct GEMV reads (auto's choice at M <= 4, K % 128 == 0).
+# GEMVs read with x unpermuted and the direct GEMV reads (auto's choice by direct_rule:
+# conftest.nvfp4_direct_by_auto). Layouts 1 and 2 decode to layout 0's pairs (c, c + 4) / (c, c + 2):
+# layout 0's bits. Layout 3's pairs are adjacent codes, so each mma sums other products (codes
+# 0..3 and 4..7 of a word where layout 0's sum 0, 1, 4, 5 and 2, 3, 6, 7): other bits, held to
+# the fp32-accumulation bound and to the forced path's bits instead.
 LAYOUTS = [(1, torch.bfloat16), (2, torch.float16), (3, torch.bfloat16)]
 LAYOUT_IDS = ["l1-bf16", "l2-fp16", "l3-bf16"]
 
-
-def _direct_by_auto(layout, M, K):
-    """nvfp4_gemv.cu direct_rule: auto runs the direct GEMV on a layout-3 weight."""
-    return layout == 3 and M <= 4 and K % 128 == 0 and torch.cuda.get_device_capability() >= (8, 0)
 LAYOUT1_FORMS = {
     "auto": {},
     "xres": {"TORCHQUANT_NVFP4_XRES": "1"},
@@ -960,7 +1012,13 @@ def test_gemv_layout_same_bits_every_form(monkeypatch, layout, dtype, form, K):
             y0 = _mma_checked(x, wp, ws, gs, b, wd, what)
             _poison()
             y1 = ops.nvfp4_gemv(x, w1, ws, gs, b, path, layout)
-            assert torch.equal(y1, y0), what
+            if layout == 3:
+                _within_bound(y1, x, wd, b, what)
+                if path == "auto":  # K % 128 != 0 here: no direct GEMV, auto is the mma GEMV
+                    _poison()
+                    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, b, "mma", layout), y1), what
+            else:
+                assert torch.equal(y1, y0), what
         args = _mma_kernel_args(kernels_launched(lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, path, layout)))
         assert args[7] == str(layout), (form, M, args)
 
@@ -977,16 +1035,22 @@ def test_gemv_layout_default_launches(layout, dtype, N, K, M):
     w1 = ops.nvfp4_relayout(wp, layout)
     y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias, "mma")
     _poison()
-    assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout), y0)
+    y1 = ops.nvfp4_gemv(x, w1, ws, gs, bias, "mma", layout)
+    if layout == 3:  # other partial sums (above): the bound, then its own paths' bits
+        _within_bound(y1, x, ref.dequantize_nvfp4_ref(wp, ws, gs), bias, f"layout 3 mma {N}x{K} M={M}")
+        y0 = y1
+    assert torch.equal(y1, y0)
     # auto: mma, or on sm_90 the wgmma GEMV (M = 5..32, K % 256 == 0), as layout 0's path; layout
-    # 3 at M <= 4: the direct GEMV
+    # 3: the direct GEMV where direct_rule takes it
     out = {}
     names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout)))
     wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
     direct = any("nvfp4_gemv_direct_kernel" in n for n in names)
-    assert direct == _direct_by_auto(layout, M, K), names
+    assert direct == nvfp4_direct_by_auto(layout, M, N, K), names
     if direct:
         assert torch.equal(out["y"], ops.nvfp4_gemv(x, w1, ws, gs, bias, "direct", layout)), names
+    elif layout == 3:
+        assert torch.equal(out["y"], ops.nvfp4_gemv(x, w1, ws, gs, bias, "wgmma" if wg else "mma", layout)), names
     else:
         assert torch.equal(out["y"], ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma") if wg else y0), names
     buf = torch.empty(w1.numel() + 4, dtype=torch.uint8, device="cuda")
@@ -1027,20 +1091,27 @@ def test_gemv_wgmma_layout_same_bits(monkeypatch, layout, dtype, tile, splits, N
     monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
     x_all, wp, ws, gs, bias = _operands(40, N, K, dtype, seed=N + K)
     w1 = ops.nvfp4_relayout(wp, layout)
+    wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
     for M in (1, 4, 5, 16, 17, 32, 40):
         x = x_all[:M].contiguous()
         for b in (None, bias):
             y0 = ops.nvfp4_gemv(x, wp, ws, gs, b, "wgmma")
             _poison()
-            assert torch.equal(ops.nvfp4_gemv(x, w1, ws, gs, b, "wgmma", layout), y0), (tile, splits, M)
+            y1 = ops.nvfp4_gemv(x, w1, ws, gs, b, "wgmma", layout)
+            if layout == 3:  # other partial sums (above): the bound
+                _within_bound(y1, x, wd, b, f"layout 3 wgmma {tile} {splits} M={M}")
+            else:
+                assert torch.equal(y1, y0), (tile, splits, M)
         out = {}
         names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w1, ws, gs, bias, "auto", layout)))
         wg = [n for n in names if "fp4_gemv_sm90a_kernel" in n]
         assert bool(wg) == (5 <= M <= 32), (M, names)
         elem = "__nv_bfloat16" if dtype == torch.bfloat16 else "__half"
         assert all(f"{elem}, {layout}>" in n for n in wg), wg  # the kernel's layout argument
-        if _direct_by_auto(layout, M, K):
+        if nvfp4_direct_by_auto(layout, M, N, K):
             want = ops.nvfp4_gemv(x, w1, ws, gs, bias, "direct", layout)
+        elif layout == 3:
+            want = ops.nvfp4_gemv(x, w1, ws, gs, bias, "wgmma" if wg else "mma", layout)
         else:
             want = ops.nvfp4_gemv(x, wp, ws, gs, bias, "wgmma" if wg else "mma")
         assert torch.equal(out["y"], want), M

@@ -136,7 +136,7 @@ def nvfp4_gemv(
     keeps its choice of wgmma and takes mma where it would choose fma or tile); 3 for
     nvfp4_relayout(w_packed, 3), the bf16 decode order on adjacent codes (bf16 x; on CUDA the
     paths mma, wgmma and 'direct', the last sm_80+ with K % 128 == 0, which auto takes at
-    M <= 4: docs/nvfp4_gemv.md 27-29).
+    M <= 8 on layers of SMs .. 3 x SMs blocks of 16 rows with K <= 4096: docs/nvfp4_gemv.md 27-29).
     static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 

@@ -185,8 +185,9 @@ def capability_report() -> List[str]:
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         if tc:
-            lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x): the direct GEMV at M <= 4 "
-                         "(K % 128 == 0), the mma / wgmma GEMVs otherwise (x unpermuted)")
+            lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x): the direct GEMV at M <= 8 "
+                         "on layers of SMs .. 3 x SMs 16-row blocks (K % 128 == 0, K <= 4096), the mma / wgmma "
+                         "GEMVs otherwise (x unpermuted)")
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"

@@ -153,7 +153,7 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
 }
 
 // Launches tile t of the format's kernel for x's dtype (fp16 or bf16); layout: nvfp4's word
-// layout (1: bf16 x, 2: fp16 x, checked by the op).
+// layout (1 or 3: bf16 x, 2: fp16 x; checked by the op, and refused here for any other pairing).
 template <bool kFp4>
 void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args, int device,
                 const DeviceCaps& caps, const char* op, int64_t layout = nvfp4::kLayoutStd) {
@@ -168,7 +168,8 @@ void launch_for(const at::Tensor& x, DqTile t, const void* w, const DqArgs& args
       case DqTile::k64c1: return launch<TileCfg<kFp4, 64, 1>, T, kFp4, L>(w, x.data_ptr(), args, device, caps, stream, x, op);
     }
   };
-  nvfp4::for_dtype_layout<kFp4>(x.scalar_type() == at::kHalf, layout, go);
+  TORCH_CHECK(nvfp4::for_dtype_layout<kFp4>(x.scalar_type() == at::kHalf, layout, go), op,
+              ": no decoding GEMM reads layout ", layout, " with ", x.scalar_type(), " x");
 }
 
 // This path's preconditions after the op's validator (`what`: require_sm90a's message prefix).
@@ -543,7 +544,8 @@ at::Tensor nvfp4_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
         return launch_fp4_gemv<Fp4GemvCfg1, T, L>(x, w, w_scale, args, device, caps, stream, op, written);
     }
   };
-  nvfp4::for_dtype_layout(x.scalar_type() == at::kHalf, layout, go);
+  TORCH_CHECK(nvfp4::for_dtype_layout(x.scalar_type() == at::kHalf, layout, go), op,
+              ": no decoding GEMV reads layout ", layout, " with ", x.scalar_type(), " x");
   return l.y;
 }
 

@@ -103,8 +103,9 @@ constexpr int64_t kTileMinM = 48;
 //   layout 1/2/3,      | as above| mma    | where the rule says fma or tile:
 //   >= 8.0             |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
-//   layout 3, >= 8.0   | K % 128,| direct | 16 rows x 8 tokens per block, the
-//                      | M <= 4  |        | int8 GEMV's stream (nvfp4_gemv_cuda
+//   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block, the
+//                      | K % 128,|        | int8 GEMV's stream, on grids of
+//                      | K<=4096 |        | SMs .. 3 x SMs blocks (nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule; docs/nvfp4_gemv.md 27-29)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
@@ -640,19 +641,29 @@ int direct_variant() {
   return v >= 1 && v <= 4 ? v : 1;
 }
 
-// Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs (and so layout 3's
-// own mma / wgmma GEMVs, the same kernels with x unpermuted), else the rule of
-// choose_nvfp4_gemv_kernel. H100, bf16, us, layout 1 auto / direct (results/h100/2026-12-05h
-// call 8): M = 1..4 faster on every layer but 4096x14336 (28672x8192 M = 1 54.3 / 48.6, M = 4
-// 55.2 / 52.3; 6144x4096 8.9 / 7.1 .. 9.3 / 7.9); M = 8 slower on the large layers (28672x8192
-// 54.6 / 59.2, 128256x4096 112.9 / 123). TORCHQUANT_NVFP4_DIRECT_MAX_M=m moves the bound (-1:
-// never).
-constexpr int64_t kDirectMaxM = 4;
+// Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on both cards
+// measured (and so layout 3's own mma / wgmma GEMVs, the same kernels with x unpermuted), else
+// the rule of choose_nvfp4_gemv_kernel. bf16, us, layout 1 auto / direct (U = 2, 3 blocks per SM):
+//   H100 (results/h100/2026-12-05h call 8): faster at M = 1..4 on every layer but 4096x14336
+//     (28672x8192 M = 1 54.3 / 48.6, M = 4 55.2 / 52.3; 6144x4096 8.9 / 7.1 .. 9.3 / 7.9), and
+//     at M = 8 on the 4096-feature layers (4096x4096 9.9 / 7.9, 6144x4096 10.0 / 8.9, 14336x4096
+//     20.6 / 18.0) but not the large ones (28672x8192 54.6 / 59.2, 128256x4096 112.9 / 123);
+//   H200 (results/h200/2026-12-05i call 1): faster only where the grid is one wave of 3 blocks
+//     per SM, 4096x4096 (256 blocks) M = 1 / 4 / 8 6.3 / 6.0, 6.9 / 6.8, 9.2 / 7.4 and 6144x4096
+//     (384) 8.4 / 6.4, 8.9 / 7.3, 9.6 / 8.2; slower on 14336x4096 (896 blocks) 13.2 / 13.9 at M = 1,
+//     28672x8192 40.5 / 42.5, 128256x4096 82 / 97-101 and on the long rows of 4096x14336 (256
+//     blocks) 12.7 / 15.8.
+// So: M <= 8, K <= 4096 and a grid of SMs .. 3 x SMs blocks of 16 rows (measured at 1.9 and 2.9
+// per SM; fewer blocks than SMs and longer rows unmeasured or slower). The H100's gain on the large
+// layers waits for an H200 form that also wins there (the load depth builds of direct_kernel).
+// TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
+constexpr int64_t kDirectMaxM = 8;
+constexpr int64_t kDirectMaxK = 4096;
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
-  (void)N;
-  const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M");
-  const int64_t max_m = knob != 0 ? knob : kDirectMaxM;
-  return caps.cc() >= 80 && K % 128 == 0 && M <= max_m;
+  if (caps.cc() < 80 || K % 128 != 0) return false;
+  if (const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M"); knob != 0) return M <= knob;
+  const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
+  return M <= kDirectMaxM && K <= kDirectMaxK && blocks >= sms && blocks <= 3 * sms;
 }
 
 // Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
@@ -814,9 +825,10 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const bool half = x.scalar_type() == at::kHalf;
   if (path == Nvfp4GemvKernel::kMma) {
     const MmaConfig c = mma_cfg ? *mma_cfg : mma_config(caps, M, N, K);
-    nvfp4::for_dtype_layout(half, layout, [&](auto elem, auto layout_c) {
+    const bool ran = nvfp4::for_dtype_layout(half, layout, [&](auto elem, auto layout_c) {
       launch_mma<decltype(elem), decltype(layout_c)::value>(prm, c, caps, device, stream, written);
     });
+    TORCH_CHECK(ran, kGemvOp, ": no mma kernel reads layout ", layout, " with ", x.scalar_type(), " x");
   } else {
     if (half)
       launch_fma<__half>(prm, fma_aligned, stream);

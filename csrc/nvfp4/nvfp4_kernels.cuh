@@ -363,21 +363,28 @@ __host__ __device__ constexpr bool layout_fits() {
 }
 
 // Host side: go(element, layout constant) for x of fp16 (`half`) or bf16 and a packed weight in
-// `layout` (0, or x's dtype's decode order: 1 or 3 bf16, 2 fp16; the ops check that pairing
-// first, with check_nvfp4_layout: a pairing not listed here would run as layout 0).
-// The one dtype x layout dispatch of the launchers (nvfp4_gemv's mma kernel, the Hopper decoding
-// GEMM and GEMV); kDecodeOrders = false instantiates layout 0 only (the fp8 GEMM's weights).
+// `layout` (0, or x's dtype's decode order: 1 or 3 bf16, 2 fp16); false, with nothing run, for any
+// other pairing (the ops check the pairing first, with check_nvfp4_layout, and the launchers
+// TORCH_CHECK this result, so no pairing can run as layout 0). The one dtype x layout dispatch of
+// the launchers (nvfp4_gemv's mma kernel, the Hopper decoding GEMM and GEMV); kDecodeOrders =
+// false instantiates layout 0 only (the fp8 GEMM's weights).
 template <bool kDecodeOrders = true, class Go>
-inline void for_dtype_layout(bool half, int64_t layout, Go&& go) {
+inline bool for_dtype_layout(bool half, int64_t layout, Go&& go) {
   using L0 = std::integral_constant<int, kLayoutStd>;
-  if constexpr (kDecodeOrders) {
-    if (half && layout == kLayoutF16) return go(__half{}, std::integral_constant<int, kLayoutF16>{});
-    if (!half && layout == kLayoutBf16) return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16>{});
-    if (!half && layout == kLayoutBf16Adj)
-      return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16Adj>{});
+  if (layout == kLayoutStd) {
+    if (half)
+      go(__half{}, L0{});
+    else
+      go(__nv_bfloat16{}, L0{});
+    return true;
   }
-  if (half) return go(__half{}, L0{});
-  go(__nv_bfloat16{}, L0{});
+  if constexpr (kDecodeOrders) {
+    if (half && layout == kLayoutF16) return go(__half{}, std::integral_constant<int, kLayoutF16>{}), true;
+    if (!half && layout == kLayoutBf16) return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16>{}), true;
+    if (!half && layout == kLayoutBf16Adj)
+      return go(__nv_bfloat16{}, std::integral_constant<int, kLayoutBf16Adj>{}), true;
+  }
+  return false;
 }
 
 // One word into C's four pairs from a word in layout L (nvfp4_layout.h): the kernels' single

@@ -21,17 +21,18 @@ trace it without graph breaks.
              decoding wgmma GEMM where it pays). On a GPU of compute
              capability 8.0+ the packed weight is kept in memory in the GEMVs'
              decode order for the layer's dtype (nvfp4_layout="auto", the
-             default: layout 3 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23
-             and 29; every mma / wgmma kernel gives layout 0's bits from them
-             with less decode work, and layout 3 also feeds the direct GEMV
-             at M <= 4), in the formats.md packing (layout 0) on the CPU and
-             older GPUs; it follows the layer through .to(device) and dtype
-             casts. state_dict always holds the formats.md packing
-             (converted on save and load); _packed_layout0() gives it.
-             0 / 1 / 2 / 3 / "decode" pin a layout (1, layout 1's decode on
-             the codes in formats.md order, is the bf16 order before layout
-             3). Input of the other 16-bit dtype and dequantize + cuBLAS
-             work from a converted copy.
+             default: layout 1 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23;
+             the same results bit for bit, 3-8 % less time on the H200), in
+             the formats.md packing (layout 0) on the CPU and older GPUs; it
+             follows the layer through .to(device) and dtype casts.
+             state_dict always holds the formats.md packing (converted on save
+             and load); _packed_layout0() gives it. 0 / 1 / 2 / 3 / "decode"
+             pin a layout; 3 (bf16, docs/nvfp4_gemv.md 29) is layout 1's
+             decode on adjacent codes: the mma / wgmma kernels read it with x
+             unpermuted (layout 0's bits), and the direct GEMV (its own sums)
+             runs it at M <= 8 on layers of one wave of 16-row blocks with
+             K <= 4096. Input of the other 16-bit dtype and dequantize +
+             cuBLAS work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -553,9 +554,10 @@ class QuantLinear(nn.Module):
                 f"format={self.format}{extra}{act}")
 
 
-# The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h): layout 3 for bf16 (layout
-# 1's decode on adjacent codes: x unpermuted, and the direct GEMV), 2 for fp16.
-_DECODE_LAYOUT = {torch.bfloat16: 3, torch.float16: 2}
+# The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h), nvfp4_layout "auto" /
+# "decode". (Layout 3, the bf16 order on adjacent codes, is a pinned choice until its GPU kernels
+# are validated and timed on the H200: docs/nvfp4_gemv.md 29.)
+_DECODE_LAYOUT = {torch.bfloat16: 1, torch.float16: 2}
 # Every decode order the kernels read with x of that dtype.
 _DTYPE_LAYOUTS = {torch.bfloat16: (1, 3), torch.float16: (2,), torch.float32: ()}
 
