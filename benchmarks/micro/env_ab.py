@@ -54,8 +54,12 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   _nvfp4_gemm_sm90a, in place of nvfp4_gemv)
   (--op nvfp4 --var layout --values 0,1 (bf16) or 0,2 (--act-dtype fp16): nvfp4_gemv's layout
   argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23; layout 3
-  (bf16, the direct GEMV of section 27) with --path auto or direct;
+  (bf16, sections 27-29) with --path auto (the direct GEMV by direct_rule), direct, mma or wgmma;
   --layout L: every value of another knob timed on the weight in layout L)
+  TORCHQUANT_NVFP4_DIRECT=1..4    the direct GEMV's load depth: U = 2 / 3 blocks per SM (unset),
+                                  U = 3 / 3, U = 4 / 2, U = 2 with the next round issued early / 2
+  TORCHQUANT_NVFP4_DIRECT_MAX_M=m  nvfp4 auto on layout 3: the direct GEMV at M <= m on any shape
+                                  (-1: never; unset: direct_rule's one-wave shapes, M <= 8)
   TORCHQUANT_PDL=0|1|smem          programmatic dependent launch of the decode kernels
                                   (csrc/common/pdl.h; here one op back to back on rotating
                                   weights; benchmarks/micro/pdl_ab.py times a layer chain)
