@@ -221,11 +221,12 @@ def test_gemv_direct_layout3(N, K):
                                y.view(torch.int16))
 
 
-@pytest.mark.parametrize("build", ["2", "3", "4"])
+@pytest.mark.parametrize("build", ["2", "3", "4", "5", "6"])
 def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
-    """TORCHQUANT_NVFP4_DIRECT=2..4 (U = 3 / 3 blocks, U = 4 / 2 blocks, U = 2 with the next round
-    issued before the decode): each warp still sums its pieces in the same order, so the default
-    build's bits, over ragged N, one to several rounds and token tiles, bias or none."""
+    """TORCHQUANT_NVFP4_DIRECT=2..6 (U = 3 / 3 blocks, U = 4 / 2, U = 2 with the next round issued
+    before the decode / 2, U = 6 / 2, U = 3 issued early / 2): each warp still sums its pieces in
+    the same order, so the default build's bits, over ragged N, one to several rounds and token
+    tiles, bias or none."""
     _need_direct()
     for N, K in ((257, 2176), (17, 8192), (33, 128)):
         x_all, wp, ws, gs, bias = _operands(17, N, K, torch.bfloat16, seed=N * 31 + K)

@@ -626,19 +626,24 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 }
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
-// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..4 below).
+// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..6 below; 1,
+// the default, was measured on the H100 only; the others are the A/B of docs/nvfp4_gemv.md 29,
+// up to the int8 GEMV's 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps).
 using DirectKernel = void (*)(const nvfp4::GemvParams);
+constexpr int kDirectBuilds = 6;
 DirectKernel direct_kernel(int variant) {
   switch (variant) {
-    case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;
-    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;
-    case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;
-    default: return nvfp4::nvfp4_gemv_direct_kernel<2, 3>;
+    case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;        // 72 KB per SM
+    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;        // 64 KB
+    case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;  // 64 KB
+    case 5: return nvfp4::nvfp4_gemv_direct_kernel<6, 2>;        // 96 KB
+    case 6: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>;  // 96 KB
+    default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
   }
 }
 int direct_variant() {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
-  return v >= 1 && v <= 4 ? v : 1;
+  return v >= 1 && v <= kDirectBuilds ? v : 1;
 }
 
 // Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on both cards
