@@ -4,13 +4,13 @@ scale, bf16 activation) against bf16.
 Rows per (shape, M):
   tq auto           torch.ops.torchquant.nvfp4_gemv(x, w_packed, w_scale, global_scale, kernel="auto")
   tq fma / tq mma   the forced paths ("fma" is the scalar decode path: timed for M <= --forced-max-m)
-  tq auto layout1   M <= 16 on sm_80+: the same weight in layout 1, a bf16 decode order
-                    (nvfp4_relayout(w, 1)), path auto; the same bits as tq auto
+  tq auto layout1   M <= 16 on sm_80+: the same weight in layout 1 (nvfp4_relayout(w, 1), the
+                    bf16 decode order QuantLinear keeps on such GPUs), path auto
   tq layout1 static  the same with static_weight=True (on sm_90 the GEMV issues its first weight
                     loads before its PDL wait; the weights here are never rewritten)
-  tq auto layout3   M <= 16 on sm_80+: layout 3 (nvfp4_relayout(w, 3), the bf16 decode order
-                    QuantLinear keeps on such GPUs), path auto: the direct GEMV at M <= 4
-                    (K % 128 == 0), else tq auto layout1's kernels with x unpermuted
+  tq auto layout3   M <= 16 on sm_80+: layout 3 (nvfp4_relayout(w, 3), layout 1's decode on
+                    adjacent codes), path auto: the direct GEMV where nvfp4_gemv.cu direct_rule
+                    takes it, else tq auto layout1's kernels with x unpermuted
   tq layout3 static  the same with static_weight=True
   tq prefill dequant  M > 16: dequantize_nvfp4 to bf16 + F.linear, QuantLinear's prefill path
   peer:

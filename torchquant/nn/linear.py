@@ -28,11 +28,12 @@ trace it without graph breaks.
              state_dict always holds the formats.md packing (converted on save
              and load); _packed_layout0() gives it. 0 / 1 / 2 / 3 / "decode"
              pin a layout; 3 (bf16, docs/nvfp4_gemv.md 29) is layout 1's
-             decode on adjacent codes: the mma / wgmma kernels read it with x
-             unpermuted (layout 0's bits), and the direct GEMV (its own sums)
-             runs it at M <= 8 on layers of one wave of 16-row blocks with
-             K <= 4096. Input of the other 16-bit dtype and dequantize +
-             cuBLAS work from a converted copy.
+             decode on adjacent codes: the mma / wgmma GEMVs read it with x
+             unpermuted (within the same bound, but other partial sums than
+             layout 0's), the decoding GEMM with layout 0's bits, and the
+             direct GEMV runs it at M <= 8 on layers of one wave of 16-row
+             blocks with K <= 4096. Input of the other 16-bit dtype and
+             dequantize + cuBLAS work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
