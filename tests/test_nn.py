@@ -835,13 +835,20 @@ def test_cuda_graph_capture_and_inductor(fmt, kw, M):
 
 
 # ---------------------------------------------- nvfp4 word layouts 1, 2 and 3 --
+def _kernel_x(q, x2):
+    """The activation QuantLinear.forward hands the nvfp4 kernels: 16-bit x as given, fp32 cast to
+    the layer dtype."""
+    return x2 if x2.dtype in (torch.float16, torch.bfloat16) else x2.to(q.dtype)
+
+
 def _layout3_gemv_runs(q, x2):
     """Whether QuantLinear runs nvfp4_gemv on a layout-3 buffer for x2: a layout-3 layer on an
-    sm_80+ GPU, bf16 x, an M that takes the GEMV. Layout 3's kernels (mma / wgmma GEMVs, and the
-    direct GEMV by nvfp4_gemv.cu direct_rule) give each mma the products of adjacent codes, layout
-    0's the pairs (c, c + 4): other partial sums, so other bits than layout 0's (the decoding GEMM
-    reads each lane's two adjacent codes from either layout alike: layout 0's bits)."""
-    return (x2.is_cuda and q.nvfp4_layout == 3 and x2.dtype == torch.bfloat16
+    sm_80+ GPU, bf16 kernel x (bf16 given, or fp32 cast to the bf16 layer dtype), an M that takes
+    the GEMV. Layout 3's kernels (mma / wgmma GEMVs, and the direct GEMV by nvfp4_gemv.cu
+    direct_rule) give each mma the products of adjacent codes, layout 0's the pairs (c, c + 4):
+    other partial sums, so other bits than layout 0's (the decoding GEMM reads each lane's two
+    adjacent codes from either layout alike: layout 0's bits)."""
+    return (x2.is_cuda and q.nvfp4_layout == 3 and _kernel_x(q, x2).dtype == torch.bfloat16
             and torch.cuda.get_device_capability(x2.device) >= (8, 0)
             and choose_path("nvfp4", x2.shape[0], x2.device, q.prefill, q.in_features, q.out_features) == "gemv")
 
@@ -853,13 +860,13 @@ def _layout0_or_layout3_op(q, q0, x):
     x2 = x.reshape(-1, q.in_features)
     if not _layout3_gemv_runs(q, x2):
         return q0(x)
-    b = None if q.bias is None else q.bias.to(x2.dtype)
-    y = torch.ops.torchquant.nvfp4_gemv(x2.contiguous(), q.weight_packed, q.weight_scale, q.weight_global_scale,
-                                        b, "auto", 3)
+    xa = _kernel_x(q, x2.contiguous())
+    b = None if q.bias is None else q.bias.to(xa.dtype)
+    y = torch.ops.torchquant.nvfp4_gemv(xa, q.weight_packed, q.weight_scale, q.weight_global_scale, b, "auto", 3)
     wd = ref.dequantize_nvfp4_ref(q._packed_layout0(), q.weight_scale, q.weight_global_scale)
-    frac = ref.worst_fraction(y, ref.linear_ref(x2, wd, b), ref.fp32_accum_bound(x2, wd, b, x2.dtype))
+    frac = ref.worst_fraction(y, ref.linear_ref(xa, wd, b), ref.fp32_accum_bound(xa, wd, b, xa.dtype))
     assert frac <= 1.0, (tuple(x2.shape), frac)
-    return y.reshape(*x.shape[:-1], q.out_features)
+    return y.to(x.dtype).reshape(*x.shape[:-1], q.out_features)
 
 
 @pytest.mark.parametrize("device", DEVICES)
