@@ -321,7 +321,7 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
 
 // nvfp4_gemv's layout argument (nvfp4/nvfp4_layout.h): 0 (formats.md), 1 (the bf16 decode
 // order, bf16 x only), 2 (the fp16 decode order, fp16 x only) or 3 (the bf16 decode order on
-// adjacent codes, bf16 x only, read by nvfp4_gemv's path "direct" and the CPU op alone).
+// adjacent codes, bf16 x only).
 inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
   TORCH_CHECK(layout >= 0 && layout < nvfp4::kNumLayouts, op,
               ": layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "

@@ -671,9 +671,9 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   return M <= kDirectMaxM && K <= kDirectMaxK && blocks >= sms && blocks <= 3 * sms;
 }
 
-// Layout 3 (nvfp4_layout.h): the direct GEMV (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-28), the
-// one kernel that reads it. Blocks of 16 weight rows x token tiles of 8 (the grid's y, looped
-// past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
+// The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-29). Blocks of 16
+// weight rows x token tiles of 8 (the grid's y, looped past 65535 tiles); misaligned views are
+// copied (x and w to 16 bytes, the scales to 2).
 at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
                       const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
                       int64_t M, int64_t N, int64_t K, int device, bool static_weight) {

@@ -354,7 +354,7 @@ __device__ __forceinline__ uint32_t f16_l2_adjacent(uint32_t w, uint32_t sh_a, u
   return prmt(ha, hb, sel);
 }
 
-// Whether word layout L may serve activations of type T (1: bf16 only, 2: fp16 only).
+// Whether word layout L may serve activations of type T (1 and 3: bf16 only, 2: fp16 only).
 template <class T, int L>
 __host__ __device__ constexpr bool layout_fits() {
   return L == kLayoutStd ||
@@ -1122,8 +1122,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 // (2 bytes, L1-cached: the 8 warps read 64 contiguous scale bytes of a row per step) and, per
 // word, the 8 x values of its codes for x row g of the tile (16 bytes, L1-cached; every block
 // re-reads x). Layout 3 makes the decoded pairs adjacent codes, so those 16 bytes are the B
-// fragments of the word's two m16n8k16 as loaded. kDirectU pieces are in flight per lane;
-// 80 registers, three blocks (24 warps) per SM: the warps hide the decode. The 8 warps' 16 x 8
+// fragments of the word's two m16n8k16 as loaded. U pieces are in flight per lane (the default
+// build: kDirectU, 72 registers, three blocks (24 warps) per SM: the warps hide the decode; the
+// other builds of nvfp4_gemv.cu direct_kernel hold more bytes in flight). The 8 warps' 16 x 8
 // tiles are summed through shared memory in warp order (deterministic), then the epilogue.
 // Needs K % 128 == 0, w 16-byte and w_scale 2-byte aligned, x 16-byte aligned (host).
 constexpr int kDirectWarps = 8;
@@ -1177,12 +1178,12 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
         s1[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
       }
     };
-    uint4 nl[kPipe ? U : 1], nh[kPipe ? U : 1];
-    uint32_t nsl[kPipe ? U : 1], nsh[kPipe ? U : 1];
+    uint4 wl_next[kPipe ? U : 1], wh_next[kPipe ? U : 1];  // kPipe: the next round's registers
+    uint32_t sl_next[kPipe ? U : 1], sh_next[kPipe ? U : 1];
     if constexpr (kPipe) issue(warp, wl, wh, sl, sh);
     for (int c = warp; c < pieces; c += kDirectWarps * U) {
       if constexpr (kPipe) {
-        issue(c + kDirectWarps * U, nl, nh, nsl, nsh);  // the next round, then decode this one
+        issue(c + kDirectWarps * U, wl_next, wh_next, sl_next, sh_next);  // the next round, then decode this one
       } else {
         issue(c, wl, wh, sl, sh);  // issue U pieces, then consume them
       }
@@ -1215,10 +1216,10 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
       if constexpr (kPipe) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          wl[u] = nl[u];
-          wh[u] = nh[u];
-          sl[u] = nsl[u];
-          sh[u] = nsh[u];
+          wl[u] = wl_next[u];
+          wh[u] = wh_next[u];
+          sl[u] = sl_next[u];
+          sh[u] = sh_next[u];
         }
       }
     }

@@ -45,7 +45,7 @@ namespace nvfp4 {
 constexpr int kLayoutStd = 0;   // formats.md
 constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
 constexpr int kLayoutF16 = 2;   // the fp16 decode order (above)
-constexpr int kLayoutBf16Adj = 3;  // layout 1's decode on adjacent codes (below; the direct GEMV)
+constexpr int kLayoutBf16Adj = 3;  // layout 1's decode on adjacent codes (below)
 constexpr int kNumLayouts = 4;
 
 constexpr uint32_t kBf16PairMask = 0x81C081C0u;   // P: magnitude 6..8 / 22..24, sign 15 / 31
