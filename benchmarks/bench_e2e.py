@@ -26,8 +26,9 @@ Rows (a format where the op is missing or refuses says n/a):
   QuantLinear <fmt>        torchquant.nn.QuantLinear.from_float modules ("fp8_block w8a8":
                            prefill="w8a8", the FP8 tensor-core path at M > 16; "nvfp4 layout0":
                            nvfp4_layout=0, the formats.md packing in memory instead of the
-                           default bf16 decode order (layout 1), "nvfp4 layout3" layout 3
-                           (docs/nvfp4_gemv.md 29); "<fmt> static": static_weights=True, the
+                           default bf16 decode order (layout 3, docs/nvfp4_gemv.md 29-30),
+                           "nvfp4 layout1" layout 1 (the default until 2026-12-05j);
+                           "<fmt> static": static_weights=True, the
                            weight loads of the sm_90 GEMVs may start before the kernel just
                            before finishes, csrc/common/pdl.h), when torchquant.nn
                            imports: the module path a user gets (int8, fp8_block, nvfp4,
@@ -248,9 +249,9 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
         else:
             qlin_err = "torchquant not importable"
         for label in ("int8", "int8 static", "int8_sparse24 static", "fp8_block", "fp8_block static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
-                      "nvfp4 layout0", "nvfp4 layout3", "sparse24", "int8_sparse24"):
+                      "nvfp4 layout0", "nvfp4 layout1", "sparse24", "int8_sparse24"):
             fmt, _, variant = label.partition(" ")
-            qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0}, "layout3": {"nvfp4_layout": 3},
+            qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0}, "layout1": {"nvfp4_layout": 1},
                    "static": {"static_weights": True}}.get(variant, {})
             skip, params = qlin_err, [()]
             if not skip:

@@ -104,11 +104,23 @@ def kernels_launched(fn):
     return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
+def dram_bytes_per_sm_clk_x10(device=None):
+    """csrc/common/device.h DeviceCaps::dram_bytes_per_sm_clk_x10 from torch's copy of the same
+    device attributes: 2 x memory clock x bus bytes / (SMs x SM clock), x 10, rounded; 0 where a
+    clock is not reported."""
+    p = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
+    mem, bus, sm = (getattr(p, a, 0) or 0 for a in ("memory_clock_rate", "memory_bus_width", "clock_rate"))
+    if mem <= 0 or bus <= 0 or sm <= 0:
+        return 0
+    return int(2.0 * mem * (bus / 8.0) / (p.multi_processor_count * sm) * 10.0 + 0.5)
+
+
 def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     """csrc/nvfp4/nvfp4_gemv.cu direct_rule: whether nvfp4_gemv's path auto runs the direct GEMV on
     a weight in `layout` (3 only) on the current (or given) CUDA device: sm_80+, K % 128 == 0, then
-    TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else M <= 8, K <= 4096 and SMs .. 3 x SMs
-    blocks of 16 rows."""
+    TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else on grids of SMs .. 3 x SMs blocks of 16
+    rows M <= 8 and K <= 4096, on larger grids M <= 4 and K <= 8192 where the card has at most
+    15.0 DRAM bytes per SM clock."""
     dev = torch.cuda.current_device() if device is None else device
     if layout != 3 or K % 128 or torch.cuda.get_device_capability(dev) < (8, 0):
         return False
@@ -116,4 +128,10 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     if knob.lstrip("-").isdigit() and int(knob) != 0:
         return M <= int(knob)
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
-    return M <= 8 and K <= 4096 and sms <= (N + 15) // 16 <= 3 * sms
+    blocks = (N + 15) // 16
+    if blocks < sms:
+        return False
+    if blocks <= 3 * sms:
+        return M <= 8 and K <= 4096
+    bw = dram_bytes_per_sm_clk_x10(dev)
+    return M <= 4 and K <= 8192 and 0 < bw <= 150

@@ -327,7 +327,7 @@ def test_dtype_casts_keep_the_quantized_weight(fmt, conv):
         if k != "bias":
             assert sd2[k].dtype == v.dtype and torch.equal(sd2[k].reshape(-1).view(torch.uint8), v.reshape(-1).view(torch.uint8)), k
     if fmt == "nvfp4":
-        assert q2.nvfp4_layout == (2 if target == torch.float16 else 1)
+        assert q2.nvfp4_layout == (2 if target == torch.float16 else 3)
     ref = QuantLinear(96, 48, True, fmt, block_size=32, dtype=target, nvfp4_layout=lay)
     ref.load_state_dict({**sd, "bias": sd["bias"].to(target)})
     for M in (1, 5, 200):
@@ -422,14 +422,14 @@ def test_save_load_keeps_prefill_and_nvfp4_layout(tmp_path):
     model.add_module("b", _linear(k=128, n=64, seed=2).to(torch.bfloat16))
     quantize_model(model, {"format": "fp8_block", "prefill": "w8a8", "overrides": {"b": {"format": "nvfp4", "prefill": "dequant"}},
                            "nvfp4_layout": "decode"}, progress=False)
-    assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 1
+    assert model.a.prefill == "w8a8" and model.b.nvfp4_layout == 3
     path = str(tmp_path / "m.safetensors")
     save_quantized(model, path)
     fresh = nn.Sequential()
     fresh.add_module("a", _linear(k=256, n=128, seed=3))
     fresh.add_module("b", _linear(k=128, n=64, seed=4).to(torch.bfloat16))
     loaded = load_quantized(fresh, path)
-    assert loaded.a.prefill == "w8a8" and loaded.b.nvfp4_layout == 1
+    assert loaded.a.prefill == "w8a8" and loaded.b.nvfp4_layout == 3
     assert torch.equal(loaded.b.weight_packed, model.b.weight_packed)
     for M in (1, 200):
         x = torch.randn(M, 256)
@@ -874,14 +874,14 @@ def _layout0_or_layout3_op(q, q0, x):
                          ids=["bf16-l1", "bf16-l3", "fp16-l2"])
 @pytest.mark.parametrize("bias", [False, True])
 def test_nvfp4_layout_same_bits_as_layout0(device, dtype, lay, bias):
-    """A decode order in memory (1 = "decode" for bf16, 3 pinned, 2 = "decode" for fp16;
+    """A decode order in memory (1 pinned, 3 = "decode" for bf16, 2 = "decode" for fp16;
     docs/nvfp4_gemv.md 23, 29): every path gives layout 0's bits, x of the layer's dtype (the GEMVs
     and the decoding GEMM read the layout), of the other 16-bit dtype and fp32 (a converted copy),
     decode and prefill M, except where layout 3 runs nvfp4_gemv (other partial sums: the op's bits
     on the layer's buffer, within the bound); the buffer differs, state_dict not."""
     lin = _linear(k=256, n=72, bias=bias, device=device).to(dtype)
     q0 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=0)
-    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=lay if lay == 3 else "decode")
+    q1 = QuantLinear.from_float(lin, "nvfp4", nvfp4_layout=lay if lay == 1 else "decode")
     assert q1.nvfp4_layout == lay and f"nvfp4_layout={lay}" in repr(q1) and "nvfp4_layout" not in repr(q0)
     assert torch.equal(q1.weight_packed, F.relayout_nvfp4(q0.weight_packed.cpu(), lay).to(device))
     assert not torch.equal(q1.weight_packed, q0.weight_packed)
@@ -919,7 +919,7 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
                                progress=False)
     model = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": "decode",
                                                  "overrides": {"3": {"format": "int8"}}}, progress=False)
-    assert [model[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0] and model[3].format == "int8"
+    assert [model[i].nvfp4_layout for i in (0, 2, 3)] == [3, 2, 0] and model[3].format == "int8"
     only1 = quantize_model(copy.deepcopy(base), {"format": "nvfp4", "nvfp4_layout": 1}, progress=False)
     assert [only1[i].nvfp4_layout for i in (0, 2, 3)] == [1, 0, 1]  # 1 applies to the bf16 layers only
     x = torch.randn(3, 96, dtype=torch.bfloat16)
@@ -931,7 +931,7 @@ def test_nvfp4_layout_model_save_load_and_checks(tmp_path):
     from safetensors.torch import load_file
     assert torch.equal(load_file(path)["0.weight_packed"], ref_model[0].weight_packed)  # the file holds layout 0
     # ... and each layer comes back in the decode order it was saved with
-    assert [loaded[i].nvfp4_layout for i in (0, 2, 3)] == [1, 2, 0]
+    assert [loaded[i].nvfp4_layout for i in (0, 2, 3)] == [3, 2, 0]
     assert torch.equal(loaded[0].weight_packed, model[0].weight_packed)
     assert torch.equal(loaded(x), y)
     with pytest.raises(ValueError, match="nvfp4_layout=1"):
@@ -969,7 +969,7 @@ def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
     q = q.to(device)
     for dt in (torch.bfloat16, torch.float16, torch.bfloat16):
         q, pinned = q.to(dt), pinned.to(dt)
-        want = {torch.bfloat16: 1, torch.float16: 2}[dt] if decodes else 0
+        want = {torch.bfloat16: 3, torch.float16: 2}[dt] if decodes else 0
         assert q.nvfp4_layout == want and pinned.nvfp4_layout == 0 and q.dtype == dt
         assert torch.equal(q.weight_packed.cpu(), F.relayout_nvfp4(p0, want) if want else p0)
         assert torch.equal(q._packed_layout0().cpu(), p0)
@@ -988,15 +988,15 @@ def test_nvfp4_layout_auto_follows_device_and_dtype(tmp_path, device):
     with safe_open(path, framework="pt") as f:
         assert f.metadata()["torchquant.0"].endswith("|auto")
     loaded = load_quantized(nn.Sequential(nn.Linear(256, 72, dtype=torch.bfloat16)), path, device=device)
-    assert loaded[0].nvfp4_auto and loaded[0].nvfp4_layout == (1 if decodes else 0)
+    assert loaded[0].nvfp4_auto and loaded[0].nvfp4_layout == (3 if decodes else 0)
     assert torch.equal(loaded[0]._packed_layout0().cpu(), p0)
     # a layer built on the meta device holds layout 0 there and takes its device's layout on to_empty
     with torch.device("meta"):
         m = QuantLinear(256, 72, True, "nvfp4")
     assert m.nvfp4_layout == 0
-    assert m.to_empty(device=device).nvfp4_layout == (1 if decodes else 0)
+    assert m.to_empty(device=device).nvfp4_layout == (3 if decodes else 0)
     with torch.device(device):  # the default device decides as `device=` does
-        assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (1 if decodes else 0)
+        assert QuantLinear(256, 72, True, "nvfp4").nvfp4_layout == (3 if decodes else 0)
 
 
 # ------------------------------------------------------------ static_weights --

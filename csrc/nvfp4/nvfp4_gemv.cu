@@ -105,9 +105,12 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | (docs/nvfp4_gemv.md 23)
 //   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block, the
 //                      | K % 128,|        | int8 GEMV's stream, on grids of
-//                      | K<=4096 |        | SMs .. 3 x SMs blocks (nvfp4_gemv_cuda
-//                      |         |        | routes it before this rule, by
-//                      |         |        | direct_rule; docs/nvfp4_gemv.md 27-29)
+//                      | K<=4096 |        | SMs .. 3 x SMs blocks; larger grids
+//                      | (M <= 4,|        | too on cards of <= 15 DRAM bytes
+//                      | K<=8192)|        | per SM clock (H100, not H200).
+//                      |         |        | nvfp4_gemv_cuda routes it before
+//                      |         |        | this rule, by direct_rule; build by
+//                      |         |        | direct_build (docs/nvfp4_gemv.md 27-30)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -626,49 +629,68 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 }
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
-// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..6 below; 1,
-// the default, was measured on the H100 only; the others are the A/B of docs/nvfp4_gemv.md 29,
-// up to the int8 GEMV's 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps).
+// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..6 below; the
+// A/B of docs/nvfp4_gemv.md 29-30, up to the int8 GEMV's 96 KB per SM in flight: 6 x 1 KB per
+// warp, 16 warps). Unforced, direct_build picks 1 or 3 by the grid.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 constexpr int kDirectBuilds = 6;
+constexpr int kDirectDeep = 3;  // U = 4, 2 blocks per SM: the grids of at most 2 x SMs blocks
 DirectKernel direct_kernel(int variant) {
   switch (variant) {
     case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;        // 72 KB per SM
-    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;        // 64 KB
+    case kDirectDeep: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;  // 64 KB
     case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;  // 64 KB
     case 5: return nvfp4::nvfp4_gemv_direct_kernel<6, 2>;        // 96 KB
     case 6: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>;  // 96 KB
     default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
   }
 }
-int direct_variant() {
+// Which build runs a grid of `blocks` blocks. A grid that fits 2 blocks per SM leaves the
+// default's third block slot empty, so its SMs hold 2 x 16 KB in flight; build 3 keeps 2 x 32
+// KB there. H100 (results/h100/2026-12-05j call 1, us, M = 1 / 4 / 8, build 1 / 3): 4096x4096
+// (256 blocks) 6.1 / 5.7, 7.3 / 6.1, 7.8 / 6.6; on 384 blocks and more build 1 is faster
+// (6144x4096 6.9 / 9.6 at M = 1: a second wave of 2-block SMs), as on every large layer.
+int direct_build(const DeviceCaps& caps, int64_t blocks) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
-  return v >= 1 && v <= kDirectBuilds ? v : 1;
+  if (v >= 1 && v <= kDirectBuilds) return v;
+  return blocks <= 2 * int64_t{caps.sm_count} ? kDirectDeep : 1;
 }
 
-// Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on both cards
+// Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on the cards
 // measured (and so layout 3's own mma / wgmma GEMVs, the same kernels with x unpermuted), else
 // the rule of choose_nvfp4_gemv_kernel. bf16, us, layout 1 auto / direct (U = 2, 3 blocks per SM):
 //   H100 (results/h100/2026-12-05h call 8): faster at M = 1..4 on every layer but 4096x14336
-//     (28672x8192 M = 1 54.3 / 48.6, M = 4 55.2 / 52.3; 6144x4096 8.9 / 7.1 .. 9.3 / 7.9), and
-//     at M = 8 on the 4096-feature layers (4096x4096 9.9 / 7.9, 6144x4096 10.0 / 8.9, 14336x4096
-//     20.6 / 18.0) but not the large ones (28672x8192 54.6 / 59.2, 128256x4096 112.9 / 123);
+//     (28672x8192 M = 1 54.3 / 48.6, M = 4 55.2 / 52.3; 128256x4096 111.6 / 103.3, 115.3 /
+//     109.7; 6144x4096 8.9 / 7.1 .. 9.3 / 7.9), and at M = 8 on the 4096-feature layers
+//     (4096x4096 9.9 / 7.9, 6144x4096 10.0 / 8.9, 14336x4096 20.6 / 18.0) but not the large ones
+//     (28672x8192 54.6 / 59.2, 128256x4096 112.9 / 123); 2026-12-05j call 1 again: 28672x8192
+//     M = 1 51.4-52.7 (mma GEMV, either layout) / 47.2, 128256x4096 107 / 102.5;
 //   H200 (results/h200/2026-12-05i call 1): faster only where the grid is one wave of 3 blocks
 //     per SM, 4096x4096 (256 blocks) M = 1 / 4 / 8 6.3 / 6.0, 6.9 / 6.8, 9.2 / 7.4 and 6144x4096
 //     (384) 8.4 / 6.4, 8.9 / 7.3, 9.6 / 8.2; slower on 14336x4096 (896 blocks) 13.2 / 13.9 at M = 1,
 //     28672x8192 40.5 / 42.5, 128256x4096 82 / 97-101 and on the long rows of 4096x14336 (256
 //     blocks) 12.7 / 15.8.
-// So: M <= 8, K <= 4096 and a grid of SMs .. 3 x SMs blocks of 16 rows (measured at 1.9 and 2.9
-// per SM; fewer blocks than SMs and longer rows unmeasured or slower). The H100's gain on the large
-// layers waits for an H200 form that also wins there (the load depth builds of direct_kernel).
+// What separates the cards is DRAM bytes per SM clock (the H200 has 1.4x the H100's over the same
+// 132 SMs at the same clock: fewer issue slots to decode each byte in, where the direct GEMV
+// spends more of them than the ring kernels' mma decode). So:
+//   * grids of SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096 (both cards; measured at 1.9
+//     and 2.9 blocks per SM; fewer blocks than SMs and longer rows unmeasured or slower);
+//   * larger grids: M <= 4, K <= 8192, on cards of at most 15.0 DRAM bytes per SM clock (the H100
+//     SXM's 12.8; the H200's ~18.5 keeps the ring kernels).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 constexpr int64_t kDirectMaxM = 8;
 constexpr int64_t kDirectMaxK = 4096;
+constexpr int64_t kDirectWideMaxM = 4;
+constexpr int64_t kDirectWideMaxK = 8192;
+constexpr int kDirectWideMaxDramX10 = 150;
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
   if (const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M"); knob != 0) return M <= knob;
   const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
-  return M <= kDirectMaxM && K <= kDirectMaxK && blocks >= sms && blocks <= 3 * sms;
+  if (blocks < sms) return false;
+  if (blocks <= 3 * sms) return M <= kDirectMaxM && K <= kDirectMaxK;
+  const int bw = caps.dram_bytes_per_sm_clk_x10;
+  return M <= kDirectWideMaxM && K <= kDirectWideMaxK && bw > 0 && bw <= kDirectWideMaxDramX10;
 }
 
 // The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-29). Blocks of 16
@@ -690,7 +712,9 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  launch_kernel(direct_kernel(direct_variant()), grid, dim3(nvfp4::kDirectThreads), 0,
+  const DeviceCaps& caps = device_caps(device);
+  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y)), grid,
+                dim3(nvfp4::kDirectThreads), 0,
                 c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
   return y;
 }

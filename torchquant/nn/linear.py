@@ -21,18 +21,19 @@ trace it without graph breaks.
              decoding wgmma GEMM where it pays). On a GPU of compute
              capability 8.0+ the packed weight is kept in memory in the GEMVs'
              decode order for the layer's dtype (nvfp4_layout="auto", the
-             default: layout 1 for bf16, 2 for fp16, docs/nvfp4_gemv.md 23;
-             the same results bit for bit, 3-8 % less time on the H200), in
-             the formats.md packing (layout 0) on the CPU and older GPUs; it
-             follows the layer through .to(device) and dtype casts.
-             state_dict always holds the formats.md packing (converted on save
-             and load); _packed_layout0() gives it. 0 / 1 / 2 / 3 / "decode"
-             pin a layout; 3 (bf16, docs/nvfp4_gemv.md 29) is layout 1's
-             decode on adjacent codes: the mma / wgmma GEMVs read it with x
-             unpermuted (within the same bound, but other partial sums than
-             layout 0's), the decoding GEMM with layout 0's bits, and the
-             direct GEMV runs it at M <= 8 on layers of one wave of 16-row
-             blocks with K <= 4096. Input of the other 16-bit dtype and
+             default: layout 3 for bf16, 2 for fp16; docs/nvfp4_gemv.md 23,
+             29-30), in the formats.md packing (layout 0) on the CPU and
+             older GPUs; it follows the layer through .to(device) and dtype
+             casts. state_dict always holds the formats.md packing (converted
+             on save and load); _packed_layout0() gives it. 0 / 1 / 2 / 3 /
+             "decode" pin a layout. Layouts 1 (bf16) and 2 (fp16) give layout
+             0's bits on every path. Layout 3 is layout 1's decode on adjacent
+             codes: the mma / wgmma GEMVs read it with x unpermuted (within
+             the same fp32-accumulation bound, other partial sums than layout
+             0's), the decoding GEMM with layout 0's bits, and the direct GEMV
+             runs it at M <= 8 on one-wave layers with K <= 4096 (and at M <=
+             4 on larger layers of cards with few issue slots per DRAM byte,
+             the H100). Input of the other 16-bit dtype and
              dequantize + cuBLAS work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
@@ -556,9 +557,10 @@ class QuantLinear(nn.Module):
 
 
 # The decode order of each activation dtype (csrc/nvfp4/nvfp4_layout.h), nvfp4_layout "auto" /
-# "decode". (Layout 3, the bf16 order on adjacent codes, is a pinned choice until its GPU kernels
-# are validated and timed on the H200: docs/nvfp4_gemv.md 29.)
-_DECODE_LAYOUT = {torch.bfloat16: 1, torch.float16: 2}
+# "decode". bf16: layout 3 (layout 1's decode on adjacent codes) since 2026-12-05j: its mma / wgmma
+# GEMVs time as layout 1's or better and the direct GEMV runs where it wins (docs/nvfp4_gemv.md
+# 30: the fused Llama-3-8B layer on an H100, us, layout 1 / 3: M = 1 58.1 / 56.6, M = 8 70.6 / 66.2).
+_DECODE_LAYOUT = {torch.bfloat16: 3, torch.float16: 2}
 # Every decode order the kernels read with x of that dtype.
 _DTYPE_LAYOUTS = {torch.bfloat16: (1, 3), torch.float16: (2,), torch.float32: ()}
 
