@@ -698,7 +698,8 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 // copied (x and w to 16 bytes, the scales to 2).
 at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
                       const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
-                      int64_t M, int64_t N, int64_t K, int device, bool static_weight) {
+                      int64_t M, int64_t N, int64_t K, int device, const DeviceCaps& caps,
+                      bool static_weight) {
   const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
   const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
@@ -712,7 +713,6 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  const DeviceCaps& caps = device_caps(device);
   launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y)), grid,
                 dim3(nvfp4::kDirectThreads), 0,
                 c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
@@ -746,10 +746,10 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 ". Use layout 0 (nvfp4_relayout(w_packed, 3, inverse=True))");
     TORCH_CHECK(K % 128 == 0, kGemvOp, ": path 'direct' needs K % 128 == 0 (whole 64-byte "
                 "pieces of every row), got K = ", K, "; path 'mma' reads layout 3 at K % 16 == 0");
-    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, static_weight);
+    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, caps, static_weight);
   }
   if (layout == nvfp4::kLayoutBf16Adj && kernel == "auto" && direct_rule(caps, M, N, K))
-    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, static_weight);
+    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, caps, static_weight);
   if (layout != nvfp4::kLayoutStd) {
     // Layouts 1, 2 and 3 (nvfp4_layout.h) are read by the mma kernel and the Hopper wgmma GEMV
     // (layout 3 by the direct kernel as well, above).
