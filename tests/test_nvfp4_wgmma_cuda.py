@@ -187,8 +187,8 @@ def test_quantlinear_takes_it(dtype):
     y = q(x)
     b = q.bias.to(dtype)
     gs = q.weight_global_scale
-    # the layer keeps its weight in the bf16 / fp16 decode order (nvfp4_layout="auto" on a GPU)
-    assert q.nvfp4_layout == (1 if dtype == torch.bfloat16 else 2)
+    # the layer keeps its weight in the bf16 / fp16 decode order (nvfp4_layout="auto" on a GPU: 3 / 2)
+    assert q.nvfp4_layout == (3 if dtype == torch.bfloat16 else 2)
     _check(y, x.cpu(), q._packed_layout0().cpu(), q.weight_scale.cpu(), gs.cpu(), b.cpu())
     want = ops._nvfp4_gemm_sm90a(x, q.weight_packed, q.weight_scale, gs, b, q.nvfp4_layout)
     assert torch.equal(y, want)  # the layer ran exactly this kernel
