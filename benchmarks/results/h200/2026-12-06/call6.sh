@@ -17,5 +17,5 @@ else  # the H100's wide-grid rule at M = 1..4 (12-06 call 3: 14336x4096 lost 0.4
     --ms 1,2,3,4 --out "$1/c7/wide.csv" > "$1/c7/wide.log" 2>&1
   echo "wide rc=$?"; grep -E "ceiling|nvfp4" "$1/c7/wide.log"
 fi
-left=$(( 300 - ($(date +%s) - s0) )); [[ "$gpu" == *H200* ]] || left=0
+left=$(( ${CALL6_TOTAL:-300} - ($(date +%s) - s0) )); [[ "$gpu" == *H200* ]] || left=0
 CALL_LEFT=$left bash benchmarks/results/h200/2026-12-06/call4.sh "$1/c4"
