@@ -9,13 +9,13 @@ set -uo pipefail
 s0=$(date +%s)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 if [[ "$gpu" == *H200* ]]; then
-  TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown} bash benchmarks/results/h100/2026-12-05j/call3.sh "$1/c3"
+  bash benchmarks/results/h100/2026-12-05j/call3.sh "$1/c3"
 else  # the H100's wide-grid rule at M = 1..4 (12-06 call 3: 14336x4096 lost 0.4 us at M = 4)
-  . benchmarks/device_env.sh 16; $PY benchmarks/prebuilt.py use; mkdir -p "$1/c7"
+  . benchmarks/call_setup.sh "$1/c7"
   PYTHONPATH=. timeout 80 $PY benchmarks/micro/env_ab.py --op nvfp4 --layout 3 --path auto \
     --shapes 14336x4096,28672x4096,28672x8192 --var TORCHQUANT_NVFP4_DIRECT_MAX_M --values 4,-1,4,-1 \
-    --ms 1,2,3,4 --out "$1/c7/wide.csv" > "$1/c7/wide.log" 2>&1
-  echo "wide rc=$?"; grep -E "ceiling|nvfp4" "$1/c7/wide.log"
+    --ms 1,2,3,4 --out "$R/wide.csv" > "$R/wide.log" 2>&1
+  echo "wide rc=$?"; grep -E "ceiling|nvfp4" "$R/wide.log"
 fi
 left=$(( ${CALL6_TOTAL:-300} - ($(date +%s) - s0) )); [[ "$gpu" == *H200* ]] || left=0
 CALL_LEFT=$left bash benchmarks/results/h200/2026-12-06/call4.sh "$1/c4"
