@@ -119,8 +119,9 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     """csrc/nvfp4/nvfp4_gemv.cu direct_rule: whether nvfp4_gemv's path auto runs the direct GEMV on
     a weight in `layout` (3 only) on the current (or given) CUDA device: sm_80+, K % 128 == 0, then
     TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else on grids of SMs .. 3 x SMs blocks of 16
-    rows M <= 8 and K <= 4096, on larger grids M <= 4 and K <= 8192 where the card has at most
-    15.0 DRAM bytes per SM clock."""
+    rows M <= 8 and K <= 4096; where the card has at most 15.0 DRAM bytes per SM clock also M <= 8
+    on grids of SMs .. 2 x SMs blocks with K <= 16384, and on larger grids with K <= 8192 M = 1, or
+    M <= 4 from 10 x SMs blocks."""
     dev = torch.cuda.current_device() if device is None else device
     if layout != 3 or K % 128 or torch.cuda.get_device_capability(dev) < (8, 0):
         return False
@@ -131,7 +132,11 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     blocks = (N + 15) // 16
     if blocks < sms:
         return False
+    narrow = 0 < dram_bytes_per_sm_clk_x10(dev) <= 150
     if blocks <= 3 * sms:
-        return M <= 8 and K <= 4096
-    bw = dram_bytes_per_sm_clk_x10(dev)
-    return M <= 4 and K <= 8192 and 0 < bw <= 150
+        if K <= 4096:
+            return M <= 8
+        return narrow and blocks <= 2 * sms and K <= 16384 and M <= 8
+    if not narrow or K > 8192:
+        return False
+    return M <= 1 or (M <= 4 and blocks >= 10 * sms)

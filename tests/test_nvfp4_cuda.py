@@ -244,38 +244,44 @@ def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
                 assert torch.equal(y.view(torch.int16), y0.view(torch.int16)), (build, N, K, M, b is not None)
 
 
-@pytest.mark.parametrize("K", [256, 4096, 4224, 8192])
+@pytest.mark.parametrize("K", [256, 4096, 4224, 8192, 16384, 16512])
 def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
-    SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; larger grids: M <= 4, K <= 8192 on cards
-    of <= 15 DRAM bytes per SM clock; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
-    direct_build picks (U = 4 / 2 blocks per SM on grids of <= 2 x SMs blocks, else U = 2 / 3),
-    with the forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted) with that
-    path's bits."""
+    SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
+    also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids with K <= 8192
+    M = 1, or M <= 4 from 10 x SMs blocks; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
+    direct_build picks (on grids of <= 2 x SMs blocks U = 4 / 2 blocks per SM, or U = 2 issued early
+    / 2 where K > 4096; else U = 2 / 3), with the forced path's bits, and otherwise the mma / wgmma
+    GEMV (x unpermuted) with that path's bits."""
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     narrow_bw = 0 < dram_bytes_per_sm_clk_x10() <= 150
-    for N in (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1):  # blocks SMs, 2 SMs (+ 1), 3 SMs (+ 1)
+    # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 10 SMs (the wide rule's M = 2..4 edge; short rows only)
+    Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1) + ((160 * sms - 16, 160 * sms) if K <= 8192 else ())
+    for N in Ns:
         blocks = (N + 15) // 16
         x_all, wp, ws, gs, bias = _operands(9, N, K, torch.bfloat16, seed=N + K)
         w3 = ops.nvfp4_relayout(wp, 3)
         for knob in ("", "2", "-1"):
             monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT_MAX_M", knob)
-            for M in (1, 4, 5, 8, 9):
+            for M in (1, 2, 4, 5, 8, 9):
                 x = x_all[:M].contiguous()
                 out = {}
                 names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w3, ws, gs, bias, "auto", 3)))
-                builds = [re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+)", n) for n in names]
-                builds = [(int(b.group(1)), int(b.group(2))) for b in builds if b]
+                builds = [re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+)(, true)?", n) for n in names]
+                builds = [(int(b.group(1)), int(b.group(2)), bool(b.group(3))) for b in builds if b]
                 direct = bool(builds)
                 assert direct == nvfp4_direct_by_auto(3, M, N, K), (N, K, M, knob, names)
                 if knob == "":
                     one_wave = sms <= blocks <= 3 * sms
                     assert direct == ((one_wave and M <= 8 and K <= 4096) or
-                                      (blocks > 3 * sms and narrow_bw and M <= 4 and K <= 8192)), (N, K, M)
+                                      (narrow_bw and sms <= blocks <= 2 * sms and M <= 8 and 4096 < K <= 16384) or
+                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and
+                                       (M <= 1 or (M <= 4 and blocks >= 10 * sms)))), (N, K, M)
                 if direct:
-                    assert builds == [(4, 2) if blocks <= 2 * sms else (2, 3)], (N, K, M, names)
+                    want_build = ((2, 2, True) if K > 4096 else (4, 2, False)) if blocks <= 2 * sms else (2, 3, False)
+                    assert builds == [want_build], (N, K, M, names)
                 wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
                 want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct" if direct else "wgmma" if wg else "mma", 3)
                 assert torch.equal(out["y"].view(torch.int16), want.view(torch.int16)), (N, K, M, knob)

@@ -186,7 +186,8 @@ def capability_report() -> List[str]:
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         if tc:
             lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x): the direct GEMV at M <= 8 "
-                         "on layers of SMs .. 3 x SMs 16-row blocks (K % 128 == 0, K <= 4096), the mma / wgmma "
+                         "on layers of SMs .. 3 x SMs 16-row blocks (K % 128 == 0, K <= 4096; on cards of <= 15 "
+                         "DRAM bytes per SM clock also long rows and larger layers), the mma / wgmma "
                          "GEMVs otherwise (x unpermuted)")
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"

@@ -105,12 +105,15 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | (docs/nvfp4_gemv.md 23)
 //   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block, the
 //                      | K % 128,|        | int8 GEMV's stream, on grids of
-//                      | K<=4096 |        | SMs .. 3 x SMs blocks; larger grids
-//                      | (M <= 4,|        | too on cards of <= 15 DRAM bytes
-//                      | K<=8192)|        | per SM clock (H100, not H200).
-//                      |         |        | nvfp4_gemv_cuda routes it before
-//                      |         |        | this rule, by direct_rule; build by
-//                      |         |        | direct_build (docs/nvfp4_gemv.md 27-30)
+//                      | K<=4096 |        | SMs .. 3 x SMs blocks; on cards of
+//                      |         |        | <= 15 DRAM bytes per SM clock (H100,
+//                      |         |        | not H200) also long rows (K <= 16384,
+//                      |         |        | <= 2 x SMs blocks) and larger grids
+//                      |         |        | (K <= 8192; M = 1, M <= 4 from 10 x
+//                      |         |        | SMs blocks). nvfp4_gemv_cuda routes
+//                      |         |        | it before this rule, by direct_rule;
+//                      |         |        | build by direct_build
+//                      |         |        | (docs/nvfp4_gemv.md 27-32)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -631,10 +634,19 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..6 below; the
 // A/B of docs/nvfp4_gemv.md 29-30, up to the int8 GEMV's 96 KB per SM in flight: 6 x 1 KB per
-// warp, 16 warps). Unforced, direct_build picks 1 or 3 by the grid.
+// warp, 16 warps). Unforced, direct_build picks 1, 3 or 4 by the grid and K.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 constexpr int kDirectBuilds = 6;
 constexpr int kDirectDeep = 3;  // U = 4, 2 blocks per SM: the grids of at most 2 x SMs blocks
+constexpr int kDirectLongRows = 4;  // U = 2 issued early, 2 blocks per SM: the same grids, K > 4096
+// direct_rule's bounds (its comment below has the measurements)
+constexpr int64_t kDirectMaxM = 8;
+constexpr int64_t kDirectMaxK = 4096;
+constexpr int64_t kDirectLongMaxK = 16384;
+constexpr int64_t kDirectWideMaxM = 4;
+constexpr int64_t kDirectWideMaxK = 8192;
+constexpr int64_t kDirectWideMinBlocksPerSm = 10;
+constexpr int kDirectNarrowMaxDramX10 = 150;
 DirectKernel direct_kernel(int variant) {
   switch (variant) {
     case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;        // 72 KB per SM
@@ -645,15 +657,21 @@ DirectKernel direct_kernel(int variant) {
     default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
   }
 }
-// Which build runs a grid of `blocks` blocks. A grid that fits 2 blocks per SM leaves the
-// default's third block slot empty, so its SMs hold 2 x 16 KB in flight; build 3 keeps 2 x 32
-// KB there. H100 (results/h100/2026-12-05j call 1, us, M = 1 / 4 / 8, build 1 / 3): 4096x4096
-// (256 blocks) 6.1 / 5.7, 7.3 / 6.1, 7.8 / 6.6; on 384 blocks and more build 1 is faster
-// (6144x4096 6.9 / 9.6 at M = 1: a second wave of 2-block SMs), as on every large layer.
-int direct_build(const DeviceCaps& caps, int64_t blocks) {
+// Which build runs a grid of `blocks` blocks of rows K long. A grid that fits 2 blocks per SM
+// leaves the default's third block slot empty, so its SMs hold 2 x 16 KB in flight; build 3 keeps
+// 2 x 32 KB there, and on long rows build 4 (U = 2 with the next round issued before the decode)
+// keeps 2 x 32 KB as well with fewer registers per warp's round. H100, us, M = 1 / 4 / 8:
+//   4096x4096 (256 blocks), build 1 / 3 (results/h100/2026-12-05j call 1): 6.1 / 5.7, 7.3 / 6.1,
+//     7.8 / 6.6; on 384 blocks and more build 1 is faster (6144x4096 6.9 / 9.6 at M = 1: a second
+//     wave of 2-block SMs), as on every large layer (2026-12-06b call 7 again: 6.9 / 9.5);
+//   4096x14336 (256 blocks), build 1 / 3 / 4 / 5 (2026-12-06b call 7, two rounds): 15.7-16.0 /
+//     15.1-15.3 / 14.7-14.9 / 15.6, 17.7-17.9 / 16.8-16.9 / 15.6-15.7 / 16.9-17.0, 19.9-20.0 /
+//     18.4-18.5 / 17.1 / 18.4-18.6 (12-05j call 1: the same order).
+int direct_build(const DeviceCaps& caps, int64_t blocks, int64_t K) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
-  return blocks <= 2 * int64_t{caps.sm_count} ? kDirectDeep : 1;
+  if (blocks > 2 * int64_t{caps.sm_count}) return 1;
+  return K > kDirectMaxK ? kDirectLongRows : kDirectDeep;
 }
 
 // Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on the cards
@@ -670,27 +688,36 @@ int direct_build(const DeviceCaps& caps, int64_t blocks) {
 //     (384) 8.4 / 6.4, 8.9 / 7.3, 9.6 / 8.2; slower on 14336x4096 (896 blocks) 13.2 / 13.9 at M = 1,
 //     28672x8192 40.5 / 42.5, 128256x4096 82 / 97-101 and on the long rows of 4096x14336 (256
 //     blocks) 12.7 / 15.8.
+//   H100 (results/h100/2026-12-06b call 7, two rounds, us): the long rows of 4096x14336 on build 4
+//     (direct_build) 14.7-14.9 / 15.6-15.7 / 17.1 at M = 1 / 4 / 8 against the ring / wgmma GEMVs'
+//     15.8-16.1 / 17.9-18.3 / 19.2-19.5 (2026-12-06 call 3); the larger grids at M = 1..4, direct /
+//     the ring kernels of layout 3: 28672x4096 (1792 blocks) 25.2 / 27.8-27.9, 26.3-26.5 /
+//     27.9-28.1, 27.4 / 28.1-28.2, 27.6 / 29.2; 28672x8192 (1792) 47.1 / 51.5 .. 51.0 / 52.3-52.8;
+//     but 14336x4096 (896 blocks, 2.3 waves of 3 blocks per SM) 14.8-14.9 / 15.0-15.1 at M = 1 and
+//     15.4-15.6 / 15.1-15.2, 15.9 / 15.2-15.3, 16.0-16.1 / 15.5 at M = 2 / 3 / 4.
 // What separates the cards is DRAM bytes per SM clock (the H200 has 1.4x the H100's over the same
 // 132 SMs at the same clock: fewer issue slots to decode each byte in, where the direct GEMV
 // spends more of them than the ring kernels' mma decode). So:
 //   * grids of SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096 (both cards; measured at 1.9
-//     and 2.9 blocks per SM; fewer blocks than SMs and longer rows unmeasured or slower);
-//   * larger grids: M <= 4, K <= 8192, on cards of at most 15.0 DRAM bytes per SM clock (the H100
-//     SXM's 12.8; the H200's ~18.5 keeps the ring kernels).
+//     and 2.9 blocks per SM; fewer blocks than SMs unmeasured);
+//   * on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8; the H200's ~18.5
+//     keeps the ring kernels), also: long rows (4096 < K <= 16384) on grids of SMs .. 2 x SMs
+//     blocks at M <= 8 (build 4; measured at K = 14336); larger grids at M = 1 with K <= 8192,
+//     and at M = 2..4 from 10 x SMs blocks (measured losing at 6.8 x SMs, winning from 13.6).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
-constexpr int64_t kDirectMaxM = 8;
-constexpr int64_t kDirectMaxK = 4096;
-constexpr int64_t kDirectWideMaxM = 4;
-constexpr int64_t kDirectWideMaxK = 8192;
-constexpr int kDirectWideMaxDramX10 = 150;
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
   if (const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M"); knob != 0) return M <= knob;
   const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
   if (blocks < sms) return false;
-  if (blocks <= 3 * sms) return M <= kDirectMaxM && K <= kDirectMaxK;
   const int bw = caps.dram_bytes_per_sm_clk_x10;
-  return M <= kDirectWideMaxM && K <= kDirectWideMaxK && bw > 0 && bw <= kDirectWideMaxDramX10;
+  const bool narrow = bw > 0 && bw <= kDirectNarrowMaxDramX10;
+  if (blocks <= 3 * sms) {
+    if (K <= kDirectMaxK) return M <= kDirectMaxM;
+    return narrow && blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM;
+  }
+  if (!narrow || K > kDirectWideMaxK) return false;
+  return M <= 1 || (M <= kDirectWideMaxM && blocks >= kDirectWideMinBlocksPerSm * sms);
 }
 
 // The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-29). Blocks of 16
@@ -713,7 +740,7 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y)), grid,
+  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y, K)), grid,
                 dim3(nvfp4::kDirectThreads), 0,
                 c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
   return y;
