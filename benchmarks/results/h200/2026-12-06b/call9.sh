@@ -12,12 +12,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 . benchmarks/call_setup.sh "$1"
 SH=4096x14336,28672x4096,14336x4096,6144x4096,4096x4096,28672x8192
 if [[ "$gpu" == *H200* ]]; then
-  PYTHONPATH=.:tests $PY -c "
-import torch, conftest
-p = torch.cuda.get_device_properties(0)
-print(p.name, 'SMs', p.multi_processor_count, 'memory clock kHz', getattr(p, 'memory_clock_rate', None),
-      'bus bits', getattr(p, 'memory_bus_width', None), 'SM clock kHz', getattr(p, 'clock_rate', None),
-      'DRAM bytes per SM clock x10', conftest.dram_bytes_per_sm_clk_x10())" 2>&1 | tee "$R/caps.log"
+  $PY benchmarks/micro/device_caps.py 2>&1 | tee "$R/caps.log"
   for r in 1 2; do
     timeout 100 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e_$r" > "$R/e2e_$r.log" 2>&1
     echo "e2e $r rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$r.log" | cut -c1-100
