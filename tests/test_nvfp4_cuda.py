@@ -258,7 +258,8 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     narrow_bw = 0 < dram_bytes_per_sm_clk_x10() <= 150
     # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 10 SMs (the wide rule's M = 2..4 edge; short rows only)
-    Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1) + ((160 * sms - 16, 160 * sms) if K <= 8192 else ())
+    Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1)
+    Ns += (160 * sms - 16, 160 * sms) if K <= 8192 else ()
     for N in Ns:
         blocks = (N + 15) // 16
         x_all, wp, ws, gs, bias = _operands(9, N, K, torch.bfloat16, seed=N + K)

@@ -33,8 +33,8 @@ trace it without graph breaks.
              0's), the decoding GEMM with layout 0's bits, and the direct GEMV
              runs it at M <= 8 on one-wave layers with K <= 4096 (and, on
              cards with few DRAM bytes per issue slot such as the H100, on
-             long rows and larger layers at small M). Input of the other 16-bit dtype and
-             dequantize + cuBLAS work from a converted copy.
+             long rows and larger layers at small M). Input of the other
+             16-bit dtype and dequantize + cuBLAS work from a converted copy.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
