@@ -660,7 +660,8 @@ DirectKernel direct_kernel(int variant) {
 // Which build runs a grid of `blocks` blocks of rows K long. A grid that fits 2 blocks per SM
 // leaves the default's third block slot empty, so its SMs hold 2 x 16 KB in flight; build 3 keeps
 // 2 x 32 KB there, and on long rows build 4 (U = 2 with the next round issued before the decode)
-// keeps 2 x 32 KB as well with fewer registers per warp's round. H100, us, M = 1 / 4 / 8:
+// keeps the same 2 x 32 KB in rounds of half the size (measured faster there, reason not
+// measured; 93 registers against build 3's 94). H100, us, M = 1 / 4 / 8:
 //   4096x4096 (256 blocks), build 1 / 3 (results/h100/2026-12-05j call 1): 6.1 / 5.7, 7.3 / 6.1,
 //     7.8 / 6.6; on 384 blocks and more build 1 is faster (6144x4096 6.9 / 9.6 at M = 1: a second
 //     wave of 2-block SMs), as on every large layer (2026-12-06b call 7 again: 6.9 / 9.5);
