@@ -60,10 +60,15 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 // decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
 // unchanged. Otherwise one block per tile and x straight from global memory in natural order
 // (the probe's own code order above).
-template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false>
+// kSkel: no decode and no scale multiply (each weight word goes to the mma as it lies, XORed with
+// its scales so their loads stay): the load, x and mma side alone; wrong results by design.
+// hot_tiles > 0: tile i reads the weight and scales of tile i % hot_tiles (its output stays row
+// i's), so the whole grid runs on a footprint that stays in L2 (PROBE_HOT_MB below).
+template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false, bool kSkel = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
-                const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out) {
+                const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                int hot_tiles) {
   __shared__ float red[8][8][16];
   extern __shared__ uint4 xs[];  // kXs: M rows x K / 8 groups
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -79,12 +84,13 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   const int tiles = (N + 15) / 16;
   for (int tile = blockIdx.x; tile < tiles; tile += kPers ? gridDim.x : tiles) {
   const int n0 = tile * 16;
+  const int a0 = (hot_tiles > 0 ? tile % hot_tiles : tile) * 16;  // the rows read (<= n0)
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const uint8_t* w_lo = W + (v_lo ? n0 + g : 0) * rb;
-  const uint8_t* w_hi = W + (v_hi ? n0 + g + 8 : 0) * rb;
-  const uint8_t* s_lo = S + (v_lo ? n0 + g : 0) * sb;
-  const uint8_t* s_hi = S + (v_hi ? n0 + g + 8 : 0) * sb;
+  const uint8_t* w_lo = W + (v_lo ? a0 + g : 0) * rb;
+  const uint8_t* w_hi = W + (v_hi ? a0 + g + 8 : 0) * rb;
+  const uint8_t* s_lo = S + (v_lo ? a0 + g : 0) * sb;
+  const uint8_t* s_hi = S + (v_hi ? a0 + g + 8 : 0) * sb;
   const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K;
   const uint4* xsrow = xs + static_cast<size_t>(g < M ? g : 0) * (K / 8);
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -117,8 +123,8 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     for (int u = 0; u < U; ++u) {
       const int cc = c + 8 * u;
       if (cc >= pieces) break;
-      const uint32_t spl = e4m3x2_to_bf16x2_x2p119(sl[u]);
-      const uint32_t sph = e4m3x2_to_bf16x2_x2p119(sh[u]);
+      const uint32_t spl = kSkel ? 0u : e4m3x2_to_bf16x2_x2p119(sl[u]);
+      const uint32_t sph = kSkel ? 0u : e4m3x2_to_bf16x2_x2p119(sh[u]);
       const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
       const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
       const __nv_bfloat16* xp = xrow + cc * 128 + 32 * t;
@@ -127,14 +133,23 @@ __global__ void __launch_bounds__(256, kMinBlocks)
         // codes 32t + 8q .. + 8: pairs p = 0..3 (kXs: layout 1's (x_p, x_{p+4}))
         const uint4 xv = kXs ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, true);
         uint32_t a[4], b[4];
-        decode_e2m1_bf16_l1(wlw[q], a);
-        decode_e2m1_bf16_l1(whw[q], b);
-        const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
-        const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+        if constexpr (kSkel) {
+          const uint32_t wa = wlw[q] ^ sl[u], wb = whw[q] ^ sh[u];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          a[j] = mul_bf16x2(a[j], sa);
-          b[j] = mul_bf16x2(b[j], sbb);
+          for (int j = 0; j < 4; ++j) {
+            a[j] = wa;
+            b[j] = wb;
+          }
+        } else {
+          decode_e2m1_bf16_l1(wlw[q], a);
+          decode_e2m1_bf16_l1(whw[q], b);
+          const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
+          const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            a[j] = mul_bf16x2(a[j], sa);
+            b[j] = mul_bf16x2(b[j], sbb);
+          }
         }
         torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
         torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
@@ -181,11 +196,12 @@ static float e4m3_value(uint8_t c) {
   return s ? -v : v;
 }
 
-using Fn = void (*)(const uint8_t*, const uint8_t*, const __nv_bfloat16*, int, int, int, float*);
+using Fn = void (*)(const uint8_t*, const uint8_t*, const __nv_bfloat16*, int, int, int, float*, int);
 struct Variant {
   const char* name;
   Fn fn;
   bool xs, pers;
+  bool skel = false;  // not checked (wrong by design)
 };
 
 int main(int argc, char** argv) {
@@ -212,7 +228,10 @@ int main(int argc, char** argv) {
                                {"U=2pipe", direct_gemv<2, false, false, 2, true>, false, false},
                                {"U=2pipe/3", direct_gemv<2, false, false, 3, true>, false, false},
                                {"U=3pipe", direct_gemv<3, false, false, 2, true>, false, false},
-                               {"U=4pipe", direct_gemv<4, false, false, 2, true>, false, false}};
+                               {"U=4pipe", direct_gemv<4, false, false, 2, true>, false, false},
+                               // (2026-12-06c) the load / x / mma side alone, for PROBE_HOT_MB
+                               {"U=2skel", direct_gemv<2, false, false, 2, false, true>, false, false, true},
+                               {"U=3pipeskel", direct_gemv<3, false, false, 2, true, true>, false, false, true}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
@@ -222,12 +241,19 @@ int main(int argc, char** argv) {
     vars = kept;
   }
   const double warm_ms = std::getenv("WARM_MS") ? std::atof(std::getenv("WARM_MS")) : 30.0;
+  // PROBE_HOT_MB=m: one copy of the operands, and every block reads one of the first tiles that
+  // fit in m MB (hot_tiles), so each replay streams the grid's full byte count from L2, not DRAM:
+  // the SM-side rate of a variant (its decode, loads and mma) with DRAM taken out.
+  const double hot_mb = std::getenv("PROBE_HOT_MB") ? std::atof(std::getenv("PROBE_HOT_MB")) : 0.0;
   unsigned* sink;
   CK(cudaMalloc(&sink, 64));
   for (const ProbeShape& sh : shapes) {
     const size_t wbytes = static_cast<size_t>(sh.N) * sh.K / 2, sbytes = static_cast<size_t>(sh.N) * sh.K / 16;
     const size_t bytes = wbytes + sbytes;
-    const size_t copies = std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
+    const int hot_tiles =
+        hot_mb > 0 ? std::max(1, static_cast<int>(hot_mb * 1e6 / (16.0 * (sh.K / 2 + sh.K / 16)))) : 0;
+    const size_t copies =
+        hot_tiles > 0 ? 1 : std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
     std::vector<uint8_t> hw(wbytes), hs(sbytes);
     for (size_t j = 0; j < wbytes; ++j) hw[j] = static_cast<uint8_t>((j * 2654435761u) >> 13);
     for (size_t j = 0; j < sbytes; ++j) hs[j] = static_cast<uint8_t>(0x30 + ((j * 40503u) >> 7) % 0x20);
@@ -252,7 +278,11 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice));
     CK(cudaMalloc(&out, static_cast<size_t>(Mmax) * sh.N * 4));
     const int reps = static_cast<int>(std::max<size_t>(copies, 8));
-    {  // pure read of the weight and scale bytes (one buffer per copy would double the
+    if (hot_tiles > 0) {
+      std::printf("\n== %dx%d hot: %d tiles of 16 rows (%.2f MB) read by %d blocks, %.2f MB per launch\n",
+                  sh.N, sh.K, hot_tiles, hot_tiles * 16.0 * (sh.K / 2 + sh.K / 16) / 1e6, (sh.N + 15) / 16,
+                  bytes / 1e6);
+    } else {  // pure read of the weight and scale bytes (one buffer per copy would double the
        // allocations; the weight copies stand for both, timed at wbytes + sbytes)
       std::vector<uint8_t*> rbuf(copies);
       for (size_t i = 0; i < copies; ++i) CK(cudaMalloc(&rbuf[i], bytes));
@@ -276,7 +306,7 @@ int main(int argc, char** argv) {
       rows.push_back(sh.N - 1);
       std::vector<double> ref(rows.size() * M), mag(rows.size() * M);
       for (size_t ri = 0; ri < rows.size(); ++ri) {
-        const int n = rows[ri];
+        const int n = hot_tiles > 0 ? (rows[ri] / 16 % hot_tiles) * 16 + rows[ri] % 16 : rows[ri];
         for (int pc = 0; pc < sh.K / 128; ++pc)
           for (int t = 0; t < 4; ++t)
             for (int q = 0; q < 4; ++q) {
@@ -312,7 +342,9 @@ int main(int argc, char** argv) {
           const uint8_t* wp = w[r % copies];
           const uint8_t* sp = s[r % copies];
           int Mv = M, Nv = sh.N, Kv = sh.K;
-          void* args[] = {(void*)&wp, (void*)&sp, (void*)&x, (void*)&Mv, (void*)&Nv, (void*)&Kv, (void*)&out};
+          int hv = hot_tiles;
+          void* args[] = {(void*)&wp, (void*)&sp, (void*)&x,   (void*)&Mv,
+                          (void*)&Nv, (void*)&Kv, (void*)&out, (void*)&hv};
           launch_ex((const void*)v.fn, dim3(grid), dim3(256), smem, st, args, true);
         };
         CK(cudaMemset(out, 0xff, static_cast<size_t>(M) * sh.N * 4));  // NaN poison
@@ -331,7 +363,7 @@ int main(int argc, char** argv) {
         const double us = graph_median_us(reps, one, warm_ms);
         std::printf("M=%d %-5s regs %3d  %d blocks/SM  grid %6d  %8.2f us  %6.3f TB/s  err %.1e %s\n", M,
                     v.name, fa.numRegs, bps, grid, us, bytes / us * 1e-6, worst,
-                    worst <= bound ? "ok" : "WRONG");
+                    v.skel ? "(skel: unchecked)" : worst <= bound ? "ok" : "WRONG");
       }
      }
     }
