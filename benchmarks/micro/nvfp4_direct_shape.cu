@@ -60,11 +60,15 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 // decodes the words as they lie (the layout-1 pairs (n_p, n_{p+4})): the extension's layout 1
 // unchanged. Otherwise one block per tile and x straight from global memory in natural order
 // (the probe's own code order above).
-// kSkel: no decode and no scale multiply (each weight word goes to the mma as it lies, XORed with
-// its scales so their loads stay): the load, x and mma side alone; wrong results by design.
+// kSkel: 1 = no decode and no scale multiply (each weight word goes to the mma as it lies, XORed
+// with its scales so their loads stay): the load, x and mma side alone; 2 = also no x loads (the
+// B registers are weight words); 3 = the weight and scale loads alone (XORed into the output, no
+// mma). Wrong results by design. kXn: x staged once per block in shared memory in natural order
+// (16-byte copies, M x K bf16), then read with 16-byte LDS in place of the L1-cached global loads.
 // hot_tiles > 0: tile i reads the weight and scales of tile i % hot_tiles (its output stays row
 // i's), so the whole grid runs on a footprint that stays in L2 (PROBE_HOT_MB below).
-template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false, bool kSkel = false>
+template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false, int kSkel = 0,
+          bool kXn = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
@@ -76,9 +80,11 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   const int pieces = K / 128;  // 64 bytes of a row each
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  if constexpr (kXs) {
-    for (int i = tid; i < M * (K / 8); i += 256)
-      xs[i] = Ops<__nv_bfloat16>::pair_x(*reinterpret_cast<const uint4*>(X + 8 * static_cast<size_t>(i)));
+  if constexpr (kXs || kXn) {
+    for (int i = tid; i < M * (K / 8); i += 256) {
+      const uint4 v = *reinterpret_cast<const uint4*>(X + 8 * static_cast<size_t>(i));
+      xs[i] = kXs ? Ops<__nv_bfloat16>::pair_x(v) : v;
+    }
     __syncthreads();
   }
   const int tiles = (N + 15) / 16;
@@ -131,9 +137,18 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         // codes 32t + 8q .. + 8: pairs p = 0..3 (kXs: layout 1's (x_p, x_{p+4}))
-        const uint4 xv = kXs ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, true);
-        uint32_t a[4], b[4];
-        if constexpr (kSkel) {
+        uint4 xv;
+        if constexpr (kSkel >= 2) {
+          xv = make_uint4(wlw[q], whw[q], wlw[q] ^ 1u, whw[q] ^ 1u);
+        } else {
+          xv = (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, true);
+        }
+        uint32_t a[4] = {}, b[4] = {};
+        if constexpr (kSkel == 3) {
+          acc[0] += __uint_as_float((wlw[q] ^ sl[u]) & 0x007fffffu);
+          acc[2] += __uint_as_float((whw[q] ^ sh[u]) & 0x007fffffu);
+          continue;
+        } else if constexpr (kSkel) {
           const uint32_t wa = wlw[q] ^ sl[u], wb = whw[q] ^ sh[u];
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -202,6 +217,7 @@ struct Variant {
   Fn fn;
   bool xs, pers;
   bool skel = false;  // not checked (wrong by design)
+  bool xn = false;    // x in shared memory, natural order
 };
 
 int main(int argc, char** argv) {
@@ -230,8 +246,13 @@ int main(int argc, char** argv) {
                                {"U=3pipe", direct_gemv<3, false, false, 2, true>, false, false},
                                {"U=4pipe", direct_gemv<4, false, false, 2, true>, false, false},
                                // (2026-12-06c) the load / x / mma side alone, for PROBE_HOT_MB
-                               {"U=2skel", direct_gemv<2, false, false, 2, false, true>, false, false, true},
-                               {"U=3pipeskel", direct_gemv<3, false, false, 2, true, true>, false, false, true}};
+                               {"U=2skel", direct_gemv<2, false, false, 2, false, 1>, false, false, true},
+                               {"U=3pipeskel", direct_gemv<3, false, false, 2, true, 1>, false, false, true},
+                               {"U=2nox", direct_gemv<2, false, false, 2, false, 2>, false, false, true},
+                               {"U=2ld", direct_gemv<2, false, false, 2, false, 3>, false, false, true},
+                               {"U=4ld", direct_gemv<4, false, false, 2, false, 3>, false, false, true},
+                               {"U=2xn", direct_gemv<2, false, false, 2, false, 0, true>, false, false, false, true},
+                               {"U=4xn", direct_gemv<4, false, false, 2, false, 0, true>, false, false, false, true}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
@@ -331,7 +352,8 @@ int main(int argc, char** argv) {
       }
       for (const Variant& v : vars) {
         if (v.xs != (l1 == 1)) continue;
-        const size_t smem = v.xs ? static_cast<size_t>(M) * sh.K * 2 : 0;
+        const size_t smem = (v.xs || v.xn) ? static_cast<size_t>(M) * sh.K * 2 : 0;
+        if (smem > 64 * 1024) continue;  // xn at large M x K: not run
         CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
         int bps = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
