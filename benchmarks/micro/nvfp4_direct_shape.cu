@@ -65,10 +65,12 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 // B registers are weight words); 3 = the weight and scale loads alone (XORed into the output, no
 // mma). Wrong results by design. kXn: x staged once per block in shared memory in natural order
 // (16-byte copies, M x K bf16), then read with 16-byte LDS in place of the L1-cached global loads.
+// kXp: only lanes whose B column is a real x row (g < M) load x; the others hold zeros (their D
+// columns are never stored), so at M = 1 a warp's x load moves 64 bytes, not 512.
 // hot_tiles > 0: tile i reads the weight and scales of tile i % hot_tiles (its output stays row
 // i's), so the whole grid runs on a footprint that stays in L2 (PROBE_HOT_MB below).
 template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false, int kSkel = 0,
-          bool kXn = false>
+          bool kXn = false, bool kXp = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
         if constexpr (kSkel >= 2) {
           xv = make_uint4(wlw[q], whw[q], wlw[q] ^ 1u, whw[q] ^ 1u);
         } else {
-          xv = (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, true);
+          xv = (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, !kXp || g < M);
         }
         uint32_t a[4] = {}, b[4] = {};
         if constexpr (kSkel == 3) {
@@ -252,7 +254,13 @@ int main(int argc, char** argv) {
                                {"U=2ld", direct_gemv<2, false, false, 2, false, 3>, false, false, true},
                                {"U=4ld", direct_gemv<4, false, false, 2, false, 3>, false, false, true},
                                {"U=2xn", direct_gemv<2, false, false, 2, false, 0, true>, false, false, false, true},
-                               {"U=4xn", direct_gemv<4, false, false, 2, false, 0, true>, false, false, false, true}};
+                               {"U=4xn", direct_gemv<4, false, false, 2, false, 0, true>, false, false, false, true},
+                               {"U=2xp", direct_gemv<2, false, false, 2, false, 0, false, true>, false, false},
+                               {"U=3/3xp", direct_gemv<3, false, false, 3, false, 0, false, true>, false, false},
+                               {"U=4xp", direct_gemv<4, false, false, 2, false, 0, false, true>, false, false},
+                               {"U=2pipexp", direct_gemv<2, false, false, 2, true, 0, false, true>, false, false},
+                               {"U=6xp", direct_gemv<6, false, false, 2, false, 0, false, true>, false, false},
+                               {"U=3pipexp", direct_gemv<3, false, false, 2, true, 0, false, true>, false, false}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
