@@ -67,10 +67,13 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 // (16-byte copies, M x K bf16), then read with 16-byte LDS in place of the L1-cached global loads.
 // kXp: only lanes whose B column is a real x row (g < M) load x; the others hold zeros (their D
 // columns are never stored), so at M = 1 a warp's x load moves 64 bytes, not 512.
+// kXr: the round's x (4 x 16 bytes per piece) is loaded with its weight in issue(), so the x
+// loads' latency overlaps the weight's instead of sitting before each word's mma (x predicated as
+// kXp).
 // hot_tiles > 0: tile i reads the weight and scales of tile i % hot_tiles (its output stays row
 // i's), so the whole grid runs on a footprint that stays in L2 (PROBE_HOT_MB below).
 template <int U, bool kXs = false, bool kPers = kXs, int kMinBlocks = 2, bool kPipe = false, int kSkel = 0,
-          bool kXn = false, bool kXp = false>
+          bool kXn = false, bool kXp = false, bool kXr = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                 const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
@@ -104,6 +107,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   uint4 wl[U], wh[U];
   uint32_t sl[U], sh[U];
+  uint4 xr[kXr ? U : 1][4];
   // the round of U pieces at c into the registers given (pieces past the row: not loaded)
   const auto issue = [&](int c, uint4* l, uint4* h, uint32_t* s0, uint32_t* s1) {
 #pragma unroll
@@ -111,6 +115,10 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       const int cc = c + 8 * u;
       const bool in = cc < pieces;
       const int pc = in ? cc : 0;
+      if constexpr (kXr) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xr[u][q] = ldg16_cached(xrow + pc * 128 + 32 * t + 8 * q, in && g < M);
+      }
       l[u] = ldg16_stream(w_lo + pc * 64 + 16 * t, in && v_lo);
       h[u] = ldg16_stream(w_hi + pc * 64 + 16 * t, in && v_hi);
       s0[u] = torchquant::ld_u16_if(s_lo + pc * 8 + 2 * t, in && v_lo);
@@ -143,7 +151,8 @@ __global__ void __launch_bounds__(256, kMinBlocks)
         if constexpr (kSkel >= 2) {
           xv = make_uint4(wlw[q], whw[q], wlw[q] ^ 1u, whw[q] ^ 1u);
         } else {
-          xv = (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, !kXp || g < M);
+          xv = kXr ? xr[u][q]
+               : (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, !kXp || g < M);
         }
         uint32_t a[4] = {}, b[4] = {};
         if constexpr (kSkel == 3) {
@@ -260,7 +269,11 @@ int main(int argc, char** argv) {
                                {"U=4xp", direct_gemv<4, false, false, 2, false, 0, false, true>, false, false},
                                {"U=2pipexp", direct_gemv<2, false, false, 2, true, 0, false, true>, false, false},
                                {"U=6xp", direct_gemv<6, false, false, 2, false, 0, false, true>, false, false},
-                               {"U=3pipexp", direct_gemv<3, false, false, 2, true, 0, false, true>, false, false}};
+                               {"U=3pipexp", direct_gemv<3, false, false, 2, true, 0, false, true>, false, false},
+                               {"U=1xr", direct_gemv<1, false, false, 3, false, 0, false, true, true>, false, false},
+                               {"U=2xr", direct_gemv<2, false, false, 2, false, 0, false, true, true>, false, false},
+                               {"U=3xr", direct_gemv<3, false, false, 2, false, 0, false, true, true>, false, false},
+                               {"U=2xr/3", direct_gemv<2, false, false, 3, false, 0, false, true, true>, false, false}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
