@@ -2,7 +2,6 @@
 # 2026-12-06c call 6 (probe with kXr): call 5 (H100) found predicating the x loads to the real x
 # rows (xp) worth only 1-3 %: not the bytes but the loads themselves (4 per piece, each before
 # its mma). xr loads the round's x with its weight in issue(), so their latency overlaps.
-# x through shared memory (xn) is no cheaper. Every lane loads 16 bytes of x per word, though only
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
