@@ -101,6 +101,17 @@ __device__ __forceinline__ uint4 ld_stream_v4_if(const void* p, bool pred) {
       : "l"(p), "r"(static_cast<int>(pred)) TQ_STREAM_POLICY_ARG);
   return r;
 }
+// A read-only, L1-cached 16-byte load (16-byte aligned), predicated the same way (0 when !pred).
+__device__ __forceinline__ uint4 ld_cached_v4_if(const void* p, bool pred) {
+  uint4 r;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+      " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+      " @p ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
 // A read-only, L1-cached 2-byte load, predicated the same way (0 when !pred).
 __device__ __forceinline__ uint32_t ld_u16_if(const void* p, bool pred) {
   unsigned short v;

@@ -224,14 +224,7 @@ __device__ __forceinline__ uint4 ldg16_stream(const void* p, bool pred) {
 }
 
 __device__ __forceinline__ uint4 ldg16_cached(const void* p, bool pred) {
-  uint4 r;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
-      " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
-      " @p ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p), "r"(static_cast<int>(pred)));
-  return r;
+  return ld_cached_v4_if(p, pred);  // common/ldg.h
 }
 
 // 16 bytes row[k .. k+15] with every byte at or past `k_end` (and every byte

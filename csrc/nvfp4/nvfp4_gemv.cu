@@ -632,11 +632,11 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 }
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
-// SM, next round issued before the decode. TORCHQUANT_NVFP4_DIRECT forces one (1..6 below; the
-// A/B of docs/nvfp4_gemv.md 29-30, up to the int8 GEMV's 96 KB per SM in flight: 6 x 1 KB per
-// warp, 16 warps). Unforced, direct_build picks 1, 3 or 4 by the grid and K.
+// SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
+// forces one (1..9 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33, up to the int8 GEMV's 96 KB
+// per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks by the grid and K.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
-constexpr int kDirectBuilds = 6;
+constexpr int kDirectBuilds = 9;
 constexpr int kDirectDeep = 3;  // U = 4, 2 blocks per SM: the grids of at most 2 x SMs blocks
 constexpr int kDirectLongRows = 4;  // U = 2 issued early, 2 blocks per SM: the same grids, K > 4096
 // direct_rule's bounds (its comment below has the measurements)
@@ -654,6 +654,9 @@ DirectKernel direct_kernel(int variant) {
     case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;  // 64 KB
     case 5: return nvfp4::nvfp4_gemv_direct_kernel<6, 2>;        // 96 KB
     case 6: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>;  // 96 KB
+    case 7: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>;  // 32 KB + x, 2 blocks
+    case 8: return nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>;  // 48 KB + x, 3 blocks
+    case 9: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, false, true>;  // 48 KB + x, 2 blocks
     default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
   }
 }

@@ -1134,8 +1134,12 @@ constexpr int kDirectRows = 8;  // x rows per token tile
 
 // kMinBlocks: the launch bounds' blocks per SM (3: <= 80 registers); kPipe: the next round's
 // loads are issued before this round's decode (two register sets, twice the bytes in flight per
-// warp at the same U).
-template <int U, int kMinBlocks = 3, bool kPipe = false>
+// warp at the same U); kXr: each piece's x (4 x 16 bytes per lane) is loaded with its weight in
+// the round's issue, so the x loads' latency overlaps the weight's instead of standing before
+// each word's mma, and only lanes of real x rows (g < rows) load it (the others hold zeros: their
+// D columns are never stored). docs/nvfp4_gemv.md 33: on an H100 with the weight in L2 the x
+// loads, not the decode, held this kernel's SM side to ~3.3 TB/s.
+template <int U, int kMinBlocks = 3, bool kPipe = false, bool kXr = false>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<__nv_bfloat16>;
@@ -1165,6 +1169,8 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     uint4 wl[U], wh[U];
     uint32_t sl[U], sh[U];
+    uint4 xr[kXr ? U : 1][4];  // kXr: the round's x
+    const bool x_real = g < rows;
     // the round of U pieces at c (pieces past the row: not loaded)
     const auto issue = [&](int c, uint4* l, uint4* h, uint32_t* s0, uint32_t* s1) {
 #pragma unroll
@@ -1176,6 +1182,10 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
         h[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
         s0[u] = ld_u16_if(s_lo + 8 * pc, in && v_lo);
         s1[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
+        if constexpr (kXr) {
+#pragma unroll
+          for (int q = 0; q < 4; ++q) xr[u][q] = ld_cached_v4_if(xrow + 128 * pc + 8 * q, in && x_real);
+        }
       }
     };
     uint4 wl_next[kPipe ? U : 1], wh_next[kPipe ? U : 1];  // kPipe: the next round's registers
@@ -1198,7 +1208,7 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           // codes 32t + 8q .. + 7 of the piece: word q, block 2t + q / 2 of the piece's 8
-          const uint4 xv = __ldg(reinterpret_cast<const uint4*>(xp + 8 * q));
+          const uint4 xv = kXr ? xr[u][q] : __ldg(reinterpret_cast<const uint4*>(xp + 8 * q));
           uint32_t a[4], b[4];
           decode_word<O, kLayoutBf16Adj>(wlw[q], a);
           decode_word<O, kLayoutBf16Adj>(whw[q], b);
