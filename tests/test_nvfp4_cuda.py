@@ -251,9 +251,9 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
     also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids with K <= 8192
     M = 1, or M <= 4 from 10 x SMs blocks; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
-    direct_build picks (on grids of <= 2 x SMs blocks U = 4 / 2 blocks per SM, or U = 2 issued early
-    / 2 where K > 4096; else U = 2 / 3), with the forced path's bits, and otherwise the mma / wgmma
-    GEMV (x unpermuted) with that path's bits."""
+    direct_build picks (x loaded with the weight, U = 2, at 2 blocks per SM on grids of <= 2 x SMs
+    blocks, else 3), with the forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted)
+    with that path's bits."""
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -271,8 +271,9 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                 x = x_all[:M].contiguous()
                 out = {}
                 names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w3, ws, gs, bias, "auto", 3)))
-                builds = [re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+)(, true)?", n) for n in names]
-                builds = [(int(b.group(1)), int(b.group(2)), bool(b.group(3))) for b in builds if b]
+                builds = [re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+), (true|false), (true|false)>", n)
+                          for n in names]
+                builds = [(int(b[1]), int(b[2]), b[3] == "true", b[4] == "true") for b in builds if b]
                 direct = bool(builds)
                 assert direct == nvfp4_direct_by_auto(3, M, N, K), (N, K, M, knob, names)
                 if knob == "":
@@ -282,7 +283,7 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                                       (blocks > 3 * sms and narrow_bw and K <= 8192 and
                                        (M <= 1 or (M <= 4 and blocks >= 10 * sms)))), (N, K, M)
                 if direct:
-                    want_build = ((2, 2, True) if K > 4096 else (4, 2, False)) if blocks <= 2 * sms else (2, 3, False)
+                    want_build = (2, 2 if blocks <= 2 * sms else 3, False, True)  # U, blocks/SM, pipe, x
                     assert builds == [want_build], (N, K, M, names)
                 wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
                 want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct" if direct else "wgmma" if wg else "mma", 3)

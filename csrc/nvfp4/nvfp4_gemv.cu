@@ -113,7 +113,7 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | SMs blocks). nvfp4_gemv_cuda routes
 //                      |         |        | it before this rule, by direct_rule;
 //                      |         |        | build by direct_build
-//                      |         |        | (docs/nvfp4_gemv.md 27-32)
+//                      |         |        | (docs/nvfp4_gemv.md 27-33)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -634,11 +634,11 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
 // forces one (1..9 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33, up to the int8 GEMV's 96 KB
-// per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks by the grid and K.
+// per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7 or 8 by the grid.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 constexpr int kDirectBuilds = 9;
-constexpr int kDirectDeep = 3;  // U = 4, 2 blocks per SM: the grids of at most 2 x SMs blocks
-constexpr int kDirectLongRows = 4;  // U = 2 issued early, 2 blocks per SM: the same grids, K > 4096
+constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per SM: <= 2 x SMs blocks
+constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
 constexpr int64_t kDirectMaxM = 8;
 constexpr int64_t kDirectMaxK = 4096;
@@ -650,32 +650,39 @@ constexpr int kDirectNarrowMaxDramX10 = 150;
 DirectKernel direct_kernel(int variant) {
   switch (variant) {
     case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;        // 72 KB per SM
-    case kDirectDeep: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;  // 64 KB
+    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;        // 64 KB
     case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;  // 64 KB
     case 5: return nvfp4::nvfp4_gemv_direct_kernel<6, 2>;        // 96 KB
     case 6: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>;  // 96 KB
-    case 7: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>;  // 32 KB + x, 2 blocks
-    case 8: return nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>;  // 48 KB + x, 3 blocks
+    case kDirectSmallGrid: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>;  // 32 KB + x
+    case kDirectLargeGrid: return nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>;  // 48 KB + x
     case 9: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, false, true>;  // 48 KB + x, 2 blocks
     default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
   }
 }
-// Which build runs a grid of `blocks` blocks of rows K long. A grid that fits 2 blocks per SM
-// leaves the default's third block slot empty, so its SMs hold 2 x 16 KB in flight; build 3 keeps
-// 2 x 32 KB there, and on long rows build 4 (U = 2 with the next round issued before the decode)
-// keeps the same 2 x 32 KB in rounds of half the size (measured faster there, reason not
-// measured; 93 registers against build 3's 94). H100, us, M = 1 / 4 / 8:
-//   4096x4096 (256 blocks), build 1 / 3 (results/h100/2026-12-05j call 1): 6.1 / 5.7, 7.3 / 6.1,
-//     7.8 / 6.6; on 384 blocks and more build 1 is faster (6144x4096 6.9 / 9.6 at M = 1: a second
-//     wave of 2-block SMs), as on every large layer (2026-12-06b call 7 again: 6.9 / 9.5);
-//   4096x14336 (256 blocks), build 1 / 3 / 4 / 5 (2026-12-06b call 7, two rounds): 15.7-16.0 /
-//     15.1-15.3 / 14.7-14.9 / 15.6, 17.7-17.9 / 16.8-16.9 / 15.6-15.7 / 16.9-17.0, 19.9-20.0 /
-//     18.4-18.5 / 17.1 / 18.4-18.6 (12-05j call 1: the same order).
-int direct_build(const DeviceCaps& caps, int64_t blocks, int64_t K) {
+// Which build runs a grid of `blocks` blocks. Builds 7 and 8 load each piece's x with its weight
+// (docs/nvfp4_gemv.md 33: with the weight in L2 the x loads, one before each word's mma, held the
+// kernel's SM side to ~3.3 TB/s on an H100, 4.3 without them). A grid that fits 2 blocks per SM
+// takes build 7 (2 blocks per SM); a larger one build 8 (3, so the second wave starts on freed
+// slots). H100, path direct, two rounds, us, M = 1 / 2 / 4 / 8 (results/h100/2026-12-06c call 7),
+// the build picked before (1 above 2 x SMs blocks, else 3, or 4 where K > 4096) / 7 / 8:
+//   4096x4096 (256 blocks)   build 3 5.6 / 5.8 / 6.1 / 6.5,           7: 5.2 / 5.3 / 5.6 / 6.2
+//   4096x14336 (256)         build 4 14.8 / 15.2-15.3 / 15.7 / 17.2-17.3, 7: 13.6-13.7 / 13.8 /
+//                              14.2 / 17.1-17.2 (U = 3, build 9: level with 7)
+//   6144x4096 (384)          build 1 7.0 / 7.4-7.5 / 8.2 / 8.9,       8: 6.6-6.7 / 6.7 / 7.2 / 8.1
+//   14336x4096 (896)         build 1 14.5-14.6 / 15.4-15.5 / 16.2-16.3 / 17.9-18.1, 8: 13.8-13.9 /
+//                              14.1 / 15.0 / 17.7-17.8
+//   28672x4096 (1792)        build 1 24.9-25.0 / 26.2-26.3 / 27.5-27.6 / 30.7, 8: 24.3-24.4 /
+//                              24.5-24.6 / 25.6-25.7 / 31.3
+//   28672x8192 (1792)        build 1 46.9 / 48.5-49.0 / 52.0-53.1 / 58.9-59.1, 8: 45.3-45.5 /
+//                              46.1-46.4 / 47.4-48.4 / 56.1-56.4 (92 % of the 3.165 TB/s ceiling)
+// The earlier A/Bs (12-05j, 12-06b call 7: build 3 on 256 blocks, 4 on the long rows, 1 above)
+// are in those runs' folders. The H200 has the same SMs and clocks, so the SM side these builds
+// relieve is the same there; its A/B is results/h200/2026-12-06c/call7.sh (not yet run there).
+int direct_build(const DeviceCaps& caps, int64_t blocks) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
-  if (blocks > 2 * int64_t{caps.sm_count}) return 1;
-  return K > kDirectMaxK ? kDirectLongRows : kDirectDeep;
+  return blocks > 2 * int64_t{caps.sm_count} ? kDirectLargeGrid : kDirectSmallGrid;
 }
 
 // Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on the cards
@@ -706,7 +713,7 @@ int direct_build(const DeviceCaps& caps, int64_t blocks, int64_t K) {
 //     and 2.9 blocks per SM; fewer blocks than SMs unmeasured);
 //   * on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8; the H200's ~18.5
 //     keeps the ring kernels), also: long rows (4096 < K <= 16384) on grids of SMs .. 2 x SMs
-//     blocks at M <= 8 (build 4; measured at K = 14336); larger grids at M = 1 with K <= 8192,
+//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M = 1 with K <= 8192,
 //     and at M = 2..4 from 10 x SMs blocks (measured losing at 6.8 x SMs, winning from 13.6).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
@@ -744,7 +751,7 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y, K)), grid,
+  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y)), grid,
                 dim3(nvfp4::kDirectThreads), 0,
                 c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
   return y;
