@@ -249,8 +249,8 @@ def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
 def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
     SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
-    also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids with K <= 8192
-    M = 1, or M <= 4 from 10 x SMs blocks; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
+    also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids M <= 4 with
+    K <= 8192; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
     direct_build picks (x loaded with the weight, U = 2, at 2 blocks per SM on grids of <= 2 x SMs
     blocks, else 3), with the forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted)
     with that path's bits."""
@@ -258,9 +258,9 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     narrow_bw = 0 < dram_bytes_per_sm_clk_x10() <= 150
-    # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 10 SMs (the wide rule's M = 2..4 edge; short rows only)
+    # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 7 SMs + 1 (a larger grid; K <= 8192 only)
     Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1)
-    Ns += (160 * sms - 16, 160 * sms) if K <= 8192 else ()
+    Ns += (112 * sms + 8,) if K <= 8192 else ()
     for N in Ns:
         blocks = (N + 15) // 16
         x_all, wp, ws, gs, bias = _operands(9, N, K, torch.bfloat16, seed=N + K)
@@ -280,8 +280,7 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                     one_wave = sms <= blocks <= 3 * sms
                     assert direct == ((one_wave and M <= 8 and K <= 4096) or
                                       (narrow_bw and sms <= blocks <= 2 * sms and M <= 8 and 4096 < K <= 16384) or
-                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and
-                                       (M <= 1 or (M <= 4 and blocks >= 10 * sms)))), (N, K, M)
+                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 4)), (N, K, M)
                 if direct:
                     want_build = (2, 2 if blocks <= 2 * sms else 3, False, True)  # U, blocks/SM, pipe, x
                     assert builds == [want_build], (N, K, M, names)

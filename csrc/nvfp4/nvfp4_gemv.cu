@@ -109,9 +109,9 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | <= 15 DRAM bytes per SM clock (H100,
 //                      |         |        | not H200) also long rows (K <= 16384,
 //                      |         |        | <= 2 x SMs blocks) and larger grids
-//                      |         |        | (K <= 8192; M = 1, M <= 4 from 10 x
-//                      |         |        | SMs blocks). nvfp4_gemv_cuda routes
-//                      |         |        | it before this rule, by direct_rule;
+//                      |         |        | (K <= 8192, M <= 4). nvfp4_gemv_cuda
+//                      |         |        | routes it before this rule, by
+//                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
 //                      |         |        | (docs/nvfp4_gemv.md 27-33)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
@@ -645,7 +645,6 @@ constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxM = 4;
 constexpr int64_t kDirectWideMaxK = 8192;
-constexpr int64_t kDirectWideMinBlocksPerSm = 10;
 constexpr int kDirectNarrowMaxDramX10 = 150;
 DirectKernel direct_kernel(int variant) {
   switch (variant) {
@@ -713,8 +712,15 @@ int direct_build(const DeviceCaps& caps, int64_t blocks) {
 //     and 2.9 blocks per SM; fewer blocks than SMs unmeasured);
 //   * on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8; the H200's ~18.5
 //     keeps the ring kernels), also: long rows (4096 < K <= 16384) on grids of SMs .. 2 x SMs
-//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M = 1 with K <= 8192,
-//     and at M = 2..4 from 10 x SMs blocks (measured losing at 6.8 x SMs, winning from 13.6).
+//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M <= 4
+//     with K <= 8192 (until build 8, M = 2..4 only from 10 x SMs blocks: build 1 lost at 6.8 x SMs).
+//   H100, builds 7 / 8 (results/h100/2026-12-06c call 8, two rounds, us, M = 1 / 2 / 4 / 8, direct /
+//     the ring and wgmma GEMVs): 14336x4096 (896 blocks) 13.8 / 15.0, 14.1-14.2 / 15.1, 15.0-15.1 /
+//     15.5, 17.8 / 19.0-19.4; 28672x4096 24.2-24.4 / 27.8-27.9 .. 25.5-25.7 / 29.1-29.3, but M = 8
+//     31.3 / 30.5-30.8; 28672x8192 45.3-45.7 / 51.4-51.6 .. 47.4-47.7 / 52.5-52.8, M = 8 56.4-57.0 /
+//     53.0-53.3; 128256x4096 100.4-101.3 / 107.5-107.6 .. 104.0-105.1 / 111.4-111.5, M = 8
+//     126.8-127.0 / 111.7-112.4. So M <= 4 on every larger grid; M = 8 stays with the wgmma GEMV
+//     (one grid of the four won there, 14336x4096; M = 5..7 not measured).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
@@ -727,8 +733,7 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
     if (K <= kDirectMaxK) return M <= kDirectMaxM;
     return narrow && blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM;
   }
-  if (!narrow || K > kDirectWideMaxK) return false;
-  return M <= 1 || (M <= kDirectWideMaxM && blocks >= kDirectWideMinBlocksPerSm * sms);
+  return narrow && K <= kDirectWideMaxK && M <= kDirectWideMaxM;
 }
 
 // The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-29). Blocks of 16
