@@ -208,6 +208,98 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   }
 }
 
+// (2026-12-06c) Two m16 tiles per block, 32 weight rows: lane (g, t) loads the piece's bytes of rows
+// g, g + 8, g + 16, g + 24, and each x load (made with the round's weight, predicated to g < M, as
+// kXr) feeds both tiles' mma, so the x loads per weight byte halve: docs/nvfp4_gemv.md 33 found
+// them the SM side's cap (4.3 TB/s from L2 without them, 3.4 with). U pieces in flight per lane
+// hold 2 x U KB of weight per warp (as U = 2 U above). hot_tiles as above, per 16-row tile.
+template <int U, int kMinBlocks>
+__global__ void __launch_bounds__(256, kMinBlocks)
+    direct_gemv32(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                  const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                  int hot_tiles) {
+  __shared__ float red[8][8][32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int pieces = K / 128;
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int n0 = blockIdx.x * 32;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const uint8_t* wr[4];
+  const uint8_t* sr[4];
+  bool vr[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int n = n0 + g + 8 * r;
+    const int st = n0 / 16 + (r >> 1);  // the 16-row tile of row n
+    const int a = hot_tiles > 0 ? (st % hot_tiles) * 16 + g + 8 * (r & 1) : n;
+    vr[r] = n < N;
+    wr[r] = W + (vr[r] ? a : 0) * rb + 16 * t;
+    sr[r] = S + (vr[r] ? a : 0) * sb + 2 * t;
+  }
+  const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t;
+  float acc[2][4] = {};
+  uint4 w[U][4], xr[U][4];
+  uint32_t sc[U][4];
+  for (int c = warp; c < pieces; c += 8 * U) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int cc = c + 8 * u;
+      const bool in = cc < pieces;
+      const int pc = in ? cc : 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) xr[u][q] = ldg16_cached(xrow + pc * 128 + 8 * q, in && g < M);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        w[u][r] = ldg16_stream(wr[r] + pc * 64, in && vr[r]);
+        sc[u][r] = torchquant::ld_u16_if(sr[r] + pc * 8, in && vr[r]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (c + 8 * u >= pieces) break;
+      uint32_t sp[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sp[r] = e4m3x2_to_bf16x2_x2p119(sc[u][r]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const uint4 xv = xr[u][q];
+#pragma unroll
+        for (int tt = 0; tt < 2; ++tt) {
+          const uint4 vl = w[u][2 * tt], vh = w[u][2 * tt + 1];
+          const uint32_t wl = q == 0 ? vl.x : q == 1 ? vl.y : q == 2 ? vl.z : vl.w;
+          const uint32_t wh = q == 0 ? vh.x : q == 1 ? vh.y : q == 2 ? vh.z : vh.w;
+          uint32_t a[4], b[4];
+          decode_e2m1_bf16_l1(wl, a);
+          decode_e2m1_bf16_l1(wh, b);
+          const uint32_t sa = (q >> 1) ? dup_hi(sp[2 * tt]) : dup_lo(sp[2 * tt]);
+          const uint32_t sbb = (q >> 1) ? dup_hi(sp[2 * tt + 1]) : dup_lo(sp[2 * tt + 1]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            a[j] = mul_bf16x2(a[j], sa);
+            b[j] = mul_bf16x2(b[j], sbb);
+          }
+          torchquant::mma_m16n8k16<__nv_bfloat16>(acc[tt], a[0], b[0], a[1], b[1], xv.x, xv.y);
+          torchquant::mma_m16n8k16<__nv_bfloat16>(acc[tt], a[2], b[2], a[3], b[3], xv.z, xv.w);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int tt = 0; tt < 2; ++tt)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
+  __syncthreads();
+  const int ml = tid >> 5, nl = tid & 31, n = n0 + nl;
+  if (ml < M && n < N) {
+    float s = 0.f;
+#pragma unroll
+    for (int wi = 0; wi < 8; ++wi) s += red[wi][ml][nl];
+    out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+  }
+}
+
 // ---- host reference: the same bit operations ----
 static uint32_t rotl(uint32_t w, int s) { return (w << s) | (w >> (32 - s)); }
 static float bf16_bits(uint32_t h16) {
@@ -229,6 +321,7 @@ struct Variant {
   bool xs, pers;
   bool skel = false;  // not checked (wrong by design)
   bool xn = false;    // x in shared memory, natural order
+  bool rows32 = false;  // direct_gemv32: 32 rows per block
 };
 
 int main(int argc, char** argv) {
@@ -273,7 +366,11 @@ int main(int argc, char** argv) {
                                {"U=1xr", direct_gemv<1, false, false, 3, false, 0, false, true, true>, false, false},
                                {"U=2xr", direct_gemv<2, false, false, 2, false, 0, false, true, true>, false, false},
                                {"U=3xr", direct_gemv<3, false, false, 2, false, 0, false, true, true>, false, false},
-                               {"U=2xr/3", direct_gemv<2, false, false, 3, false, 0, false, true, true>, false, false}};
+                               {"U=2xr/3", direct_gemv<2, false, false, 3, false, 0, false, true, true>, false, false},
+                               // (2026-12-06c) 32 rows per block, x loaded once for both tiles
+                               {"R32U1/3", direct_gemv32<1, 3>, false, false, false, false, true},
+                               {"R32U1/2", direct_gemv32<1, 2>, false, false, false, false, true},
+                               {"R32U2/2", direct_gemv32<2, 2>, false, false, false, false, true}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
@@ -380,7 +477,8 @@ int main(int argc, char** argv) {
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, v.fn));
-        const int grid = v.pers ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
+        const int grid = v.rows32 ? (sh.N + 31) / 32
+                         : v.pers ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
         auto one = [&](int r, cudaStream_t st) {
           const uint8_t* wp = w[r % copies];
           const uint8_t* sp = s[r % copies];
