@@ -250,10 +250,9 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
     SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
     also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids M <= 4 with
-    K <= 8192; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build
-    direct_build picks (x loaded with the weight, U = 2, at 2 blocks per SM on grids of <= 2 x SMs
-    blocks, else 3), with the forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted)
-    with that path's bits."""
+    K <= 8192; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build direct_build picks (x loaded
+    with the weight, U = 2, at 2 blocks per SM on grids of <= 2 x SMs blocks, else 3), with the
+    forced path's bits, and otherwise the mma / wgmma GEMV (x unpermuted) with that path's bits."""
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count

@@ -662,9 +662,10 @@ DirectKernel direct_kernel(int variant) {
 // Which build runs a grid of `blocks` blocks. Builds 7 and 8 load each piece's x with its weight
 // (docs/nvfp4_gemv.md 33: with the weight in L2 the x loads, one before each word's mma, held the
 // kernel's SM side to ~3.3 TB/s on an H100, 4.3 without them). A grid that fits 2 blocks per SM
-// takes build 7 (2 blocks per SM); a larger one build 8 (3, so the second wave starts on freed
-// slots). H100, path direct, two rounds, us, M = 1 / 2 / 4 / 8 (results/h100/2026-12-06c call 7),
-// the build picked before (1 above 2 x SMs blocks, else 3, or 4 where K > 4096) / 7 / 8:
+// takes build 7 (2 blocks per SM); a larger one build 8 (3 blocks per SM), each the faster of the
+// two on every grid of its side below. H100, path direct, two rounds, us, M = 1 / 2 / 4 / 8
+// (results/h100/2026-12-06c call 7), the build picked before (1 above 2 x SMs blocks, else 3, or
+// 4 where K > 4096) / 7 / 8:
 //   4096x4096 (256 blocks)   build 3 5.6 / 5.8 / 6.1 / 6.5,           7: 5.2 / 5.3 / 5.6 / 6.2
 //   4096x14336 (256)         build 4 14.8 / 15.2-15.3 / 15.7 / 17.2-17.3, 7: 13.6-13.7 / 13.8 /
 //                              14.2 / 17.1-17.2 (U = 3, build 9: level with 7)
@@ -676,8 +677,8 @@ DirectKernel direct_kernel(int variant) {
 //   28672x8192 (1792)        build 1 46.9 / 48.5-49.0 / 52.0-53.1 / 58.9-59.1, 8: 45.3-45.5 /
 //                              46.1-46.4 / 47.4-48.4 / 56.1-56.4 (92 % of the 3.165 TB/s ceiling)
 // The earlier A/Bs (12-05j, 12-06b call 7: build 3 on 256 blocks, 4 on the long rows, 1 above)
-// are in those runs' folders. The H200 has the same SMs and clocks, so the SM side these builds
-// relieve is the same there; its A/B is results/h200/2026-12-06c/call7.sh (not yet run there).
+// are in those runs' folders. The H200 has the same SMs and clocks, but whether these builds win
+// there too is not measured (its A/B: results/h200/2026-12-06c/call9.sh, not yet run there).
 int direct_build(const DeviceCaps& caps, int64_t blocks) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
