@@ -54,6 +54,20 @@ using namespace torchquant::nvfp4;
 using torchquant::int8::ldg16_cached;  // x: L1-cached 16-byte loads
 using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256B hint
 
+// The 8 warps' [token][row] tiles of a block of R weight rows, summed in warp order and stored
+// (x 2^7, undoing the decode's 2^-7; global scale 1) by thread tid = token * R + row (M <= 8).
+template <int R>
+__device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, int M, int N, int n0,
+                                          float* __restrict__ out) {
+  const int ml = tid / R, nl = tid % R, n = n0 + nl;
+  if (ml < M && n < N) {
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
+    out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+  }
+}
+
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
 // kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
 // shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
@@ -195,15 +209,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
   for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
   __syncthreads();
-  if (tid < 128) {
-    const int ml = tid >> 4, nl = tid & 15, n = n0 + nl;
-    if (ml < M && n < N) {
-      float s = 0.f;
-#pragma unroll
-      for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
-      out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
-    }
-  }
+  sum_store(red, tid, M, N, n0, out);
   __syncthreads();  // red is reused by the next tile
   }
 }
@@ -291,13 +297,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
     for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
   __syncthreads();
-  const int ml = tid >> 5, nl = tid & 31, n = n0 + nl;
-  if (ml < M && n < N) {
-    float s = 0.f;
-#pragma unroll
-    for (int wi = 0; wi < 8; ++wi) s += red[wi][ml][nl];
-    out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
-  }
+  sum_store(red, tid, M, N, n0, out);
 }
 
 // ---- host reference: the same bit operations ----

@@ -12,13 +12,6 @@ OUT=${1:?}; mkdir -p "$OUT/p"; t0=$(date +%s)
 if [[ "$gpu" == *H200* ]]; then
   TORCHQUANT_COMMIT=${TORCHQUANT_COMMIT:-unknown} bash benchmarks/results/h200/2026-12-06c/call9.sh "$OUT"
 fi
-P=.prebuilt/probe/nvfp4_direct_shape
-export PROBE_VARIANTS=U=2nox,U=2xr,U=2xr/3,R32U1/3,R32U1/2,R32U2/2
-for mb in 24 0; do
-  PROBE_HOT_MB=$mb timeout 120 $P 28672x8192 128256x4096 4096x14336 4096x4096 > "$OUT/p/probe_hot$mb.log" 2>&1
-  echo "probe hot=$mb MB rc=$? $(( $(date +%s) - t0 )) s"
-done
-for mb in 24 0; do
-  echo "== hot $mb MB (0: cold)"; grep -E "==|M=1 |M=8 " "$OUT/p/probe_hot$mb.log" | sed -E 's/  +/ /g; s/ err [^ ]*//' | cut -c1-90
-done
+PROBE_VARIANTS=U=2nox,U=2xr,U=2xr/3,R32U1/3,R32U1/2,R32U2/2 \
+  bash benchmarks/micro/probe_hot_cold.sh "$OUT/p" 28672x8192 128256x4096 4096x14336 4096x4096
 echo "elapsed $(( $(date +%s) - t0 )) s"
