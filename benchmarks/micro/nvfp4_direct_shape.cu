@@ -68,6 +68,25 @@ __device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, 
   }
 }
 
+// Word q (codes 32t + 8q .. + 7 of the piece) of rows g (wl) and g + 8 (wh) into acc: the layout-1
+// decode, the block scales folded (spl / sph: the piece's two scale pairs of each row, as
+// e4m3x2_to_bf16x2_x2p119 gives them), and the word's two m16n8k16 with x pairs xv.
+__device__ __forceinline__ void word_mma(float (&acc)[4], uint32_t wl, uint32_t wh, uint32_t spl, uint32_t sph,
+                                         int q, const uint4& xv) {
+  uint32_t a[4], b[4];
+  decode_e2m1_bf16_l1(wl, a);
+  decode_e2m1_bf16_l1(wh, b);
+  const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
+  const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    a[j] = mul_bf16x2(a[j], sa);
+    b[j] = mul_bf16x2(b[j], sbb);
+  }
+  torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
+  torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
+}
+
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
 // kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
 // shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
@@ -168,31 +187,16 @@ __global__ void __launch_bounds__(256, kMinBlocks)
           xv = kXr ? xr[u][q]
                : (kXs || kXn) ? xsrow[cc * 16 + 4 * t + q] : ldg16_cached(xp + 8 * q, !kXp || g < M);
         }
-        uint32_t a[4] = {}, b[4] = {};
         if constexpr (kSkel == 3) {
           acc[0] += __uint_as_float((wlw[q] ^ sl[u]) & 0x007fffffu);
           acc[2] += __uint_as_float((whw[q] ^ sh[u]) & 0x007fffffu);
-          continue;
-        } else if constexpr (kSkel) {
+        } else if constexpr (kSkel) {  // each weight word as its four A / B registers
           const uint32_t wa = wlw[q] ^ sl[u], wb = whw[q] ^ sh[u];
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            a[j] = wa;
-            b[j] = wb;
-          }
+          torchquant::mma_m16n8k16<__nv_bfloat16>(acc, wa, wb, wa, wb, xv.x, xv.y);
+          torchquant::mma_m16n8k16<__nv_bfloat16>(acc, wa, wb, wa, wb, xv.z, xv.w);
         } else {
-          decode_e2m1_bf16_l1(wlw[q], a);
-          decode_e2m1_bf16_l1(whw[q], b);
-          const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
-          const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            a[j] = mul_bf16x2(a[j], sa);
-            b[j] = mul_bf16x2(b[j], sbb);
-          }
+          word_mma(acc, wlw[q], whw[q], spl, sph, q, xv);
         }
-        torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
-        torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
       }
     }
     if constexpr (kPipe) {
@@ -276,18 +280,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
           const uint4 vl = w[u][2 * tt], vh = w[u][2 * tt + 1];
           const uint32_t wl = q == 0 ? vl.x : q == 1 ? vl.y : q == 2 ? vl.z : vl.w;
           const uint32_t wh = q == 0 ? vh.x : q == 1 ? vh.y : q == 2 ? vh.z : vh.w;
-          uint32_t a[4], b[4];
-          decode_e2m1_bf16_l1(wl, a);
-          decode_e2m1_bf16_l1(wh, b);
-          const uint32_t sa = (q >> 1) ? dup_hi(sp[2 * tt]) : dup_lo(sp[2 * tt]);
-          const uint32_t sbb = (q >> 1) ? dup_hi(sp[2 * tt + 1]) : dup_lo(sp[2 * tt + 1]);
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            a[j] = mul_bf16x2(a[j], sa);
-            b[j] = mul_bf16x2(b[j], sbb);
-          }
-          torchquant::mma_m16n8k16<__nv_bfloat16>(acc[tt], a[0], b[0], a[1], b[1], xv.x, xv.y);
-          torchquant::mma_m16n8k16<__nv_bfloat16>(acc[tt], a[2], b[2], a[3], b[3], xv.z, xv.w);
+          word_mma(acc[tt], wl, wh, sp[2 * tt], sp[2 * tt + 1], q, xv);
         }
       }
     }
