@@ -55,16 +55,20 @@ using torchquant::int8::ldg16_cached;  // x: L1-cached 16-byte loads
 using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256B hint
 
 // The 8 warps' [token][row] tiles of a block of R weight rows, summed in warp order and stored
-// (x 2^7, undoing the decode's 2^-7; global scale 1) by thread tid = token * R + row (M <= 8).
+// (x 2^7, undoing the decode's 2^-7; global scale 1); thread tid takes tid, tid + 256, ... of the
+// [token][row] outputs (M <= 8).
 template <int R>
 __device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, int M, int N, int n0,
                                           float* __restrict__ out) {
-  const int ml = tid / R, nl = tid % R, n = n0 + nl;
-  if (ml < M && n < N) {
-    float s = 0.f;
 #pragma unroll
-    for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
-    out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+  for (int i = tid; i < 8 * R; i += 256) {
+    const int ml = i / R, nl = i % R, n = n0 + nl;
+    if (ml < M && n < N) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
+      out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+    }
   }
 }
 
@@ -218,40 +222,37 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   }
 }
 
-// (2026-12-06c) Two m16 tiles per block, 32 weight rows: lane (g, t) loads the piece's bytes of rows
-// g, g + 8, g + 16, g + 24, and each x load (made with the round's weight, predicated to g < M, as
-// kXr) feeds both tiles' mma, so the x loads per weight byte halve: docs/nvfp4_gemv.md 33 found
-// them the SM side's cap (4.3 TB/s from L2 without them, 3.4 with). U pieces in flight per lane
-// hold 2 x U KB of weight per warp (as U = 2 U above). hot_tiles as above, per 16-row tile.
-template <int U, int kMinBlocks>
+// (2026-12-06c; T = 4 added 2026-12-06d) T m16 tiles per block, 16 T weight rows: lane (g, t) loads
+// the piece's bytes of rows g, g + 8, ..., g + 8 (2T - 1), and each x load (made with the round's
+// weight, predicated to g < M, as kXr) feeds all T tiles' mma, so the x loads per weight byte fall
+// by T: docs/nvfp4_gemv.md 33 found them the SM side's cap (4.3 TB/s from L2 without them, 3.4
+// with). U pieces in flight per lane hold T x U KB of weight per warp. hot_tiles as above, per
+// 16-row tile.
+template <int T, int U, int kMinBlocks>
 __global__ void __launch_bounds__(256, kMinBlocks)
-    direct_gemv32(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+    direct_gemv_rows(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                   const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
                   int hot_tiles) {
-  __shared__ float red[8][8][32];
+  __shared__ float red[8][8][16 * T];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int pieces = K / 128;
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  const int n0 = blockIdx.x * 32;
-  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const uint8_t* wr[4];
-  const uint8_t* sr[4];
-  bool vr[4];
+  const int n0 = blockIdx.x * 16 * T;
+  // rows read: block blockIdx.x % (hot_tiles / T) (the host keeps hot_tiles a multiple of 4, so
+  // each 16-row tile j of the block reads tile (T blockIdx.x + j) % hot_tiles, as direct_gemv)
+  const int a0 = hot_tiles > 0 ? (blockIdx.x % (hot_tiles / T)) * 16 * T : n0;
+  const uint32_t rb = static_cast<uint32_t>(K) / 2, sb = static_cast<uint32_t>(K) / 16;
+  const uint8_t* wb = W + static_cast<size_t>(a0 + g) * rb + 16 * t;  // row g; row g + 8 r at + 8 r rb
+  const uint8_t* sbp = S + static_cast<size_t>(a0 + g) * sb + 2 * t;
+  uint32_t valid = 0;  // bit r: row n0 + g + 8 r < N
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const int n = n0 + g + 8 * r;
-    const int st = n0 / 16 + (r >> 1);  // the 16-row tile of row n
-    const int a = hot_tiles > 0 ? (st % hot_tiles) * 16 + g + 8 * (r & 1) : n;
-    vr[r] = n < N;
-    wr[r] = W + (vr[r] ? a : 0) * rb + 16 * t;
-    sr[r] = S + (vr[r] ? a : 0) * sb + 2 * t;
-  }
+  for (int r = 0; r < 2 * T; ++r) valid |= (n0 + g + 8 * r < N ? 1u : 0u) << r;
   const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t;
-  float acc[2][4] = {};
-  uint4 w[U][4], xr[U][4];
-  uint32_t sc[U][4];
+  float acc[T][4] = {};
+  uint4 w[U][2 * T], xr[U][4];
+  uint32_t sc[U][2 * T];
   for (int c = warp; c < pieces; c += 8 * U) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -261,22 +262,23 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
       for (int q = 0; q < 4; ++q) xr[u][q] = ldg16_cached(xrow + pc * 128 + 8 * q, in && g < M);
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        w[u][r] = ldg16_stream(wr[r] + pc * 64, in && vr[r]);
-        sc[u][r] = torchquant::ld_u16_if(sr[r] + pc * 8, in && vr[r]);
+      for (int r = 0; r < 2 * T; ++r) {
+        const bool ok = in && ((valid >> r) & 1u);
+        w[u][r] = ldg16_stream(wb + static_cast<size_t>(8 * r) * rb + pc * 64, ok);
+        sc[u][r] = torchquant::ld_u16_if(sbp + static_cast<size_t>(8 * r) * sb + pc * 8, ok);
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (c + 8 * u >= pieces) break;
-      uint32_t sp[4];
+      uint32_t sp[2 * T];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) sp[r] = e4m3x2_to_bf16x2_x2p119(sc[u][r]);
+      for (int r = 0; r < 2 * T; ++r) sp[r] = e4m3x2_to_bf16x2_x2p119(sc[u][r]);
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const uint4 xv = xr[u][q];
 #pragma unroll
-        for (int tt = 0; tt < 2; ++tt) {
+        for (int tt = 0; tt < T; ++tt) {
           const uint4 vl = w[u][2 * tt], vh = w[u][2 * tt + 1];
           const uint32_t wl = q == 0 ? vl.x : q == 1 ? vl.y : q == 2 ? vl.z : vl.w;
           const uint32_t wh = q == 0 ? vh.x : q == 1 ? vh.y : q == 2 ? vh.z : vh.w;
@@ -286,7 +288,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     }
   }
 #pragma unroll
-  for (int tt = 0; tt < 2; ++tt)
+  for (int tt = 0; tt < T; ++tt)
 #pragma unroll
     for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
   __syncthreads();
@@ -314,7 +316,7 @@ struct Variant {
   bool xs, pers;
   bool skel = false;  // not checked (wrong by design)
   bool xn = false;    // x in shared memory, natural order
-  bool rows32 = false;  // direct_gemv32: 32 rows per block
+  int rows = 16;       // weight rows per block (direct_gemv_rows: 16 T)
 };
 
 int main(int argc, char** argv) {
@@ -361,9 +363,13 @@ int main(int argc, char** argv) {
                                {"U=3xr", direct_gemv<3, false, false, 2, false, 0, false, true, true>, false, false},
                                {"U=2xr/3", direct_gemv<2, false, false, 3, false, 0, false, true, true>, false, false},
                                // (2026-12-06c) 32 rows per block, x loaded once for both tiles
-                               {"R32U1/3", direct_gemv32<1, 3>, false, false, false, false, true},
-                               {"R32U1/2", direct_gemv32<1, 2>, false, false, false, false, true},
-                               {"R32U2/2", direct_gemv32<2, 2>, false, false, false, false, true}};
+                               {"R32U1/3", direct_gemv_rows<2, 1, 3>, false, false, false, false, 32},
+                               {"R32U1/2", direct_gemv_rows<2, 1, 2>, false, false, false, false, 32},
+                               {"R32U2/2", direct_gemv_rows<2, 2, 2>, false, false, false, false, 32},
+                               // (2026-12-06d) 64 rows per block: a quarter of the x loads
+                               {"R64U1/2", direct_gemv_rows<4, 1, 2>, false, false, false, false, 64},
+                               {"R64U1/1", direct_gemv_rows<4, 1, 1>, false, false, false, false, 64},
+                               {"R64U2/1", direct_gemv_rows<4, 2, 1>, false, false, false, false, 64}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
@@ -383,7 +389,7 @@ int main(int argc, char** argv) {
     const size_t wbytes = static_cast<size_t>(sh.N) * sh.K / 2, sbytes = static_cast<size_t>(sh.N) * sh.K / 16;
     const size_t bytes = wbytes + sbytes;
     const int hot_tiles =
-        hot_mb > 0 ? std::max(1, static_cast<int>(hot_mb * 1e6 / (16.0 * (sh.K / 2 + sh.K / 16)))) : 0;
+        hot_mb > 0 ? std::max(4, static_cast<int>(hot_mb * 1e6 / (64.0 * (sh.K / 2 + sh.K / 16))) * 4) : 0;
     const size_t copies =
         hot_tiles > 0 ? 1 : std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
     std::vector<uint8_t> hw(wbytes), hs(sbytes);
@@ -470,7 +476,7 @@ int main(int argc, char** argv) {
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, v.fn));
-        const int grid = v.rows32 ? (sh.N + 31) / 32
+        const int grid = v.rows > 16 ? (sh.N + v.rows - 1) / v.rows
                          : v.pers ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
         auto one = [&](int r, cudaStream_t st) {
           const uint8_t* wp = w[r % copies];
