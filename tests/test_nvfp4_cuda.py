@@ -223,15 +223,16 @@ def test_gemv_direct_layout3(N, K):
                                y.view(torch.int16))
 
 
-@pytest.mark.parametrize("build", ["2", "3", "4", "5", "6", "7", "8", "9"])
+@pytest.mark.parametrize("build", [str(b) for b in range(2, 13)])
 def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
-    """TORCHQUANT_NVFP4_DIRECT=2..9 (U = 3 / 3 blocks, U = 4 / 2, U = 2 with the next round issued
+    """TORCHQUANT_NVFP4_DIRECT=2..12 (U = 3 / 3 blocks, U = 4 / 2, U = 2 with the next round issued
     before the decode / 2, U = 6 / 2, U = 3 issued early / 2; with x loaded in the round's issue U = 2
-    / 2, U = 2 / 3, U = 3 / 2): each warp still sums its pieces in the same order, and the x columns
-    that builds 7..9 zero are never stored, so the default build's bits, over ragged N, one to
-    several rounds and token tiles (M = 9, 17: partial tiles), bias or none."""
+    / 2, U = 2 / 3, U = 3 / 2; 32 rows per block U = 1 / 3, U = 2 / 2; 64 rows U = 1 / 2): each warp
+    still sums its pieces in the same order, and the x columns that builds 7..12 zero are never
+    stored, so the default build's bits, over ragged N (blocks of 32 / 64 rows with 1 .. 63 rows
+    past N), one to several rounds and token tiles (M = 9, 17: partial tiles), bias or none."""
     _need_direct()
-    for N, K in ((257, 2176), (17, 8192), (33, 128)):
+    for N, K in ((257, 2176), (17, 8192), (33, 128), (100, 1024)):
         x_all, wp, ws, gs, bias = _operands(17, N, K, torch.bfloat16, seed=N * 31 + K)
         w3 = ops.nvfp4_relayout(wp, 3)
         for M in (1, 5, 8, 9, 17):

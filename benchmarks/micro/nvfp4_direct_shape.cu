@@ -60,15 +60,20 @@ using torchquant::int8::ldg16_stream;  // weight: L1::no_allocate + the .L2::256
 template <int R>
 __device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, int M, int N, int n0,
                                           float* __restrict__ out) {
-#pragma unroll
-  for (int i = tid; i < 8 * R; i += 256) {
-    const int ml = i / R, nl = i % R, n = n0 + nl;
+  const auto one = [&](unsigned i) {
+    const int ml = static_cast<int>(i / R), nl = static_cast<int>(i % R), n = n0 + nl;
     if (ml < M && n < N) {
       float s = 0.f;
 #pragma unroll
       for (int w = 0; w < 8; ++w) s += red[w][ml][nl];
       out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
     }
+  };
+  if constexpr (8 * R <= 256) {  // (as the form before the loop: no registers added)
+    if (tid < 8 * R) one(static_cast<unsigned>(tid));
+  } else {
+#pragma unroll
+    for (int i = tid; i < 8 * R; i += 256) one(static_cast<unsigned>(i));
   }
 }
 

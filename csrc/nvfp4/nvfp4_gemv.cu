@@ -633,10 +633,14 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
-// forces one (1..9 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33, up to the int8 GEMV's 96 KB
+// forces one (1..12 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's 96 KB
 // per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7 or 8 by the grid.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
-constexpr int kDirectBuilds = 9;
+struct DirectBuild {
+  DirectKernel fn;
+  int tiles;  // m16 tiles (16 weight rows each) per block
+};
+constexpr int kDirectBuilds = 12;
 constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per SM: <= 2 x SMs blocks
 constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
@@ -646,17 +650,21 @@ constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxM = 4;
 constexpr int64_t kDirectWideMaxK = 8192;
 constexpr int kDirectNarrowMaxDramX10 = 150;
-DirectKernel direct_kernel(int variant) {
+DirectBuild direct_kernel(int variant) {
   switch (variant) {
-    case 2: return nvfp4::nvfp4_gemv_direct_kernel<3, 3>;        // 72 KB per SM
-    case 3: return nvfp4::nvfp4_gemv_direct_kernel<4, 2>;        // 64 KB
-    case 4: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>;  // 64 KB
-    case 5: return nvfp4::nvfp4_gemv_direct_kernel<6, 2>;        // 96 KB
-    case 6: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>;  // 96 KB
-    case kDirectSmallGrid: return nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>;  // 32 KB + x
-    case kDirectLargeGrid: return nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>;  // 48 KB + x
-    case 9: return nvfp4::nvfp4_gemv_direct_kernel<3, 2, false, true>;  // 48 KB + x, 2 blocks
-    default: return nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>;  // 48 KB
+    case 2: return {nvfp4::nvfp4_gemv_direct_kernel<3, 3>, 1};        // 72 KB per SM
+    case 3: return {nvfp4::nvfp4_gemv_direct_kernel<4, 2>, 1};        // 64 KB
+    case 4: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>, 1};  // 64 KB
+    case 5: return {nvfp4::nvfp4_gemv_direct_kernel<6, 2>, 1};        // 96 KB
+    case 6: return {nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>, 1};  // 96 KB
+    case kDirectSmallGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>, 1};  // 32 KB + x
+    case kDirectLargeGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>, 1};  // 48 KB + x
+    case 9: return {nvfp4::nvfp4_gemv_direct_kernel<3, 2, false, true>, 1};  // 48 KB + x, 2 blocks
+    // (2026-12-06d) 32 / 64 weight rows per block, x loaded once for all of them
+    case 10: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 3>, 2};  // 32 rows, U = 1: 48 KB + x
+    case 11: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 2, 2>, 2};  // 32 rows, U = 2: 64 KB + x
+    case 12: return {nvfp4::nvfp4_gemv_direct_rows_kernel<4, 1, 2>, 4};  // 64 rows, U = 1: 64 KB + x
+    default: return {nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>, 1};  // 48 KB
   }
 }
 // Which build runs a grid of `blocks` blocks. Builds 7 and 8 load each piece's x with its weight
@@ -749,15 +757,16 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
   at::Tensor y = at::empty({M, N}, x.options());
   const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
-  const int64_t row_blocks = (N + 15) / 16;
   const int64_t token_tiles = (M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows;
-  const dim3 grid(static_cast<unsigned>(row_blocks),
+  const DirectBuild build = direct_kernel(direct_build(caps, (N + 15) / 16 * token_tiles));
+  const int64_t rows = 16 * int64_t{build.tiles};
+  const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows),
                   static_cast<unsigned>(std::min<int64_t>(token_tiles, 65535)));
   // The weight copied just above was written by the kernel just before (common/pdl.h); the
   // kernel waits for its predecessor before its first load in every case.
   const PdlMode pdl = pdl_mode(device, PdlKernel::kNvfp4Mma,
                                weight_written(static_weight, w.data_ptr() != w_in.data_ptr()));
-  launch_kernel(direct_kernel(direct_build(caps, int64_t{grid.x} * grid.y)), grid,
+  launch_kernel(build.fn, grid,
                 dim3(nvfp4::kDirectThreads), 0,
                 c10::cuda::getCurrentCUDAStream(), pdl.on, prm);
   return y;

@@ -1132,6 +1132,49 @@ constexpr int kDirectThreads = kDirectWarps * 32;
 constexpr int kDirectU = 2;  // the default: pieces of loads in flight per lane (H100: 2 beat 3, 4, 8)
 constexpr int kDirectRows = 8;  // x rows per token tile
 
+// Word q (codes 32t + 8q .. + 7 of a piece) of the direct kernels' rows g (wl) and g + 8 (wh):
+// the layout-3 decode, the block scales folded (spl / sph: the piece's two bf16x2 scale pairs of
+// each row, Ops::scale_pair), and the word's two m16n8k16 against x's 8 values xv of those codes.
+__device__ __forceinline__ void direct_word_mma(float (&acc)[4], uint32_t wl, uint32_t wh, uint32_t spl,
+                                                uint32_t sph, int q, const uint4& xv) {
+  using O = Ops<__nv_bfloat16>;
+  uint32_t a[4], b[4];
+  decode_word<O, kLayoutBf16Adj>(wl, a);
+  decode_word<O, kLayoutBf16Adj>(wh, b);
+  const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
+  const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    a[j] = O::mul(a[j], sa);
+    b[j] = O::mul(b[j], sbb);
+  }
+  O::mma(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);  // pairs 0, 1: codes 0..3 of the word
+  O::mma(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);  // pairs 2, 3: codes 4..7
+}
+
+// The direct kernels' reduction: the 8 warps' [x row][weight row] tiles of a block of R weight rows
+// summed in warp order (deterministic), then the epilogue, for x rows m0 .. m0 + rows - 1 of y.
+template <int R>
+__device__ __forceinline__ void direct_sum_store(const float (&red)[kDirectWarps][kDirectRows][R], int tid,
+                                                 int m0, int rows, int n0, int N, float so,
+                                                 const __nv_bfloat16* bias, __nv_bfloat16* y) {
+  const auto one = [&](unsigned i) {  // output i: x row i / R, weight row i % R
+    const int ml = static_cast<int>(i / R), nl = static_cast<int>(i % R), n = n0 + nl;
+    if (ml < rows && n < N) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < kDirectWarps; ++w) s += red[w][ml][nl];
+      y[static_cast<size_t>(m0 + ml) * N + n] = epilogue<__nv_bfloat16>(s, so, bias, n);
+    }
+  };
+  if constexpr (kDirectRows * R <= kDirectThreads) {
+    if (tid < kDirectRows * R) one(static_cast<unsigned>(tid));
+  } else {
+#pragma unroll
+    for (int i = tid; i < kDirectRows * R; i += kDirectThreads) one(static_cast<unsigned>(i));
+  }
+}
+
 // kMinBlocks: the launch bounds' blocks per SM (3: <= 80 registers); kPipe: the next round's
 // loads are issued before this round's decode (two register sets, twice the bytes in flight per
 // warp at the same U); kXr: each piece's x (4 x 16 bytes per lane) is loaded with its weight in
@@ -1209,18 +1252,7 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
         for (int q = 0; q < 4; ++q) {
           // codes 32t + 8q .. + 7 of the piece: word q, block 2t + q / 2 of the piece's 8
           const uint4 xv = kXr ? xr[u][q] : __ldg(reinterpret_cast<const uint4*>(xp + 8 * q));
-          uint32_t a[4], b[4];
-          decode_word<O, kLayoutBf16Adj>(wlw[q], a);
-          decode_word<O, kLayoutBf16Adj>(whw[q], b);
-          const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
-          const uint32_t sbb = (q >> 1) ? dup_hi(sph) : dup_lo(sph);
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            a[j] = O::mul(a[j], sa);
-            b[j] = O::mul(b[j], sbb);
-          }
-          O::mma(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);  // pairs 0, 1: codes 0..3 of the word
-          O::mma(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);  // pairs 2, 3: codes 4..7
+          direct_word_mma(acc, wlw[q], whw[q], spl, sph, q, xv);
         }
       }
       if constexpr (kPipe) {
@@ -1237,15 +1269,90 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #pragma unroll
     for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
     __syncthreads();
-    if (tid < kDirectRows * 16) {
-      const int ml = tid >> 4, nl = tid & 15, n = n0 + nl;
-      if (ml < rows && n < N) {
-        float s = 0.f;
+    direct_sum_store(red, tid, m0, rows, n0, N, so, bias, y);
+    __syncthreads();  // red is rewritten by the next token tile
+  }
+#endif  // __CUDA_ARCH__ >= 800
+}
+
+// (2026-12-06d) The direct GEMV with kTiles m16 tiles per block (16 kTiles weight rows): lane
+// (g, t) loads the piece's 16 bytes of rows g, g + 8, ..., g + 8 (2 kTiles - 1) and their scales,
+// and the piece's x (4 x 16 bytes, with the weight, as kXr above) once for all kTiles tiles' mma,
+// so a block loads x once per 16 kTiles rows: kTiles times fewer x loads per weight byte, and
+// kTiles times less x through L1 / L2 (at M = 8 on a 4096-wide x, 64 KB per block against the
+// block's 32 kTiles KB of weight). docs/nvfp4_gemv.md 34 has the probe and the A/B. Otherwise as
+// nvfp4_gemv_direct_kernel: the same pieces, order of sums per output and bits.
+template <int kTiles, int U, int kMinBlocks>
+__global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_rows_kernel(const GemvParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using O = Ops<__nv_bfloat16>;
+  constexpr int kR = 2 * kTiles;  // weight rows per lane
+  __shared__ float red[kDirectWarps][kDirectRows][16 * kTiles];
+  pdl_launch_dependents();
+  pdl_wait();  // everything this kernel reads may come from the kernel before
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int M = p.M, N = p.N, K = p.K;
+  const int pieces = K / 128;
+  const int n0 = blockIdx.x * 16 * kTiles;
+  // row g + 8 r of the block at w0 + 8 r rb (s0 + 8 r sb); bit r of valid: that row is < N (rows
+  // past N are never loaded or stored)
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const uint8_t* const w0 = p.w + static_cast<size_t>(n0 + g) * rb + 16 * t;
+  const uint8_t* const s0 = p.s + static_cast<size_t>(n0 + g) * sb + 2 * t;
+  uint32_t valid = 0;
 #pragma unroll
-        for (int w = 0; w < kDirectWarps; ++w) s += red[w][ml][nl];
-        y[static_cast<size_t>(m0 + ml) * N + n] = epilogue<__nv_bfloat16>(s, so, bias, n);
+  for (int r = 0; r < kR; ++r) valid |= (n0 + g + 8 * r < N ? 1u : 0u) << r;
+  const float so = __fmul_rn(__ldg(p.gs), 128.0f);  // 2^7 * global: undoes the decode's 2^-7
+  const __nv_bfloat16* const bias = static_cast<const __nv_bfloat16*>(p.bias);
+  __nv_bfloat16* const y = static_cast<__nv_bfloat16*>(p.y);
+  for (int m0 = blockIdx.y * kDirectRows; m0 < M; m0 += gridDim.y * kDirectRows) {
+    const int rows = min(kDirectRows, M - m0);
+    const __nv_bfloat16* const xrow =
+        static_cast<const __nv_bfloat16*>(p.x) + static_cast<size_t>(m0 + (g < rows ? g : 0)) * K + 32 * t;
+    const bool x_real = g < rows;
+    float acc[kTiles][4] = {};
+    uint4 w[U][kR], xr[U][4];
+    uint32_t sc[U][kR];
+    for (int c = warp; c < pieces; c += kDirectWarps * U) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {  // issue U pieces (pieces past the row: not loaded)
+        const int cc = c + kDirectWarps * u;
+        const bool in = cc < pieces;
+        const size_t pc = in ? static_cast<size_t>(cc) : 0;
+#pragma unroll
+        for (int r = 0; r < kR; ++r) {
+          const bool ok = in && ((valid >> r) & 1u);
+          w[u][r] = ld_stream_v4_if(w0 + 8 * r * rb + 64 * pc, ok);
+          sc[u][r] = ld_u16_if(s0 + 8 * r * sb + 8 * pc, ok);
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xr[u][q] = ld_cached_v4_if(xrow + 128 * pc + 8 * q, in && x_real);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {  // then consume them
+        if (c + kDirectWarps * u >= pieces) break;
+        uint32_t sp[kR];
+#pragma unroll
+        for (int r = 0; r < kR; ++r) sp[r] = O::scale_pair(sc[u][r]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+#pragma unroll
+          for (int tt = 0; tt < kTiles; ++tt) {  // tile tt: rows g + 16 tt (lo) and g + 16 tt + 8 (hi)
+            const uint4 lo = w[u][2 * tt], hi = w[u][2 * tt + 1];
+            const uint32_t wl = q == 0 ? lo.x : q == 1 ? lo.y : q == 2 ? lo.z : lo.w;
+            const uint32_t wh = q == 0 ? hi.x : q == 1 ? hi.y : q == 2 ? hi.z : hi.w;
+            direct_word_mma(acc[tt], wl, wh, sp[2 * tt], sp[2 * tt + 1], q, xr[u][q]);
+          }
+        }
       }
     }
+#pragma unroll
+    for (int tt = 0; tt < kTiles; ++tt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
+    __syncthreads();
+    direct_sum_store(red, tid, m0, rows, n0, N, so, bias, y);
     __syncthreads();  // red is rewritten by the next token tile
   }
 #endif  // __CUDA_ARCH__ >= 800
