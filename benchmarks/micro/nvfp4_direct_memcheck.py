@@ -5,9 +5,11 @@ build of the kernel (TORCHQUANT_NVFP4_DIRECT=1..12, nvfp4_gemv.cu direct_kernel)
 with the CPU op on the same weight (within the fp32 accumulation bound of the tests; here just
 finite and close), and with the result of the aligned operands (same bits).
 
-PYTHONPATH=. compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_direct_memcheck.py
+PYTHONPATH=. compute-sanitizer --tool memcheck python benchmarks/micro/nvfp4_direct_memcheck.py [BUILD ...]
+(the builds given, default all)
 """
 import os
+import sys
 
 import torch
 import torchquant  # noqa: F401
@@ -15,7 +17,7 @@ from torchquant import ops
 
 torch.manual_seed(0)
 checked = 0
-for build in [str(b) for b in range(1, 13)]:
+for build in sys.argv[1:] or [str(b) for b in range(1, 13)]:
     os.environ["TORCHQUANT_NVFP4_DIRECT"] = build
     for N, K in ((1, 128), (17, 1152), (257, 4096), (33, 8192), (100, 1024)):
         w = torch.randn(N, K, device="cuda") * 0.05

@@ -103,17 +103,18 @@ constexpr int64_t kTileMinM = 48;
 //   layout 1/2/3,      | as above| mma    | where the rule says fma or tile:
 //   >= 8.0             |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
-//   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block, the
-//                      | K % 128,|        | int8 GEMV's stream, on grids of
-//                      | K<=4096 |        | SMs .. 3 x SMs blocks; on cards of
+//   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block (32 or
+//                      | K % 128,|        | 64 rows at M >= 4 on larger grids),
+//                      | K<=4096 |        | the int8 GEMV's stream, on grids of
+//                      |         |        | SMs .. 3 x SMs blocks; on cards of
 //                      |         |        | <= 15 DRAM bytes per SM clock (H100,
 //                      |         |        | not H200) also long rows (K <= 16384,
 //                      |         |        | <= 2 x SMs blocks) and larger grids
-//                      |         |        | (K <= 8192, M <= 4). nvfp4_gemv_cuda
+//                      |         |        | (K <= 8192). nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
-//                      |         |        | (docs/nvfp4_gemv.md 27-33)
+//                      |         |        | (docs/nvfp4_gemv.md 27-34)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -633,8 +634,8 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
-// forces one (1..12 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's 96 KB
-// per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7 or 8 by the grid.
+// forces one (1..12 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
+// 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7, 8, 10 or 12.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 struct DirectBuild {
   DirectKernel fn;
@@ -647,7 +648,6 @@ constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per S
 constexpr int64_t kDirectMaxM = 8;
 constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
-constexpr int64_t kDirectWideMaxM = 4;
 constexpr int64_t kDirectWideMaxK = 8192;
 constexpr int kDirectNarrowMaxDramX10 = 150;
 DirectBuild direct_kernel(int variant) {
@@ -657,13 +657,13 @@ DirectBuild direct_kernel(int variant) {
     case 4: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, true>, 1};  // 64 KB
     case 5: return {nvfp4::nvfp4_gemv_direct_kernel<6, 2>, 1};        // 96 KB
     case 6: return {nvfp4::nvfp4_gemv_direct_kernel<3, 2, true>, 1};  // 96 KB
-    case kDirectSmallGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>, 1};  // 32 KB + x
-    case kDirectLargeGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>, 1};  // 48 KB + x
+    case kDirectSmallGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true>, 1};  // 32 KB, x
+    case kDirectLargeGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true>, 1};  // 48 KB, x
     case 9: return {nvfp4::nvfp4_gemv_direct_kernel<3, 2, false, true>, 1};  // 48 KB + x, 2 blocks
     // (2026-12-06d) 32 / 64 weight rows per block, x loaded once for all of them
-    case 10: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 3>, 2};  // 32 rows, U = 1: 48 KB + x
-    case 11: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 2, 2>, 2};  // 32 rows, U = 2: 64 KB + x
-    case 12: return {nvfp4::nvfp4_gemv_direct_rows_kernel<4, 1, 2>, 4};  // 64 rows, U = 1: 64 KB + x
+    case 10: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 3>, 2};  // 32 rows, U = 1: 48 KB
+    case 11: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 2, 2>, 2};  // 32 rows, U = 2: 64 KB
+    case 12: return {nvfp4::nvfp4_gemv_direct_rows_kernel<4, 1, 2>, 4};  // 64 rows, U = 1: 64 KB
     default: return {nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>, 1};  // 48 KB
   }
 }
@@ -685,12 +685,42 @@ DirectBuild direct_kernel(int variant) {
 //   28672x8192 (1792)        build 1 46.9 / 48.5-49.0 / 52.0-53.1 / 58.9-59.1, 8: 45.3-45.5 /
 //                              46.1-46.4 / 47.4-48.4 / 56.1-56.4 (92 % of the 3.165 TB/s ceiling)
 // The earlier A/Bs (12-05j, 12-06b call 7: build 3 on 256 blocks, 4 on the long rows, 1 above)
-// are in those runs' folders. The H200 has the same SMs and clocks, but whether these builds win
-// there too is not measured (its A/B: results/h200/2026-12-06c/call9.sh, not yet run there).
-int direct_build(const DeviceCaps& caps, int64_t blocks) {
+// are in those runs' folders.
+// Builds 10-12 (docs/nvfp4_gemv.md 34) load x once per 32 or 64 weight rows: at M = 8 a block
+// of 16 rows moves twice its weight bytes in x through L1 / L2. On grids of more than 3 x SMs
+// blocks of 16 rows they win from M = 4 (to 8, one token tile; M > 8 not measured): build 12 (64
+// rows) where its grid is at most 4 x SMs blocks, build 10 (32 rows, 3 blocks per SM) above.
+// H100, path direct, two rounds, us, M = 2 / 4 / 6 / 8 (results/h100/2026-12-06d call 2; the
+// 64-row grid in x SMs):
+//   14336x4096 (1.7)    8: 14.1 / 15.1-15.2 / 16.2 / 17.5-17.6
+//                      10: 14.4-14.6 / 15.2-15.3 / 15.6-15.7 / 16.2-16.3
+//                      12: 14.0-14.1 / 14.3 / 14.4 / 14.5
+//   28672x4096 (3.4)    8: 24.6 / 25.8-26.0 / 28.2-28.4 / 30.9-31.0
+//                      10: 24.5-24.7 / 25.1-25.2 / 25.5-25.7 / 26.3-26.5
+//                      12: 25.4 / 25.5-25.9 / 25.9-26.0 / 26.3-26.5
+//   28672x8192 (3.4)    8: 46.0 / 47.8-47.9 / 51.4-51.6 / 57.4-57.6
+//                      10: 48.9-49.3 / 50.2-50.6 / 52.0-53.1 / 53.2-54.0
+//                      12: 47.4-47.5 / 48.0-48.2 / 49.0-49.3 / 49.6-49.9
+//   128256x4096 (15.2)  8: 101.3-102.3 / 106.5-107.6 / 117.2-118.0 / 129.2-132.6
+//                      10: 101.5-102.0 / 103.2-103.8 / 105.2-105.3 / 107.1-108.4
+//                      12: 104.4-104.9 / 106.1-106.5 / 108.3-108.8 / 110.0-110.7
+// (build 11, 32 rows at U = 2, lost to 10 or 12 on each; at M = 1 build 8 stays level or faster:
+// 28672x8192 45.5-45.7 / 47.7-48.1 / 47.3-47.5.) Between 3.4 and 15.2 x SMs the boundary is not
+// measured. On the one-wave grids (<= 3 x SMs of 16 rows) the row builds lost everywhere (4096x4096
+// M = 8: 7.5-7.6 / 8.7 / 10.0-10.4). The H200 has the same SMs and clocks, but whether these builds
+// win there too is not measured (its A/B: results/h200/2026-12-06d/call3.sh).
+constexpr int64_t kDirectRowsMinM = 4;
+constexpr int kDirectRows32 = 10;
+constexpr int kDirectRows64 = 12;
+constexpr int64_t kDirectRows64MaxGrid = 4;  // x SMs blocks of 64 rows
+int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
-  return blocks > 2 * int64_t{caps.sm_count} ? kDirectLargeGrid : kDirectSmallGrid;
+  const int64_t sms = caps.sm_count;
+  const int64_t blocks = (N + 15) / 16 * ((M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows);
+  if (blocks > 3 * sms && M >= kDirectRowsMinM && M <= nvfp4::kDirectRows)  // one token tile
+    return (N + 63) / 64 <= kDirectRows64MaxGrid * sms ? kDirectRows64 : kDirectRows32;
+  return blocks > 2 * sms ? kDirectLargeGrid : kDirectSmallGrid;
 }
 
 // Layout 3 under path "auto": the direct GEMV where it beat layout 1's GEMVs on the cards
@@ -721,15 +751,24 @@ int direct_build(const DeviceCaps& caps, int64_t blocks) {
 //     and 2.9 blocks per SM; fewer blocks than SMs unmeasured);
 //   * on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8; the H200's ~18.5
 //     keeps the ring kernels), also: long rows (4096 < K <= 16384) on grids of SMs .. 2 x SMs
-//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M <= 4
-//     with K <= 8192 (until build 8, M = 2..4 only from 10 x SMs blocks: build 1 lost at 6.8 x SMs).
+//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M <= 8
+//     with K <= 8192 (until build 8, M = 2..4 only from 10 x SMs blocks: build 1 lost at 6.8 x SMs;
+//     until builds 10 / 12, M <= 4).
 //   H100, builds 7 / 8 (results/h100/2026-12-06c call 8, two rounds, us, M = 1 / 2 / 4 / 8, direct /
 //     the ring and wgmma GEMVs): 14336x4096 (896 blocks) 13.8 / 15.0, 14.1-14.2 / 15.1, 15.0-15.1 /
 //     15.5, 17.8 / 19.0-19.4; 28672x4096 24.2-24.4 / 27.8-27.9 .. 25.5-25.7 / 29.1-29.3, but M = 8
 //     31.3 / 30.5-30.8; 28672x8192 45.3-45.7 / 51.4-51.6 .. 47.4-47.7 / 52.5-52.8, M = 8 56.4-57.0 /
 //     53.0-53.3; 128256x4096 100.4-101.3 / 107.5-107.6 .. 104.0-105.1 / 111.4-111.5, M = 8
-//     126.8-127.0 / 111.7-112.4. So M <= 4 on every larger grid; M = 8 stays with the wgmma GEMV
+//     126.8-127.0 / 111.7-112.4. So M <= 4 on every larger grid; M = 8 stayed with the wgmma GEMV
 //     (one grid of the four won there, 14336x4096; M = 5..7 not measured).
+//   H100, builds 10 / 12 at M = 4..8 (direct_build; results/h100/2026-12-06d call 2, same process,
+//     two rounds, us): path auto (the wgmma GEMV at M >= 5) at M = 5 / 6 / 8 against direct_build's
+//     pick at M = 6 / 8: 14336x4096 19.0-19.7 / 18.7-18.8 / 19.3 against 12: 14.4 / 14.5;
+//     28672x4096 29.9-30.1 / 29.8-29.9 / 30.1-30.3 against 12: 25.9-26.0 / 26.3-26.5; 28672x8192
+//     52.3-52.5 / 52.6-52.9 / 53.9-54.0 against 12: 49.0-49.3 / 49.6-49.9; 128256x4096
+//     110.0-111.5 / 111.0-112.6 / 112.8 against 10: 105.2-105.3 / 107.1-108.4. So on those cards
+//     every larger grid with K <= 8192 takes the direct GEMV at M <= 8 (M = 5 and 7: not timed on
+//     the direct builds; they lie between M = 4 and 6 / 6 and 8 on every grid above).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
@@ -742,12 +781,12 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
     if (K <= kDirectMaxK) return M <= kDirectMaxM;
     return narrow && blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM;
   }
-  return narrow && K <= kDirectWideMaxK && M <= kDirectWideMaxM;
+  return narrow && K <= kDirectWideMaxK && M <= kDirectMaxM;
 }
 
-// The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-29). Blocks of 16
-// weight rows x token tiles of 8 (the grid's y, looped past 65535 tiles); misaligned views are
-// copied (x and w to 16 bytes, the scales to 2).
+// The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-34). Blocks of 16
+// (32, 64: builds 10-12) weight rows x token tiles of 8 (the grid's y, looped past 65535 tiles);
+// misaligned views are copied (x and w to 16 bytes, the scales to 2).
 at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
                       const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
                       int64_t M, int64_t N, int64_t K, int device, const DeviceCaps& caps,
@@ -758,7 +797,7 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   at::Tensor y = at::empty({M, N}, x.options());
   const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
   const int64_t token_tiles = (M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows;
-  const DirectBuild build = direct_kernel(direct_build(caps, (N + 15) / 16 * token_tiles));
+  const DirectBuild build = direct_kernel(direct_build(caps, M, N));
   const int64_t rows = 16 * int64_t{build.tiles};
   const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows),
                   static_cast<unsigned>(std::min<int64_t>(token_tiles, 65535)));
