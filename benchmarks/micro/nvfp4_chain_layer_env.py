@@ -1,6 +1,7 @@
 """The fused Llama-3-8B layer's four nvfp4 projections (qkv 6144x4096, o 4096x4096, gate_up
-28672x4096, down 4096x14336; weight layout 3, bf16, path auto) back to back, each input the
-previous output (as nvfp4_layout_chain.py), with environment knobs set for ONE projection's call
+28672x4096, down 4096x14336; weight layout 3, bf16, path auto) back to back on the layer's three
+inputs (x for qkv and gate_up, the attention output for o, h for down: bench_e2e's fused layer,
+so nothing runs between the GEMVs), with environment knobs set for ONE projection's call
 only (the ops read them per call, so at graph capture), to find which projection and which
 kernel choice makes the chain differ from the sum of the projections timed alone. Cold L2 by
 rotating layer copies, CUDA-graph replay, median (benchmarks/timing.py). Rows per M:
@@ -44,12 +45,11 @@ def call(x, wp, ws, gs, env):
                 os.environ[k] = v
 
 
-def run_chain(layers, x, envs):
-    h = x
-    for (wp, ws, gs), env in zip(layers, envs):
-        k = wp.shape[1] * 2
-        h = call(h[:, :k].contiguous() if h.shape[1] != k else h, wp, ws, gs, env)
-    return h
+SRC = (0, 1, 0, 2)  # which input each projection reads (bench_e2e.src_of)
+
+
+def run_chain(layers, a, envs):
+    return [call(a[s], wp, ws, gs, env) for s, (wp, ws, gs), env in zip(SRC, layers, envs)]
 
 
 def parse_variant(s):
@@ -83,13 +83,14 @@ def main() -> None:
     variants = [("chain", [{}] * 4)] + [(f"chain {v}", parse_variant(v)) for v in args.variant]
     rows = []
     for M in (int(m) for m in args.ms.split(",")):
-        x = torch.randn(M, shapes[0][1], device="cuda", dtype=torch.bfloat16)
-        want = run_chain(layers, x, [{}] * 4)
+        a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in (4096, 4096, 14336)]
+        want = run_chain(layers, a, [{}] * 4)
         line = []
         for name, envs in variants:
-            got = run_chain(layers, x, envs)  # every kernel choice gives the chain within rounding
-            assert torch.isfinite(got).all() and got.shape == want.shape, name
-            r = timing.time_gpu(lambda *ts: run_chain(regroup(ts), x, envs), copies, nbytes)
+            got = run_chain(layers, a, envs)  # every kernel choice gives each output within rounding
+            for g, w in zip(got, want):
+                assert torch.isfinite(g).all() and g.shape == w.shape, name
+            r = timing.time_gpu(lambda *ts: run_chain(regroup(ts), a, envs), copies, nbytes)
             rows.append(dict(M=M, row=name, us=round(r["median_us"], 2), mode=r["mode"]))
             line.append(f"{name}: {r['median_us']:.1f}")
         for i, (cp, b) in enumerate(alone):
