@@ -9,6 +9,8 @@ rotating layer copies, CUDA-graph replay, median (benchmarks/timing.py). Rows pe
   chain P:VAR=V            projection P (0 qkv, 1 o, 2 gate_up, 3 down) with VAR=V
   chain *:VAR=V            every projection with VAR=V
   alone P                  projection P by itself (the same rotation of its own copies)
+  QuantLinear              the same four projections as QuantLinear.from_float(..., "nvfp4")
+                           modules (bench_e2e's "QuantLinear nvfp4" row), their own copies
 
 PYTHONPATH=. python benchmarks/micro/nvfp4_chain_layer_env.py --ms 1,8 \
     --variant 2:TORCHQUANT_NVFP4_DIRECT_MAX_M=-1 --variant '*:TORCHQUANT_PDL=0' [--out rows.csv]
@@ -77,6 +79,17 @@ def main() -> None:
         b = sum(t.numel() * t.element_size() for t in lay)
         alone.append((timing.shared_copies(lay, b), b))
 
+    from torchquant.nn import QuantLinear
+    qlins = []
+    for n, k in shapes:
+        lin = torch.nn.Linear(k, n, bias=False, device="cuda", dtype=torch.bfloat16)
+        qlins.append(QuantLinear.from_float(lin, "nvfp4").eval())
+    qbytes = sum(b.numel() * b.element_size() for q in qlins for b in q.buffers())
+    import copy
+    nq = timing.copies_needed(qbytes, timing.l2_bytes())
+    qsets = [qlins] + [[copy.deepcopy(q) for q in qlins] for _ in range(nq - 1)]
+    qcopies = lambda i: tuple(qsets[i % nq])  # noqa: E731
+
     def regroup(ts):
         return [tuple(ts[3 * i:3 * i + 3]) for i in range(4)]
 
@@ -93,6 +106,9 @@ def main() -> None:
             r = timing.time_gpu(lambda *ts: run_chain(regroup(ts), a, envs), copies, nbytes)
             rows.append(dict(M=M, row=name, us=round(r["median_us"], 2), mode=r["mode"]))
             line.append(f"{name}: {r['median_us']:.1f}")
+        r = timing.time_gpu(lambda *qs: [q(a[si]) for si, q in zip(SRC, qs)], qcopies, qbytes)
+        rows.append(dict(M=M, row="QuantLinear", us=round(r["median_us"], 2), mode=r["mode"]))
+        line.append(f"QuantLinear: {r['median_us']:.1f}")
         for i, (cp, b) in enumerate(alone):
             n, k = shapes[i]
             xi = torch.randn(M, k, device="cuda", dtype=torch.bfloat16)
