@@ -7,9 +7,11 @@
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 . benchmarks/call_setup.sh "$1"
+i=0
 for kv in "TORCHQUANT_PDL=0" "TORCHQUANT_PDL=" "TORCHQUANT_NVFP4_DIRECT=8"; do
-  env "$kv" timeout 100 $PY benchmarks/bench_e2e.py --shapes fused --ms 1,8 --out "$R/e2e_${kv%%=*}" > "$R/e2e_$kv.log" 2>&1
-  echo "e2e $kv rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$kv.log" | grep -E "QuantLinear nvfp4  " | cut -c1-80
+  i=$((i + 1))
+  env "$kv" timeout 100 $PY benchmarks/bench_e2e.py --shapes fused --ms 1,8 --out "$R/e2e_$i" > "$R/e2e_$i.log" 2>&1
+  echo "e2e $kv rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_$i.log" | grep -E "QuantLinear nvfp4  " | cut -c1-80
 done
 PYTHONPATH=. timeout 120 $PY benchmarks/micro/nvfp4_chain_layer_env.py --ms 1,8 --variant '*:TORCHQUANT_PDL=0' \
   --out "$R/chain.csv" > "$R/chain.log" 2>&1
