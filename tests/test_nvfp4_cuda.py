@@ -223,19 +223,20 @@ def test_gemv_direct_layout3(N, K):
                                y.view(torch.int16))
 
 
-@pytest.mark.parametrize("build", [str(b) for b in range(2, 13)])
+@pytest.mark.parametrize("build", [str(b) for b in range(2, 16)])
 def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
-    """TORCHQUANT_NVFP4_DIRECT=2..12 (U = 3 / 3 blocks, U = 4 / 2, U = 2 with the next round issued
+    """TORCHQUANT_NVFP4_DIRECT=2..15 (U = 3 / 3 blocks, U = 4 / 2, U = 2 with the next round issued
     before the decode / 2, U = 6 / 2, U = 3 issued early / 2; with x loaded in the round's issue U = 2
-    / 2, U = 2 / 3, U = 3 / 2; 32 rows per block U = 1 / 3, U = 2 / 2; 64 rows U = 1 / 2): each warp
-    still sums its pieces in the same order, and the x columns that builds 7..12 zero are never
-    stored, so the default build's bits, over ragged N (blocks of 32 / 64 rows with 1 .. 63 rows
-    past N), one to several rounds and token tiles (M = 9, 17: partial tiles), bias or none."""
+    / 2, U = 2 / 3, U = 3 / 2; 32 rows per block U = 1 / 3, U = 2 / 2; 64 rows U = 1 / 2; two token
+    tiles per pass: 16 rows U = 1, 32 rows U = 1, 16 rows U = 2): each warp still sums its pieces in
+    the same order, and the x columns that builds 7..15 zero are never stored, so the default
+    build's bits, over ragged N (blocks of 32 / 64 rows with 1 .. 63 rows past N), one to several
+    rounds and token tiles (M = 5, 9, 17: partial tiles and passes), bias or none."""
     _need_direct()
     for N, K in ((257, 2176), (17, 8192), (33, 128), (100, 1024)):
         x_all, wp, ws, gs, bias = _operands(17, N, K, torch.bfloat16, seed=N * 31 + K)
         w3 = ops.nvfp4_relayout(wp, 3)
-        for M in (1, 5, 8, 9, 17):
+        for M in (1, 5, 8, 9, 16, 17):
             x = x_all[:M].contiguous()
             for b in (None, bias):
                 monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)

@@ -56,11 +56,12 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23; layout 3
   (bf16, sections 27-29) with --path auto (the direct GEMV by direct_rule), direct, mma or wgmma;
   --layout L: every value of another knob timed on the weight in layout L)
-  TORCHQUANT_NVFP4_DIRECT=1..12   the direct GEMV's load depth: U = 2 / 3 blocks per SM,
+  TORCHQUANT_NVFP4_DIRECT=1..15   the direct GEMV's load depth: U = 2 / 3 blocks per SM,
                                   U = 3 / 3, U = 4 / 2, U = 2 with the next round issued early / 2,
                                   U = 6 / 2, U = 3 issued early / 2; x loaded with the weight
-                                  (docs/nvfp4_gemv.md 33): U = 2 / 2, U = 2 / 3, U = 3 / 2; and
-                                  32 rows per block (section 34) U = 1 / 3, U = 2 / 2; 64 rows U = 1 / 2
+                                  (docs/nvfp4_gemv.md 33): U = 2 / 2, U = 2 / 3, U = 3 / 2;
+                                  32 rows per block (section 34) U = 1 / 3, U = 2 / 2; 64 rows U = 1 / 2;
+                                  16 x rows per pass: 16 rows U = 1, 32 rows U = 1, 16 rows U = 2
                                   (unset: nvfp4_gemv.cu direct_build)
   TORCHQUANT_NVFP4_DIRECT_MAX_M=m  nvfp4 auto on layout 3: the direct GEMV at M <= m on any shape
                                   (-1: never; unset: direct_rule's one-wave shapes, M <= 8)

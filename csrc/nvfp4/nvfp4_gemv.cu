@@ -634,14 +634,15 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
-// forces one (1..12 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
+// forces one (1..15 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
 // 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7, 8, 10 or 12.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 struct DirectBuild {
   DirectKernel fn;
-  int tiles;  // m16 tiles (16 weight rows each) per block
+  int tiles;   // m16 tiles (16 weight rows each) per block
+  int nt = 1;  // token tiles of 8 x rows per pass
 };
-constexpr int kDirectBuilds = 12;
+constexpr int kDirectBuilds = 15;
 constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per SM: <= 2 x SMs blocks
 constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
@@ -664,6 +665,10 @@ DirectBuild direct_kernel(int variant) {
     case 10: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 3>, 2};  // 32 rows, U = 1: 48 KB
     case 11: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 2, 2>, 2};  // 32 rows, U = 2: 64 KB
     case 12: return {nvfp4::nvfp4_gemv_direct_rows_kernel<4, 1, 2>, 4};  // 64 rows, U = 1: 64 KB
+    // 16 x rows per pass (M = 9..16 with one read and decode of the weight)
+    case 13: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 1, 2, 2>, 1, 2};  // 16 rows, U = 1
+    case 14: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 2, 2>, 2, 2};  // 32 rows, U = 1
+    case 15: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 2, 2, 2>, 1, 2};  // 16 rows, U = 2
     default: return {nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>, 1};  // 48 KB
   }
 }
@@ -785,8 +790,8 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 }
 
 // The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-34). Blocks of 16
-// (32, 64: builds 10-12) weight rows x token tiles of 8 (the grid's y, looped past 65535 tiles);
-// misaligned views are copied (x and w to 16 bytes, the scales to 2).
+// (32, 64: builds 10-12, 14) weight rows x token tiles of 8 (16: builds 13-15; the grid's y, looped
+// past 65535 tiles); misaligned views are copied (x and w to 16 bytes, the scales to 2).
 at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
                       const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
                       int64_t M, int64_t N, int64_t K, int device, const DeviceCaps& caps,
@@ -796,9 +801,9 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
   at::Tensor y = at::empty({M, N}, x.options());
   const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
-  const int64_t token_tiles = (M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows;
   const DirectBuild build = direct_kernel(direct_build(caps, M, N));
   const int64_t rows = 16 * int64_t{build.tiles};
+  const int64_t token_tiles = (M + nvfp4::kDirectRows * build.nt - 1) / (nvfp4::kDirectRows * build.nt);
   const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows),
                   static_cast<unsigned>(std::min<int64_t>(token_tiles, 65535)));
   // The weight copied just above was written by the kernel just before (common/pdl.h); the

@@ -1133,12 +1133,12 @@ constexpr int kDirectU = 2;  // the default: pieces of loads in flight per lane 
 constexpr int kDirectRows = 8;  // x rows per token tile
 
 // Word q (codes 32t + 8q .. + 7 of a piece) of the direct kernels' rows g (wl) and g + 8 (wh):
-// the layout-3 decode, the block scales folded (spl / sph: the piece's two bf16x2 scale pairs of
-// each row, Ops::scale_pair), and the word's two m16n8k16 against x's 8 values xv of those codes.
-__device__ __forceinline__ void direct_word_mma(float (&acc)[4], uint32_t wl, uint32_t wh, uint32_t spl,
-                                                uint32_t sph, int q, const uint4& xv) {
+// the layout-3 decode with the block scales folded (spl / sph: the piece's two bf16x2 scale pairs
+// of each row, Ops::scale_pair), as the A fragments (a: row g, b: row g + 8) of the word's two
+// m16n8k16.
+__device__ __forceinline__ void direct_word_decode(uint32_t (&a)[4], uint32_t (&b)[4], uint32_t wl, uint32_t wh,
+                                                   uint32_t spl, uint32_t sph, int q) {
   using O = Ops<__nv_bfloat16>;
-  uint32_t a[4], b[4];
   decode_word<O, kLayoutBf16Adj>(wl, a);
   decode_word<O, kLayoutBf16Adj>(wh, b);
   const uint32_t sa = (q >> 1) ? dup_hi(spl) : dup_lo(spl);
@@ -1148,14 +1148,29 @@ __device__ __forceinline__ void direct_word_mma(float (&acc)[4], uint32_t wl, ui
     a[j] = O::mul(a[j], sa);
     b[j] = O::mul(b[j], sbb);
   }
+}
+
+// The word's two m16n8k16 against x's 8 values xv of its codes.
+__device__ __forceinline__ void direct_word_mma(float (&acc)[4], const uint32_t (&a)[4], const uint32_t (&b)[4],
+                                                const uint4& xv) {
+  using O = Ops<__nv_bfloat16>;
   O::mma(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);  // pairs 0, 1: codes 0..3 of the word
   O::mma(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);  // pairs 2, 3: codes 4..7
 }
 
+// Both, for one token tile.
+__device__ __forceinline__ void direct_word_mma(float (&acc)[4], uint32_t wl, uint32_t wh, uint32_t spl,
+                                                uint32_t sph, int q, const uint4& xv) {
+  uint32_t a[4], b[4];
+  direct_word_decode(a, b, wl, wh, spl, sph, q);
+  direct_word_mma(acc, a, b, xv);
+}
+
 // The direct kernels' reduction: the 8 warps' [x row][weight row] tiles of a block of R weight rows
-// summed in warp order (deterministic), then the epilogue, for x rows m0 .. m0 + rows - 1 of y.
-template <int R>
-__device__ __forceinline__ void direct_sum_store(const float (&red)[kDirectWarps][kDirectRows][R], int tid,
+// and TR x rows summed in warp order (deterministic), then the epilogue, for x rows m0 .. m0 +
+// rows - 1 of y (rows <= TR).
+template <int R, int TR>
+__device__ __forceinline__ void direct_sum_store(const float (&red)[kDirectWarps][TR][R], int tid,
                                                  int m0, int rows, int n0, int N, float so,
                                                  const __nv_bfloat16* bias, __nv_bfloat16* y) {
   const auto one = [&](unsigned i) {  // output i: x row i / R, weight row i % R
@@ -1167,11 +1182,11 @@ __device__ __forceinline__ void direct_sum_store(const float (&red)[kDirectWarps
       y[static_cast<size_t>(m0 + ml) * N + n] = epilogue<__nv_bfloat16>(s, so, bias, n);
     }
   };
-  if constexpr (kDirectRows * R <= kDirectThreads) {
-    if (tid < kDirectRows * R) one(static_cast<unsigned>(tid));
+  if constexpr (TR * R <= kDirectThreads) {
+    if (tid < TR * R) one(static_cast<unsigned>(tid));
   } else {
 #pragma unroll
-    for (int i = tid; i < kDirectRows * R; i += kDirectThreads) one(static_cast<unsigned>(i));
+    for (int i = tid; i < TR * R; i += kDirectThreads) one(static_cast<unsigned>(i));
   }
 }
 
@@ -1275,19 +1290,22 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #endif  // __CUDA_ARCH__ >= 800
 }
 
-// (2026-12-06d) The direct GEMV with kTiles m16 tiles per block (16 kTiles weight rows): lane
-// (g, t) loads the piece's 16 bytes of rows g, g + 8, ..., g + 8 (2 kTiles - 1) and their scales,
-// and the piece's x (4 x 16 bytes, with the weight, as kXr above) once for all kTiles tiles' mma,
-// so a block loads x once per 16 kTiles rows: kTiles times fewer x loads per weight byte, and
-// kTiles times less x through L1 / L2 (at M = 8 on a 4096-wide x, 64 KB per block against the
-// block's 32 kTiles KB of weight). docs/nvfp4_gemv.md 34 has the probe and the A/B. Otherwise as
-// nvfp4_gemv_direct_kernel: the same pieces, order of sums per output and bits.
-template <int kTiles, int U, int kMinBlocks>
+// (2026-12-06d) The direct GEMV with kTiles m16 tiles per block (16 kTiles weight rows) and kNt
+// token tiles of 8 x rows per pass: lane (g, t) loads the piece's 16 bytes of rows g, g + 8, ...,
+// g + 8 (2 kTiles - 1) and their scales, and the piece's x (4 x 16 bytes per token tile, with the
+// weight, as kXr above) once for all kTiles tiles' mma, so a block loads x once per 16 kTiles
+// rows: kTiles times fewer x loads per weight byte, and kTiles times less x through L1 / L2 (at
+// M = 8 on a 4096-wide x, 64 KB per block against the block's 32 kTiles KB of weight). Each word is
+// decoded once for the kNt token tiles (M = 9..16 in one pass with kNt = 2, where the 16-row
+// kernel reads and decodes the weight once per tile). docs/nvfp4_gemv.md 34 has the probe and the
+// A/B. Otherwise as nvfp4_gemv_direct_kernel: the same pieces, order of sums per output and bits.
+template <int kTiles, int U, int kMinBlocks, int kNt = 1>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_rows_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<__nv_bfloat16>;
-  constexpr int kR = 2 * kTiles;  // weight rows per lane
-  __shared__ float red[kDirectWarps][kDirectRows][16 * kTiles];
+  constexpr int kR = 2 * kTiles;          // weight rows per lane
+  constexpr int kTR = kDirectRows * kNt;  // x rows per pass
+  __shared__ float red[kDirectWarps][kTR][16 * kTiles];
   pdl_launch_dependents();
   pdl_wait();  // everything this kernel reads may come from the kernel before
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1306,13 +1324,20 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
   const float so = __fmul_rn(__ldg(p.gs), 128.0f);  // 2^7 * global: undoes the decode's 2^-7
   const __nv_bfloat16* const bias = static_cast<const __nv_bfloat16*>(p.bias);
   __nv_bfloat16* const y = static_cast<__nv_bfloat16*>(p.y);
-  for (int m0 = blockIdx.y * kDirectRows; m0 < M; m0 += gridDim.y * kDirectRows) {
-    const int rows = min(kDirectRows, M - m0);
-    const __nv_bfloat16* const xrow =
-        static_cast<const __nv_bfloat16*>(p.x) + static_cast<size_t>(m0 + (g < rows ? g : 0)) * K + 32 * t;
-    const bool x_real = g < rows;
-    float acc[kTiles][4] = {};
-    uint4 w[U][kR], xr[U][4];
+  for (int m0 = blockIdx.y * kTR; m0 < M; m0 += gridDim.y * kTR) {
+    const int rows = min(kTR, M - m0);
+    // x row 8 j + g of the pass for token tile j (rows past M read the pass's first row and hold
+    // zeros: their D columns are never stored, an mma column depends on its own B column only)
+    const __nv_bfloat16* xrow[kNt];
+    bool x_real[kNt];
+#pragma unroll
+    for (int j = 0; j < kNt; ++j) {
+      x_real[j] = 8 * j + g < rows;
+      xrow[j] = static_cast<const __nv_bfloat16*>(p.x) +
+                static_cast<size_t>(m0 + (x_real[j] ? 8 * j + g : 0)) * K + 32 * t;
+    }
+    float acc[kTiles][kNt][4] = {};
+    uint4 w[U][kR], xr[U][kNt][4];
     uint32_t sc[U][kR];
     for (int c = warp; c < pieces; c += kDirectWarps * U) {
 #pragma unroll
@@ -1327,7 +1352,9 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
           sc[u][r] = ld_u16_if(s0 + 8 * r * sb + 8 * pc, ok);
         }
 #pragma unroll
-        for (int q = 0; q < 4; ++q) xr[u][q] = ld_cached_v4_if(xrow + 128 * pc + 8 * q, in && x_real);
+        for (int j = 0; j < kNt; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) xr[u][j][q] = ld_cached_v4_if(xrow[j] + 128 * pc + 8 * q, in && x_real[j]);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {  // then consume them
@@ -1342,7 +1369,10 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
             const uint4 lo = w[u][2 * tt], hi = w[u][2 * tt + 1];
             const uint32_t wl = q == 0 ? lo.x : q == 1 ? lo.y : q == 2 ? lo.z : lo.w;
             const uint32_t wh = q == 0 ? hi.x : q == 1 ? hi.y : q == 2 ? hi.z : hi.w;
-            direct_word_mma(acc[tt], wl, wh, sp[2 * tt], sp[2 * tt + 1], q, xr[u][q]);
+            uint32_t a[4], b[4];
+            direct_word_decode(a, b, wl, wh, sp[2 * tt], sp[2 * tt + 1], q);
+#pragma unroll
+            for (int j = 0; j < kNt; ++j) direct_word_mma(acc[tt][j], a, b, xr[u][j][q]);
           }
         }
       }
@@ -1350,10 +1380,13 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #pragma unroll
     for (int tt = 0; tt < kTiles; ++tt)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
+      for (int j = 0; j < kNt; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          red[warp][8 * j + 2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][j][r];
     __syncthreads();
     direct_sum_store(red, tid, m0, rows, n0, N, so, bias, y);
-    __syncthreads();  // red is rewritten by the next token tile
+    __syncthreads();  // red is rewritten by the next pass
   }
 #endif  // __CUDA_ARCH__ >= 800
 }
