@@ -252,11 +252,14 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
     SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
     also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids M <= 8 with
-    K <= 8192; TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build direct_build picks (on grids
-    of more than 3 x SMs blocks at M = 4..8: 64 rows per block, U = 1, 2 blocks per SM where that
-    grid is <= 4 x SMs blocks, else 32 rows, U = 1, 3 per SM; otherwise 16 rows, x loaded with the
-    weight, U = 2, at 2 blocks per SM on grids of <= 2 x SMs blocks, else 3), with the forced
-    path's bits, and otherwise the mma / wgmma GEMV (x unpermuted) with that path's bits."""
+    K <= 8192, and M = 9..16 on grids of SMs .. 3 x SMs blocks with K <= 4096;
+    TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build direct_build picks (M = 9..16: 16 x rows
+    per pass, 16 weight rows at U = 2 on grids of <= 2 x SMs blocks, else 16 rows at U = 1 up to
+    M = 12 on grids of <= 3 x SMs, else 32 rows at U = 1; on grids of more than 3 x SMs blocks at
+    M = 4..8: 64 rows per block, U = 1, 2 blocks per SM where that grid is <= 4 x SMs blocks, else
+    32 rows, U = 1, 3 per SM; otherwise 16 rows, x loaded with the weight, U = 2, at 2 blocks per SM
+    on grids of <= 2 x SMs blocks, else 3), with the forced path's bits, and otherwise the mma /
+    wgmma GEMV (x unpermuted) with that path's bits."""
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -267,35 +270,39 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     Ns += (272 * sms + 8,) if K == 256 else ()  # 64-row grid > 4 x SMs: the 32-row build
     for N in Ns:
         blocks = (N + 15) // 16
-        x_all, wp, ws, gs, bias = _operands(9, N, K, torch.bfloat16, seed=N + K)
+        x_all, wp, ws, gs, bias = _operands(17, N, K, torch.bfloat16, seed=N + K)
         w3 = ops.nvfp4_relayout(wp, 3)
         for knob in ("", "2", "-1"):
             monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT_MAX_M", knob)
-            for M in (1, 2, 4, 5, 8, 9):
+            for M in (1, 2, 4, 5, 8, 9, 12, 16, 17):
                 x = x_all[:M].contiguous()
                 out = {}
                 names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w3, ws, gs, bias, "auto", 3)))
-                builds = []  # (rows per block, U, blocks per SM, x with the weight)
+                builds = []  # (rows per block, U, blocks per SM, x with the weight, token tiles per pass)
                 for n in names:
                     b = re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+), (true|false), (true|false)>", n)
                     if b:
                         assert b[3] == "false", names  # no pipelined build is picked
-                        builds.append((16, int(b[1]), int(b[2]), b[4] == "true"))
-                    r = re.search(r"nvfp4_gemv_direct_rows_kernel<(\d+), (\d+), (\d+)>", n)
+                        builds.append((16, int(b[1]), int(b[2]), b[4] == "true", 1))
+                    r = re.search(r"nvfp4_gemv_direct_rows_kernel<(\d+), (\d+), (\d+), (\d+)>", n)
                     if r:
-                        builds.append((16 * int(r[1]), int(r[2]), int(r[3]), True))
+                        builds.append((16 * int(r[1]), int(r[2]), int(r[3]), True, int(r[4])))
                 direct = bool(builds)
                 assert direct == nvfp4_direct_by_auto(3, M, N, K), (N, K, M, knob, names)
                 if knob == "":
                     one_wave = sms <= blocks <= 3 * sms
                     assert direct == ((one_wave and M <= 8 and K <= 4096) or
                                       (narrow_bw and sms <= blocks <= 2 * sms and M <= 8 and 4096 < K <= 16384) or
-                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8)), (N, K, M)
+                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8) or
+                                      (narrow_bw and one_wave and 9 <= M <= 16 and K <= 4096)), (N, K, M)
                 if direct:
-                    if blocks > 3 * sms and 4 <= M <= 8:
-                        want_build = (64, 1, 2, True) if (N + 63) // 64 <= 4 * sms else (32, 1, 3, True)
+                    if 9 <= M <= 16:
+                        want_build = ((16, 2, 2, True, 2) if blocks <= 2 * sms else
+                                      (16, 1, 2, True, 2) if blocks <= 3 * sms and M <= 12 else (32, 1, 2, True, 2))
+                    elif blocks > 3 * sms and 4 <= M <= 8:
+                        want_build = (64, 1, 2, True, 1) if (N + 63) // 64 <= 4 * sms else (32, 1, 3, True, 1)
                     else:
-                        want_build = (16, 2, 2 if blocks <= 2 * sms else 3, True)
+                        want_build = (16, 2, 2 if blocks <= 2 * sms else 3, True, 1)
                     assert builds == [want_build], (N, K, M, names)
                 wg = any("fp4_gemv_sm90a_kernel" in n for n in names)
                 want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct" if direct else "wgmma" if wg else "mma", 3)

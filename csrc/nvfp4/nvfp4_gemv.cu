@@ -109,8 +109,9 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | SMs .. 3 x SMs blocks; on cards of
 //                      |         |        | <= 15 DRAM bytes per SM clock (H100,
 //                      |         |        | not H200) also long rows (K <= 16384,
-//                      |         |        | <= 2 x SMs blocks) and larger grids
-//                      |         |        | (K <= 8192). nvfp4_gemv_cuda
+//                      |         |        | <= 2 x SMs blocks), larger grids
+//                      |         |        | (K <= 8192) and M = 9..16 on the
+//                      |         |        | one-wave grids. nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
@@ -647,6 +648,7 @@ constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per S
 constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
 constexpr int64_t kDirectMaxM = 8;
+constexpr int64_t kDirectPassMaxM = 16;
 constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxK = 8192;
@@ -718,10 +720,32 @@ constexpr int64_t kDirectRowsMinM = 4;
 constexpr int kDirectRows32 = 10;
 constexpr int kDirectRows64 = 12;
 constexpr int64_t kDirectRows64MaxGrid = 4;  // x SMs blocks of 64 rows
+// M = 9..16 (builds 13-15: both token tiles in one pass, each word decoded once) take build 15 (16
+// rows, U = 2) on grids of <= 2 x SMs blocks of 16 rows, else build 13 (16 rows, U = 1) up to M =
+// 12 on grids of <= 3 x SMs and build 14 (32 rows) above: the fastest of the three on each layer
+// measured (H100, path direct, two rounds, us, M = 9 / 12 / 16, results/h100/2026-12-06d call 9,
+// builds 7 (a pass per token tile) / 13 / 14 / 15):
+//   4096x4096 (256 blocks)   9.4-9.6 / 10.1 / 10.9-11.0   8.0-8.2 / 9.0 / 10.7   8.8-9.0 / 9.2 / 9.9
+//                            15: 6.9-7.0 / 7.4-7.5 / 8.7
+//   6144x4096 (384)          13.4-13.5 / 14.0-14.2 / 15.8   13: 8.3-8.4 / 9.2 / 10.9
+//                            14: 9.3 / 9.8 / 10.4   15: 11.9-12.1 / 13.1 / 15.3
+//   4096x14336 (256)         27.4-27.5 / 28.0-28.1 / 30.5   15: 18.1-18.4 / 19.9-20.0 / 23.7
+//   14336x4096 (896)         29.1-29.2 / 30.0-30.1 / 33.1-33.2   14: 17.7-17.8 / 18.6-18.7 / 20.2
+//   28672x4096, 28672x8192, 128256x4096: 14 fastest of the four, slower than the wgmma GEMV
+//     (28672x8192 59.4-59.7 / 63.8 / 68.8-69.0 against 53.5-55.0).
+constexpr int kDirectPassBuild16 = 15;  // <= 2 x SMs blocks
+constexpr int kDirectPassBuild16U1 = 13;  // <= 3 x SMs blocks, M <= 12
+constexpr int kDirectPassBuild32 = 14;
+constexpr int64_t kDirectPassU1MaxM = 12;
 int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
   const int64_t sms = caps.sm_count;
+  if (M > nvfp4::kDirectRows && M <= 2 * nvfp4::kDirectRows) {  // one pass of two token tiles
+    const int64_t b16 = (N + 15) / 16;
+    if (b16 <= 2 * sms) return kDirectPassBuild16;
+    return b16 <= 3 * sms && M <= kDirectPassU1MaxM ? kDirectPassBuild16U1 : kDirectPassBuild32;
+  }
   const int64_t blocks = (N + 15) / 16 * ((M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows);
   if (blocks > 3 * sms && M >= kDirectRowsMinM && M <= nvfp4::kDirectRows)  // one token tile
     return (N + 63) / 64 <= kDirectRows64MaxGrid * sms ? kDirectRows64 : kDirectRows32;
@@ -774,6 +798,14 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     110.0-111.5 / 111.0-112.6 / 112.8 against 10: 105.2-105.3 / 107.1-108.4. So on those cards
 //     every larger grid with K <= 8192 takes the direct GEMV at M <= 8 (M = 5 and 7: not timed on
 //     the direct builds; they lie between M = 4 and 6 / 6 and 8 on every grid above).
+//   H100, M = 9..16 (builds 13-15, one pass of two token tiles; results/h100/2026-12-06d call 9,
+//     two rounds, us, M = 9 / 12 / 16, direct_build's pick / path auto, the wgmma GEMV): 4096x4096
+//     6.9-7.0 / 7.4-7.5 / 8.7 against 9.8 / 9.9-10.0 / 10.1; 6144x4096 8.3-8.4 / 9.2 / 10.4 against
+//     11.7 / 11.8 / 11.8-11.9; but 4096x14336 18.1-18.4 / 19.9-20.0 / 23.7 against 19.1-19.2 /
+//     19.4 / 19.7-19.9 and 28672x4096 (1792 blocks) 31.5-31.7 / 34.1 / 37.9-38.2 against 30.7-30.8 /
+//     30.5-30.6 / 31.0-31.1 (14336x4096 won at M = 9 and 12, 17.7-18.7 against 20.2-20.5, and tied
+//     at 16: not taken, one larger grid of four). So on those cards also M = 9..16 on the one-wave
+//     grids with K <= 4096. The H200 is not measured at M > 8 on these builds.
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
@@ -782,6 +814,8 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (blocks < sms) return false;
   const int bw = caps.dram_bytes_per_sm_clk_x10;
   const bool narrow = bw > 0 && bw <= kDirectNarrowMaxDramX10;
+  if (M > kDirectMaxM)  // M = 9..16, one pass of builds 13 / 15 (direct_build), narrow cards
+    return narrow && M <= kDirectPassMaxM && blocks <= 3 * sms && K <= kDirectMaxK;
   if (blocks <= 3 * sms) {
     if (K <= kDirectMaxK) return M <= kDirectMaxM;
     return narrow && blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM;
