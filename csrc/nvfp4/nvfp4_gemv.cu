@@ -636,7 +636,8 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
 // forces one (1..15 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
-// 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7, 8, 10 or 12.
+// 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7, 8, 10, 12,
+// 13, 14 or 15.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
 struct DirectBuild {
   DirectKernel fn;
@@ -715,7 +716,7 @@ DirectBuild direct_kernel(int variant) {
 // 28672x8192 45.5-45.7 / 47.7-48.1 / 47.3-47.5.) Between 3.4 and 15.2 x SMs the boundary is not
 // measured. On the one-wave grids (<= 3 x SMs of 16 rows) the row builds lost everywhere (4096x4096
 // M = 8: 7.5-7.6 / 8.7 / 10.0-10.4). The H200 has the same SMs and clocks, but whether these builds
-// win there too is not measured (its A/B: results/h200/2026-12-06d/call3.sh).
+// win there too is not measured (its A/B: results/h200/2026-12-06d/call11.sh).
 constexpr int64_t kDirectRowsMinM = 4;
 constexpr int kDirectRows32 = 10;
 constexpr int kDirectRows64 = 12;
@@ -805,7 +806,8 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     19.4 / 19.7-19.9 and 28672x4096 (1792 blocks) 31.5-31.7 / 34.1 / 37.9-38.2 against 30.7-30.8 /
 //     30.5-30.6 / 31.0-31.1 (14336x4096 won at M = 9 and 12, 17.7-18.7 against 20.2-20.5, and tied
 //     at 16: not taken, one larger grid of four). So on those cards also M = 9..16 on the one-wave
-//     grids with K <= 4096. The H200 is not measured at M > 8 on these builds.
+//     grids with K <= 4096. The H200 is not measured at M > 8 on these builds (results/h200/2026-12-06d/
+//     call11.sh measures them there).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
