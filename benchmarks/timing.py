@@ -25,6 +25,7 @@ Nothing here runs at import time; nothing here writes into the inputs.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import math
 import os
@@ -81,12 +82,14 @@ def copies_needed(
     return r
 
 
-def shared_copies(tensors: Sequence[torch.Tensor], bytes_per_copy: int) -> Callable[[int], Tuple[torch.Tensor, ...]]:
+def shared_copies(tensors: Sequence[Any], bytes_per_copy: int) -> Callable[[int], Tuple[Any, ...]]:
     """`make_inputs` for time_gpu when several timings read the same operands
-    (a sweep over launch variants): the copies are cloned once, as many as
-    copies_needed asks for this device's L2, and every timing reuses them."""
+    (a sweep over launch variants): the copies are made once (tensors cloned,
+    modules deep-copied), as many as copies_needed asks for this device's L2,
+    and every timing reuses them."""
     r = copies_needed(bytes_per_copy, l2_bytes())
-    copies = [tuple(t.clone() for t in tensors) for _ in range(r)]
+    dup = lambda t: copy.deepcopy(t) if isinstance(t, torch.nn.Module) else t.clone()  # noqa: E731
+    copies = [tuple(dup(t) for t in tensors) for _ in range(r)]
     return lambda i: copies[i % r]
 
 

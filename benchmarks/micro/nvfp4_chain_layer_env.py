@@ -29,6 +29,7 @@ import shapes as S  # noqa: E402
 import timing  # noqa: E402
 
 import torchquant  # noqa: E402,F401
+from torchquant.nn import QuantLinear  # noqa: E402
 
 ops = torch.ops.torchquant
 
@@ -79,16 +80,13 @@ def main() -> None:
         b = sum(t.numel() * t.element_size() for t in lay)
         alone.append((timing.shared_copies(lay, b), b))
 
-    from torchquant.nn import QuantLinear
     qlins = []
     for n, k in shapes:
         lin = torch.nn.Linear(k, n, bias=False, device="cuda", dtype=torch.bfloat16)
         qlins.append(QuantLinear.from_float(lin, "nvfp4").eval())
     qbytes = sum(b.numel() * b.element_size() for q in qlins for b in q.buffers())
-    import copy
-    nq = timing.copies_needed(qbytes, timing.l2_bytes())
-    qsets = [qlins] + [[copy.deepcopy(q) for q in qlins] for _ in range(nq - 1)]
-    qcopies = lambda i: tuple(qsets[i % nq])  # noqa: E731
+    qcopies = timing.shared_copies(tuple(qlins), qbytes)
+    k_in = [next(k for (_, k), s in zip(shapes, SRC) if s == j) for j in range(3)]  # x, attention, h
 
     def regroup(ts):
         return [tuple(ts[3 * i:3 * i + 3]) for i in range(4)]
@@ -96,7 +94,7 @@ def main() -> None:
     variants = [("chain", [{}] * 4)] + [(f"chain {v}", parse_variant(v)) for v in args.variant]
     rows = []
     for M in (int(m) for m in args.ms.split(",")):
-        a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in (4096, 4096, 14336)]
+        a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in k_in]
         want = run_chain(layers, a, [{}] * 4)
         line = []
         for name, envs in variants:

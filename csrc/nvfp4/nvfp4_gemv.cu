@@ -649,7 +649,7 @@ constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per S
 constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
 constexpr int64_t kDirectMaxM = 8;
-constexpr int64_t kDirectPassMaxM = 16;
+constexpr int64_t kDirectPassMaxM = 2 * nvfp4::kDirectRows;  // one pass of two token tiles
 constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxK = 8192;
@@ -742,7 +742,7 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
   const int64_t sms = caps.sm_count;
-  if (M > nvfp4::kDirectRows && M <= 2 * nvfp4::kDirectRows) {  // one pass of two token tiles
+  if (M > nvfp4::kDirectRows && M <= kDirectPassMaxM) {  // one pass of two token tiles
     const int64_t b16 = (N + 15) / 16;
     if (b16 <= 2 * sms) return kDirectPassBuild16;
     return b16 <= 3 * sms && M <= kDirectPassU1MaxM ? kDirectPassBuild16U1 : kDirectPassBuild32;
