@@ -82,12 +82,13 @@ def copies_needed(
     return r
 
 
-def shared_copies(tensors: Sequence[Any], bytes_per_copy: int) -> Callable[[int], Tuple[Any, ...]]:
+def shared_copies(tensors: Sequence[Any], bytes_per_copy: int, min_copies: int = MIN_COPIES) -> Callable[[int], Tuple[Any, ...]]:
     """`make_inputs` for time_gpu when several timings read the same operands
     (a sweep over launch variants): the copies are made once (tensors cloned,
-    modules deep-copied), as many as copies_needed asks for this device's L2,
-    and every timing reuses them."""
-    r = copies_needed(bytes_per_copy, l2_bytes())
+    modules deep-copied), as many as copies_needed asks for this device's L2
+    (at least min_copies; pass the same min_copies to time_gpu), and every
+    timing reuses them."""
+    r = copies_needed(bytes_per_copy, l2_bytes(), min_copies=min_copies)
     dup = lambda t: copy.deepcopy(t) if isinstance(t, torch.nn.Module) else t.clone()  # noqa: E731
     copies = [tuple(dup(t) for t in tensors) for _ in range(r)]
     return lambda i: copies[i % r]

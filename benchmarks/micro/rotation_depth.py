@@ -1,0 +1,101 @@
+"""Is the cold-L2 rotation cold enough? The same launches timed with the rotation's
+copies (timing.copies_needed: R * bytes > 3x L2, at least 2) multiplied by 1, 2, 4 and 8,
+so the bytes read between two reads of the same weight line grow from ~R * bytes to
+8x that. Under an LRU-like L2 every multiple gives the same time; if lines survive a
+reuse distance of a few x L2 (a replacement policy that keeps some of them, or the
+loads' cache hints), the shortest rotation times faster. Cases (bf16 x / out):
+  nvfp4 NxK          ops.nvfp4_gemv, layout 3, path auto
+  nvfp4 layer        the fused Llama-3-8B layer's four nvfp4 projections back to back
+                     (bench_e2e's data flow; its rotation is min_copies = 4)
+  bf16 NxK / layer   F.linear, the same (cuBLAS)
+  sum NxK            torch.sum over an fp32 buffer of N*K/2 bytes (the read-ceiling kernel)
+Two rounds, the multiples interleaved.
+
+PYTHONPATH=. python benchmarks/micro/rotation_depth.py --ms 1,8 --mults 1,2,4,8 [--out rows.csv]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import shapes as S  # noqa: E402
+import timing  # noqa: E402
+
+import torchquant  # noqa: E402,F401
+
+ops = torch.ops.torchquant
+SRC = (0, 1, 0, 2)  # which input each fused-layer projection reads (bench_e2e.src_of)
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def nvfp4_weight(n, k):
+    wp, ws, gs = ops.quantize_nvfp4((torch.randn(n, k, device="cuda") / k ** 0.5).to(torch.bfloat16))
+    return (ops.nvfp4_relayout(wp, 3), ws, gs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ms", default="1,8")
+    ap.add_argument("--mults", default="1,2,4,8")
+    ap.add_argument("--shapes", default="28672x8192,14336x4096")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = timing.micro_args(ap)
+    if args is None:
+        return
+    l2 = timing.l2_bytes()
+    mults = [int(v) for v in args.mults.split(",")]
+    fused = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
+    k_in = [next(k for (_, k), s in zip(fused, SRC) if s == j) for j in range(3)]
+    cases = []  # (name, K of x or None, operands of one copy, fn(x_list, *operands))
+    for sh in args.shapes.split(","):
+        n, k = (int(v) for v in sh.split("x"))
+        cases.append((f"nvfp4 {sh}", nvfp4_weight(n, k), lambda a, wp, ws, gs: ops.nvfp4_gemv(a[0], wp, ws, gs, None, "auto", 3), [k]))
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        cases.append((f"bf16 {sh}", (w,), lambda a, w: F.linear(a[0], w), [k]))
+        buf = torch.randn(n * k // 8, device="cuda")
+        cases.append((f"sum {sh}", (buf,), lambda a, b: b.sum(), [k]))
+    lay = [t for n, k in fused for t in nvfp4_weight(n, k)]
+
+    def nv_layer(a, *ts):
+        return [ops.nvfp4_gemv(a[s], *ts[3 * i:3 * i + 3], None, "auto", 3) for i, s in enumerate(SRC)]
+    cases.append(("nvfp4 layer", tuple(lay), nv_layer, k_in))
+    wl = tuple(torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for n, k in fused)
+
+    def bf_layer(a, *ws):
+        return [F.linear(a[s], w) for s, w in zip(SRC, ws)]
+    cases.append(("bf16 layer", wl, bf_layer, k_in))
+
+    rows = []
+    for name, ts, fn, ks in cases:
+        b = nbytes(ts)
+        r0 = timing.copies_needed(b, l2)
+        for M in (int(m) for m in args.ms.split(",")):
+            if name.startswith("sum") and M != int(args.ms.split(",")[0]):
+                continue
+            a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in ks]
+            res = {m: [] for m in mults}
+            for _ in range(args.rounds):
+                for m in mults:
+                    mk = timing.shared_copies(ts, b, min_copies=m * r0)
+                    t = timing.time_gpu(lambda *t_: fn(a, *t_), mk, b, min_copies=m * r0)
+                    res[m].append(t["median_us"])
+                    rows.append(dict(case=name, M=M, mult=m, copies=t["copies"], reuse_mb=round(t["rotation_bytes"] / 2**20),
+                                     us=round(t["median_us"], 2), spread=round(t["spread"], 3), mode=t["mode"]))
+                    del mk
+                    torch.cuda.empty_cache()
+            cells = [f"x{m} ({m * r0} copies, {m * r0 * b / 2**20:.0f} MiB): " + "/".join(f"{v:.1f}" for v in res[m]) for m in mults]
+            print(f"{name} M={M} ({b / 2**20:.1f} MiB per copy): " + " | ".join(cells), flush=True)
+    timing.write_rows(args.out, rows)
+
+
+if __name__ == "__main__":
+    main()
