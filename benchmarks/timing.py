@@ -35,7 +35,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 # Defaults shared by every benchmark.
-L2_FACTOR = 3.0  # rotate over more than 3x L2 of operand bytes
+# rotate over more than L2_FACTOR x L2 of operand bytes (TORCHQUANT_BENCH_L2_FACTOR overrides)
+L2_FACTOR = float(os.environ.get("TORCHQUANT_BENCH_L2_FACTOR", "3"))
 MIN_COPIES = 2  # even a 1 GB weight alternates between two copies
 MAX_COPIES = 1024  # tiny shapes: cap the graph's length
 MAX_ROTATION_BYTES = 12 << 30  # refuse to rotate over more than this
