@@ -14,7 +14,7 @@ Random weights (nothing is downloaded), drawn at nn.Linear's scale (std
 1 / sqrt(K)) so the attention scores are O(1) as in a trained model; the KV
 cache holds random unit-scale keys and values. Each rotation copy of
 timing.time_gpu is a layer of the stack with its own weights and cache (at
-least 4, more if 4 layers fit in 3x L2), so every layer reads its weights
+least 4, more if 4 layers fit in 8x L2), so every layer reads its weights
 and its cache from HBM, as in a forward pass; times are per layer.
 
 Rows:

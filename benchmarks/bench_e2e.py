@@ -11,7 +11,7 @@ q/k/v/gate/up read the layer input x [M, 4096], o reads an attention output
 [M, 4096], down reads h [M, 14336].
 Attention, norms and the activation function are not included. The rotation
 copies of timing.time_gpu are the layers of the stack (at least 4, more if
-4 layers fit in 3x L2), so every layer's weights come from HBM as in a real
+4 layers fit in 8x L2), so every layer's weights come from HBM as in a real
 forward pass. Times are per layer; M = 1 and 8.
 
 Rows (a format where the op is missing or refuses says n/a):

@@ -3,8 +3,12 @@
 GPU (`time_gpu`): decode kernels are bandwidth-bound, so a timing with the
 weight already sitting in L2 flatters them. Each measurement therefore
 rotates over R copies of the operands, enough that R * bytes_per_copy exceeds
-3x the device's L2 (read from the device, 60 MiB on an H200): by the time a
-launch comes back to copy 0, every line of it has been evicted. The R
+8x the device's L2 (read from the device, 60 MiB on an H200): by the time a
+launch comes back to copy 0, every line of it has been evicted. (3x, the
+anchors' method, is not enough: with R * bytes ~5x L2 an H100 kept 7 % of an
+nvfp4 GEMV's weight bytes in L2 from one pass over the rotation to the next,
+and the per-replay cost of a graph launch, divided by a small R, added ~1 us
+to cuBLAS's per-launch times; docs/nvfp4_gemv.md section 35.) The R
 launches (launch i reads copy i) are captured in ONE CUDA graph, so what is
 timed is the kernels back to back, not Python or the launch path. The graph
 is replayed several times, each replay bracketed by CUDA events; a replay's
@@ -36,7 +40,7 @@ import torch
 
 # Defaults shared by every benchmark.
 # rotate over more than L2_FACTOR x L2 of operand bytes (TORCHQUANT_BENCH_L2_FACTOR overrides)
-L2_FACTOR = float(os.environ.get("TORCHQUANT_BENCH_L2_FACTOR", "3"))
+L2_FACTOR = float(os.environ.get("TORCHQUANT_BENCH_L2_FACTOR", "8"))
 MIN_COPIES = 2  # even a 1 GB weight alternates between two copies
 MAX_COPIES = 1024  # tiny shapes: cap the graph's length
 MAX_ROTATION_BYTES = 12 << 30  # refuse to rotate over more than this
@@ -83,13 +87,15 @@ def copies_needed(
     return r
 
 
-def shared_copies(tensors: Sequence[Any], bytes_per_copy: int, min_copies: int = MIN_COPIES) -> Callable[[int], Tuple[Any, ...]]:
+def shared_copies(
+    tensors: Sequence[Any], bytes_per_copy: int, min_copies: int = MIN_COPIES, l2_factor: float = L2_FACTOR
+) -> Callable[[int], Tuple[Any, ...]]:
     """`make_inputs` for time_gpu when several timings read the same operands
     (a sweep over launch variants): the copies are made once (tensors cloned,
     modules deep-copied), as many as copies_needed asks for this device's L2
-    (at least min_copies; pass the same min_copies to time_gpu), and every
-    timing reuses them."""
-    r = copies_needed(bytes_per_copy, l2_bytes(), min_copies=min_copies)
+    (at least min_copies; pass the same min_copies and l2_factor to time_gpu),
+    and every timing reuses them."""
+    r = copies_needed(bytes_per_copy, l2_bytes(), l2_factor, min_copies)
     dup = lambda t: copy.deepcopy(t) if isinstance(t, torch.nn.Module) else t.clone()  # noqa: E731
     copies = [tuple(dup(t) for t in tensors) for _ in range(r)]
     return lambda i: copies[i % r]

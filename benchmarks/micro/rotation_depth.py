@@ -9,7 +9,10 @@ loads' cache hints), the shortest rotation times faster. Cases (bf16 x / out):
                      (bench_e2e's data flow; its rotation is min_copies = 4)
   bf16 NxK / layer   F.linear, the same (cuBLAS)
   sum NxK            torch.sum over an fp32 buffer of N*K/2 bytes (the read-ceiling kernel)
-Two rounds, the multiples interleaved.
+  int8 NxK           ops.int8_matmul, per-channel weight, x quantized per token once, path auto
+  fp8 NxK            ops.fp8_block_gemv, block 128, path auto
+--cases picks among nvfp4,bf16,sum,int8,fp8,layer; --factor sets the L2 factor of the x1
+rotation (3: the anchors' method). Two rounds, the multiples interleaved.
 
 PYTHONPATH=. python benchmarks/micro/rotation_depth.py --ms 1,8 --mults 1,2,4,8 [--out rows.csv]
 """
@@ -48,6 +51,8 @@ def main() -> None:
     ap.add_argument("--mults", default="1,2,4,8")
     ap.add_argument("--shapes", default="28672x8192,14336x4096")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--cases", default="nvfp4,bf16,sum,layer")
+    ap.add_argument("--factor", type=float, default=3.0)
     args = timing.micro_args(ap)
     if args is None:
         return
@@ -55,38 +60,54 @@ def main() -> None:
     mults = [int(v) for v in args.mults.split(",")]
     fused = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
     k_in = [next(k for (_, k), s in zip(fused, SRC) if s == j) for j in range(3)]
-    cases = []  # (name, K of x or None, operands of one copy, fn(x_list, *operands))
+    want = set(args.cases.split(","))
+    cases = []  # (name, operands of one copy, fn(x_list, *operands), K of each x)
     for sh in args.shapes.split(","):
         n, k = (int(v) for v in sh.split("x"))
-        cases.append((f"nvfp4 {sh}", nvfp4_weight(n, k), lambda a, wp, ws, gs: ops.nvfp4_gemv(a[0], wp, ws, gs, None, "auto", 3), [k]))
+        if "nvfp4" in want:
+            cases.append((f"nvfp4 {sh}", nvfp4_weight(n, k), lambda a, wp, ws, gs: ops.nvfp4_gemv(a[0], wp, ws, gs, None, "auto", 3), [k]))
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-        cases.append((f"bf16 {sh}", (w,), lambda a, w: F.linear(a[0], w), [k]))
-        buf = torch.randn(n * k // 8, device="cuda")
-        cases.append((f"sum {sh}", (buf,), lambda a, b: b.sum(), [k]))
-    lay = [t for n, k in fused for t in nvfp4_weight(n, k)]
+        if "bf16" in want:
+            cases.append((f"bf16 {sh}", (w,), lambda a, w: F.linear(a[0], w), [k]))
+        if "int8" in want:
+            cases.append((f"int8 {sh}", tuple(ops.quantize_int8(w, True, True)[:2]),
+                          lambda a, wq, ws: ops.int8_matmul(a[0], a[1], None, wq, ws, None, None, torch.bfloat16, "auto"), "int8", k))
+        if "fp8" in want:
+            cases.append((f"fp8 {sh}", tuple(ops.quantize_fp8_block(w, 128)[:2]),
+                          lambda a, wq, ws: ops.fp8_block_gemv(a[0], wq, ws, 128, None, "auto"), [k]))
+        if "sum" in want:
+            buf = torch.randn(n * k // 8, device="cuda")
+            cases.append((f"sum {sh}", (buf,), lambda a, b: b.sum(), [k]))
+        del w
+    if "layer" in want:
+        lay = [t for n, k in fused for t in nvfp4_weight(n, k)]
 
-    def nv_layer(a, *ts):
-        return [ops.nvfp4_gemv(a[s], *ts[3 * i:3 * i + 3], None, "auto", 3) for i, s in enumerate(SRC)]
-    cases.append(("nvfp4 layer", tuple(lay), nv_layer, k_in))
-    wl = tuple(torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for n, k in fused)
+        def nv_layer(a, *ts):
+            return [ops.nvfp4_gemv(a[s], *ts[3 * i:3 * i + 3], None, "auto", 3) for i, s in enumerate(SRC)]
+        cases.append(("nvfp4 layer", tuple(lay), nv_layer, k_in))
+        wl = tuple(torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for n, k in fused)
 
-    def bf_layer(a, *ws):
-        return [F.linear(a[s], w) for s, w in zip(SRC, ws)]
-    cases.append(("bf16 layer", wl, bf_layer, k_in))
+        def bf_layer(a, *ws):
+            return [F.linear(a[s], w) for s, w in zip(SRC, ws)]
+        cases.append(("bf16 layer", wl, bf_layer, k_in))
 
     rows = []
-    for name, ts, fn, ks in cases:
+    for case in cases:
+        name, ts, fn, ks = case[:4]
         b = nbytes(ts)
-        r0 = timing.copies_needed(b, l2)
+        r0 = timing.copies_needed(b, l2, l2_factor=args.factor)
         for M in (int(m) for m in args.ms.split(",")):
             if name.startswith("sum") and M != int(args.ms.split(",")[0]):
                 continue
-            a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in ks]
+            if ks == "int8":  # x quantized per token once (int8 codes, fp32 scales)
+                a = list(ops.quantize_int8(torch.randn(M, case[4], device="cuda", dtype=torch.bfloat16), True, True)[:2])
+            else:
+                a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in ks]
             res = {m: [] for m in mults}
             for _ in range(args.rounds):
                 for m in mults:
-                    mk = timing.shared_copies(ts, b, min_copies=m * r0)
-                    t = timing.time_gpu(lambda *t_: fn(a, *t_), mk, b, min_copies=m * r0)
+                    mk = timing.shared_copies(ts, b, min_copies=m * r0, l2_factor=args.factor)
+                    t = timing.time_gpu(lambda *t_: fn(a, *t_), mk, b, min_copies=m * r0, l2_factor=args.factor)
                     res[m].append(t["median_us"])
                     rows.append(dict(case=name, M=M, mult=m, copies=t["copies"], reuse_mb=round(t["rotation_bytes"] / 2**20),
                                      us=round(t["median_us"], 2), spread=round(t["spread"], 3), mode=t["mode"]))
