@@ -30,7 +30,7 @@
 // that decodes each word with the same bit operations (so the check is of the data movement,
 // the mma fragments and the reduction; the layout-1 map itself is tested in
 // tests/test_nvfp4_layout.py). Timing as benchmarks/timing.py: weight + scale copies rotated
-// past 3x L2, one CUDA graph, median of 7 replays, programmatic dependent launch; a pure read of
+// past 8x L2 (3x until 2026-12-06e, at least 4 copies), one CUDA graph, median of 7 replays, programmatic dependent launch; a pure read of
 // the same bytes (read_kernel.cuh) first, in the same process.
 //
 // Build: nvcc -O3 -arch=sm_90 -I../../csrc -o nvfp4_direct_shape nvfp4_direct_shape.cu
@@ -300,6 +300,102 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   sum_store(red, tid, M, N, n0, out);
 }
 
+// (2026-12-06e) x held in registers for the whole launch. A persistent block of NW warps splits
+// each row's K / 128 pieces among its warps, kNp per warp (K == 128 NW kNp), so each lane loads the
+// x of its kNp pieces once, before the loop (kNp x 4 x 16 bytes, predicated to lanes of real x
+// rows), and then streams 16 T-row tiles (the block's tiles blockIdx.x, + gridDim.x, ...) with no
+// x loads at all: section 33's "nox" form, made correct. kPf: the next tile's weight and scales
+// are loaded before this tile's decode (two register sets). Each tile's NW partial [token][row]
+// tiles are summed in warp order through a double-buffered shared array (one barrier per tile).
+template <int NW, int kNp, int T, int kMinBlocks, bool kPf>
+__global__ void __launch_bounds__(NW * 32, kMinBlocks)
+    direct_gemv_xreg(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                     const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                     int hot_tiles) {
+  constexpr int R = 16 * T;
+  __shared__ float red[2][NW][8][R];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int tiles = (N + R - 1) / R;
+  const uint32_t rb = static_cast<uint32_t>(K) / 2, sb = static_cast<uint32_t>(K) / 16;
+  const __nv_bfloat16* xrow = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t;
+  uint4 xr[kNp][4];
+#pragma unroll
+  for (int j = 0; j < kNp; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) xr[j][q] = ldg16_cached(xrow + (warp + NW * j) * 128 + 8 * q, g < M);
+  const auto issue = [&](int tile, uint4 (&w)[kNp][2 * T], uint32_t (&sc)[kNp][2 * T]) {
+    const int n0 = tile * R;
+    const int a0 = hot_tiles > 0 ? (tile % (hot_tiles / T)) * R : n0;
+    const uint8_t* wb = W + static_cast<size_t>(a0 + g) * rb + 16 * t;
+    const uint8_t* sbp = S + static_cast<size_t>(a0 + g) * sb + 2 * t;
+#pragma unroll
+    for (int j = 0; j < kNp; ++j) {
+      const int pc = warp + NW * j;
+#pragma unroll
+      for (int r = 0; r < 2 * T; ++r) {
+        const bool ok = tile < tiles && n0 + g + 8 * r < N;
+        w[j][r] = ldg16_stream(wb + static_cast<size_t>(8 * r) * rb + pc * 64, ok);
+        sc[j][r] = torchquant::ld_u16_if(sbp + static_cast<size_t>(8 * r) * sb + pc * 8, ok);
+      }
+    }
+  };
+  uint4 w[kNp][2 * T];
+  uint32_t sc[kNp][2 * T];
+  int tile = blockIdx.x;
+  if constexpr (kPf) issue(tile, w, sc);
+  for (int it = 0; tile < tiles; tile += gridDim.x, ++it) {
+    uint4 wn[kNp][2 * T];
+    uint32_t scn[kNp][2 * T];
+    if constexpr (kPf)
+      issue(tile + gridDim.x, wn, scn);
+    else
+      issue(tile, w, sc);
+    float acc[T][4] = {};
+#pragma unroll
+    for (int j = 0; j < kNp; ++j) {
+      uint32_t sp[2 * T];
+#pragma unroll
+      for (int r = 0; r < 2 * T; ++r) sp[r] = e4m3x2_to_bf16x2_x2p119(sc[j][r]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+#pragma unroll
+        for (int tt = 0; tt < T; ++tt) {
+          const uint4 vl = w[j][2 * tt], vh = w[j][2 * tt + 1];
+          const uint32_t wl = q == 0 ? vl.x : q == 1 ? vl.y : q == 2 ? vl.z : vl.w;
+          const uint32_t wh = q == 0 ? vh.x : q == 1 ? vh.y : q == 2 ? vh.z : vh.w;
+          word_mma(acc[tt], wl, wh, sp[2 * tt], sp[2 * tt + 1], q, xr[j][q]);
+        }
+    }
+    const int buf = it & 1;
+#pragma unroll
+    for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[buf][warp][2 * t + (r & 1)][16 * tt + g + 8 * (r >> 1)] = acc[tt][r];
+    __syncthreads();  // (the next write of red[buf] is two tiles on, past the next barrier)
+    for (int i = tid; i < 8 * R; i += NW * 32) {
+      const int ml = i / R, nl = i % R, n = tile * R + nl;
+      if (ml < M && n < N) {
+        float s = 0.f;
+#pragma unroll
+        for (int v = 0; v < NW; ++v) s += red[buf][v][ml][nl];
+        out[static_cast<size_t>(ml) * N + n] = s * 128.0f;
+      }
+    }
+    if constexpr (kPf) {
+#pragma unroll
+      for (int j = 0; j < kNp; ++j)
+#pragma unroll
+        for (int r = 0; r < 2 * T; ++r) {
+          w[j][r] = wn[j][r];
+          sc[j][r] = scn[j][r];
+        }
+    }
+  }
+}
+
 // ---- host reference: the same bit operations ----
 static uint32_t rotl(uint32_t w, int s) { return (w << s) | (w >> (32 - s)); }
 static float bf16_bits(uint32_t h16) {
@@ -322,6 +418,8 @@ struct Variant {
   bool skel = false;  // not checked (wrong by design)
   bool xn = false;    // x in shared memory, natural order
   int rows = 16;       // weight rows per block (direct_gemv_rows: 16 T)
+  int threads = 256;   // block size (direct_gemv_xreg: 32 NW)
+  int pieces = 0;      // direct_gemv_xreg: the K / 128 it is built for (other K: not run)
 };
 
 int main(int argc, char** argv) {
@@ -374,7 +472,17 @@ int main(int argc, char** argv) {
                                // (2026-12-06d) 64 rows per block: a quarter of the x loads
                                {"R64U1/2", direct_gemv_rows<4, 1, 2>, false, false, false, false, 64},
                                {"R64U1/1", direct_gemv_rows<4, 1, 1>, false, false, false, false, 64},
-                               {"R64U2/1", direct_gemv_rows<4, 2, 1>, false, false, false, false, 64}};
+                               {"R64U2/1", direct_gemv_rows<4, 2, 1>, false, false, false, false, 64},
+                               // (2026-12-06e) x in registers, persistent: XR<warps>x<pieces per warp>,
+                               // T<tiles per step>, pf = next tile's loads before this tile's decode
+                               {"XR16x2pf", direct_gemv_xreg<16, 2, 1, 1, true>, false, true, false, false, 16, 512, 32},
+                               {"XR16x2", direct_gemv_xreg<16, 2, 1, 1, false>, false, true, false, false, 16, 512, 32},
+                               {"XR8x4pf", direct_gemv_xreg<8, 4, 1, 2, true>, false, true, false, false, 16, 256, 32},
+                               {"XR8x4", direct_gemv_xreg<8, 4, 1, 2, false>, false, true, false, false, 16, 256, 32},
+                               {"XR16x2T2pf", direct_gemv_xreg<16, 2, 2, 1, true>, false, true, false, false, 32, 512, 32},
+                               {"XR16x4", direct_gemv_xreg<16, 4, 1, 1, false>, false, true, false, false, 16, 512, 64},
+                               {"XR16x4pf", direct_gemv_xreg<16, 4, 1, 1, true>, false, true, false, false, 16, 512, 64},
+                               {"XR32x2pf", direct_gemv_xreg<32, 2, 1, 1, true>, false, true, false, false, 16, 1024, 64}};
   // PROBE_VARIANTS=name,name,...: only those (default: every one)
   if (const char* only = std::getenv("PROBE_VARIANTS")) {
     const std::string list = std::string(",") + only + ",";
@@ -396,7 +504,7 @@ int main(int argc, char** argv) {
     const int hot_tiles =
         hot_mb > 0 ? std::max(4, static_cast<int>(hot_mb * 1e6 / (64.0 * (sh.K / 2 + sh.K / 16))) * 4) : 0;
     const size_t copies =
-        hot_tiles > 0 ? 1 : std::max<size_t>(4, 3 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
+        hot_tiles > 0 ? 1 : std::max<size_t>(4, 8 * static_cast<size_t>(prop.l2CacheSize) / bytes + 1);
     std::vector<uint8_t> hw(wbytes), hs(sbytes);
     for (size_t j = 0; j < wbytes; ++j) hw[j] = static_cast<uint8_t>((j * 2654435761u) >> 13);
     for (size_t j = 0; j < sbytes; ++j) hs[j] = static_cast<uint8_t>(0x30 + ((j * 40503u) >> 7) % 0x20);
@@ -476,13 +584,14 @@ int main(int argc, char** argv) {
         if (v.xs != (l1 == 1)) continue;
         const size_t smem = (v.xs || v.xn) ? static_cast<size_t>(M) * sh.K * 2 : 0;
         if (smem > 64 * 1024) continue;  // xn at large M x K: not run
+        if (v.pieces && v.pieces != sh.K / 128) continue;  // xreg: built for one K
         CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
         int bps = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, 256, smem));
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, v.threads, smem));
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, v.fn));
-        const int grid = v.rows > 16 ? (sh.N + v.rows - 1) / v.rows
-                         : v.pers ? std::min((sh.N + 15) / 16, bps * sms) : (sh.N + 15) / 16;
+        const int tiles = (sh.N + v.rows - 1) / v.rows;
+        const int grid = v.pers ? std::min(tiles, bps * sms) : tiles;
         auto one = [&](int r, cudaStream_t st) {
           const uint8_t* wp = w[r % copies];
           const uint8_t* sp = s[r % copies];
@@ -490,7 +599,7 @@ int main(int argc, char** argv) {
           int hv = hot_tiles;
           void* args[] = {(void*)&wp, (void*)&sp, (void*)&x,   (void*)&Mv,
                           (void*)&Nv, (void*)&Kv, (void*)&out, (void*)&hv};
-          launch_ex((const void*)v.fn, dim3(grid), dim3(256), smem, st, args, true);
+          launch_ex((const void*)v.fn, dim3(grid), dim3(v.threads), smem, st, args, true);
         };
         CK(cudaMemset(out, 0xff, static_cast<size_t>(M) * sh.N * 4));  // NaN poison
         one(0, 0);
