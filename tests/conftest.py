@@ -119,9 +119,9 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     """csrc/nvfp4/nvfp4_gemv.cu direct_rule: whether nvfp4_gemv's path auto runs the direct GEMV on
     a weight in `layout` (3 only) on the current (or given) CUDA device: sm_80+, K % 128 == 0, then
     TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else on grids of SMs .. 3 x SMs blocks of 16
-    rows M <= 8 and K <= 4096; where the card has at most 15.0 DRAM bytes per SM clock also M <= 8
-    on grids of SMs .. 2 x SMs blocks with K <= 16384, on larger grids M <= 8 with K <= 8192, and
-    M = 9..16 on grids of SMs .. 3 x SMs blocks with K <= 4096."""
+    rows M <= 16 and K <= 4096; on grids of SMs .. 2 x SMs blocks with 4096 < K <= 16384 M <= 8
+    where the card has at most 15.0 DRAM bytes per SM clock, else M = 4..8; on larger grids, on
+    those cards only, M <= 8 with K <= 8192."""
     dev = torch.cuda.current_device() if device is None else device
     if layout != 3 or K % 128 or torch.cuda.get_device_capability(dev) < (8, 0):
         return False
@@ -134,9 +134,9 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
         return False
     narrow = 0 < dram_bytes_per_sm_clk_x10(dev) <= 150
     if M > 8:
-        return narrow and M <= 16 and blocks <= 3 * sms and K <= 4096
+        return M <= 16 and blocks <= 3 * sms and K <= 4096
     if blocks <= 3 * sms:
         if K <= 4096:
             return M <= 8
-        return narrow and blocks <= 2 * sms and K <= 16384 and M <= 8
+        return blocks <= 2 * sms and K <= 16384 and M <= 8 and (narrow or M >= 4)
     return narrow and K <= 8192 and M <= 8

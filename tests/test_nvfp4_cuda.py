@@ -250,9 +250,9 @@ def test_gemv_direct_load_depth_builds_same_bits(monkeypatch, build):
 @pytest.mark.parametrize("K", [256, 4096, 4224, 8192, 16384, 16512])
 def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
-    SMs .. 3 x SMs blocks of 16 rows: M <= 8, K <= 4096; on cards of <= 15 DRAM bytes per SM clock
-    also M <= 8 with K <= 16384 on grids of <= 2 x SMs blocks, and on larger grids M <= 8 with
-    K <= 8192, and M = 9..16 on grids of SMs .. 3 x SMs blocks with K <= 4096;
+    SMs .. 3 x SMs blocks of 16 rows: M <= 16, K <= 4096; with 4096 < K <= 16384 on grids of
+    <= 2 x SMs blocks M <= 8 on cards of <= 15 DRAM bytes per SM clock, M = 4..8 on the others; on
+    larger grids, on those cards only, M <= 8 with K <= 8192;
     TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build direct_build picks (M = 9..16: 16 x rows
     per pass, 16 weight rows at U = 2 on grids of <= 2 x SMs blocks, else 16 rows at U = 1 up to
     M = 12 on grids of <= 3 x SMs, else 32 rows at U = 1; on grids of more than 3 x SMs blocks at
@@ -291,10 +291,10 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                 assert direct == nvfp4_direct_by_auto(3, M, N, K), (N, K, M, knob, names)
                 if knob == "":
                     one_wave = sms <= blocks <= 3 * sms
-                    assert direct == ((one_wave and M <= 8 and K <= 4096) or
-                                      (narrow_bw and sms <= blocks <= 2 * sms and M <= 8 and 4096 < K <= 16384) or
-                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8) or
-                                      (narrow_bw and one_wave and 9 <= M <= 16 and K <= 4096)), (N, K, M)
+                    assert direct == ((one_wave and M <= 16 and K <= 4096) or
+                                      ((narrow_bw or M >= 4) and sms <= blocks <= 2 * sms and M <= 8 and
+                                       4096 < K <= 16384) or
+                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8)), (N, K, M)
                 if direct:
                     if 9 <= M <= 16:
                         want_build = ((16, 2, 2, True, 2) if blocks <= 2 * sms else

@@ -103,15 +103,15 @@ constexpr int64_t kTileMinM = 48;
 //   layout 1/2/3,      | as above| mma    | where the rule says fma or tile:
 //   >= 8.0             |         |        | those read layout 0 only
 //                      |         |        | (docs/nvfp4_gemv.md 23)
-//   layout 3, >= 8.0   | M <= 8, | direct | 16 rows x 8 tokens per block (32 or
+//   layout 3, >= 8.0   | M <= 16,| direct | 16 rows x 8 tokens per block (32 or
 //                      | K % 128,|        | 64 rows at M >= 4 on larger grids),
 //                      | K<=4096 |        | the int8 GEMV's stream, on grids of
-//                      |         |        | SMs .. 3 x SMs blocks; on cards of
-//                      |         |        | <= 15 DRAM bytes per SM clock (H100,
-//                      |         |        | not H200) also long rows (K <= 16384,
-//                      |         |        | <= 2 x SMs blocks), larger grids
-//                      |         |        | (K <= 8192) and M = 9..16 on the
-//                      |         |        | one-wave grids. nvfp4_gemv_cuda
+//                      |         |        | SMs .. 3 x SMs blocks; also long rows
+//                      |         |        | (K <= 16384, <= 2 x SMs blocks) at
+//                      |         |        | M <= 8 on cards of <= 15 DRAM bytes
+//                      |         |        | per SM clock (H100), M = 4..8 on the
+//                      |         |        | others (H200); on the former, larger
+//                      |         |        | grids (K <= 8192). nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
@@ -654,6 +654,7 @@ constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxK = 8192;
 constexpr int kDirectNarrowMaxDramX10 = 150;
+constexpr int64_t kDirectLongWideMinM = 4;  // long rows on wide cards: M = 4..8
 DirectBuild direct_kernel(int variant) {
   switch (variant) {
     case 2: return {nvfp4::nvfp4_gemv_direct_kernel<3, 3>, 1};        // 72 KB per SM
@@ -781,9 +782,11 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     and 2.9 blocks per SM; fewer blocks than SMs unmeasured);
 //   * on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8; the H200's ~18.5
 //     keeps the ring kernels), also: long rows (4096 < K <= 16384) on grids of SMs .. 2 x SMs
-//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since); larger grids at M <= 8
-//     with K <= 8192 (until build 8, M = 2..4 only from 10 x SMs blocks: build 1 lost at 6.8 x SMs;
-//     until builds 10 / 12, M <= 4).
+//     blocks at M <= 8 (measured at K = 14336 on build 4; build 7 since; the H200 at M = 4..8 since
+//     2026-12-06e, below); larger grids at M <= 8 with K <= 8192 (until build 8, M = 2..4 only
+//     from 10 x SMs blocks: build 1 lost at 6.8 x SMs; until builds 10 / 12, M <= 4);
+//   * M = 9..16 on the one-wave grids with K <= 4096 (the H100 from 2026-12-06d, the H200 from
+//     2026-12-06e; measurements below).
 //   H100, builds 7 / 8 (results/h100/2026-12-06c call 8, two rounds, us, M = 1 / 2 / 4 / 8, direct /
 //     the ring and wgmma GEMVs): 14336x4096 (896 blocks) 13.8 / 15.0, 14.1-14.2 / 15.1, 15.0-15.1 /
 //     15.5, 17.8 / 19.0-19.4; 28672x4096 24.2-24.4 / 27.8-27.9 .. 25.5-25.7 / 29.1-29.3, but M = 8
@@ -806,8 +809,20 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     19.4 / 19.7-19.9 and 28672x4096 (1792 blocks) 31.5-31.7 / 34.1 / 37.9-38.2 against 30.7-30.8 /
 //     30.5-30.6 / 31.0-31.1 (14336x4096 won at M = 9 and 12, 17.7-18.7 against 20.2-20.5, and tied
 //     at 16: not taken, one larger grid of four). So on those cards also M = 9..16 on the one-wave
-//     grids with K <= 4096. The H200 is not measured at M > 8 on these builds (results/h200/2026-12-06d/
-//     call11.sh measures them there).
+//     grids with K <= 4096.
+//   H200 (results/h100/2026-12-06e call 4, which ran 12-06d's H200 driver: the rotation past 8x L2,
+//     same process, two rounds, us, path auto / the ring and wgmma GEMVs / the direct GEMV at every
+//     M): M = 16 on the one-wave grids 4096x4096 9.3 / 9.3 / 9.1, 6144x4096 11.4 / 11.4 / 10.7 (and
+//     builds 15 / 13 at M = 9: 7.1 / 8.7, the wgmma GEMV ~9.3 / 11.4 at any M there), but 4096x14336
+//     16.9 / 17.0 / 24.2 and the larger grids 16.0-94 / 20.5-160; the long rows of 4096x14336 (build
+//     7) at M = 1 / 4 / 8 12.0-12.1 / 12.0-12.1 / 12.9, 14.5 / 14.4 / 13.3-13.4, 16.4 / 16.4-16.5 /
+//     15.7; the larger grids mixed: M = 4 direct faster on 28672x4096 (23.7 / 24.9-25.1), 28672x8192
+//     (42.9-43.3 / 43.7-43.8), 128256x4096 (88.5-90.7 / 91.8-93.4) but not 14336x4096 (13.4 / 12.8-
+//     12.9); M = 8 slower on 28672x8192 (45.3-46.4 / 44.6-45.8) and 128256x4096 (100.6-104.4 /
+//     92.6-94.0); M = 1 slower everywhere (28672x8192 40.4-40.5 / 38.7-38.9). So on every card M =
+//     9..16 on the one-wave grids with K <= 4096, and on wide cards the long rows at M = 4..8 (M = 2
+//     and 3 not timed: the ring kernel won by 0.8 at M = 1, the direct GEMV by 1.1 at M = 4); the
+//     wide cards' larger grids keep the ring / wgmma GEMVs.
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
@@ -816,11 +831,11 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (blocks < sms) return false;
   const int bw = caps.dram_bytes_per_sm_clk_x10;
   const bool narrow = bw > 0 && bw <= kDirectNarrowMaxDramX10;
-  if (M > kDirectMaxM)  // M = 9..16, one pass of builds 13 / 15 (direct_build), narrow cards
-    return narrow && M <= kDirectPassMaxM && blocks <= 3 * sms && K <= kDirectMaxK;
+  if (M > kDirectMaxM)  // M = 9..16, one pass of builds 13 / 15 (direct_build), both cards
+    return M <= kDirectPassMaxM && blocks <= 3 * sms && K <= kDirectMaxK;
   if (blocks <= 3 * sms) {
     if (K <= kDirectMaxK) return M <= kDirectMaxM;
-    return narrow && blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM;
+    return blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM && (narrow || M >= kDirectLongWideMinM);
   }
   return narrow && K <= kDirectWideMaxK && M <= kDirectMaxM;
 }
