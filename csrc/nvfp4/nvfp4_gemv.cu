@@ -810,11 +810,13 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     30.5-30.6 / 31.0-31.1 (14336x4096 won at M = 9 and 12, 17.7-18.7 against 20.2-20.5, and tied
 //     at 16: not taken, one larger grid of four). So on those cards also M = 9..16 on the one-wave
 //     grids with K <= 4096.
-//   H200 (results/h100/2026-12-06e call 4, which ran 12-06d's H200 driver: the rotation past 8x L2,
+//   H200 (results/h200/2026-12-06e call 4, run by ../h100/2026-12-06e/call4.sh and 12-06d's H200
+//     driver call11.sh: the rotation past 8x L2,
 //     same process, two rounds, us, path auto / the ring and wgmma GEMVs / the direct GEMV at every
 //     M): M = 16 on the one-wave grids 4096x4096 9.3 / 9.3 / 9.1, 6144x4096 11.4 / 11.4 / 10.7 (and
 //     builds 15 / 13 at M = 9: 7.1 / 8.7, the wgmma GEMV ~9.3 / 11.4 at any M there), but 4096x14336
-//     16.9 / 17.0 / 24.2 and the larger grids 16.0-94 / 20.5-160; the long rows of 4096x14336 (build
+//     16.9 / 17.0 / 24.2 and the larger grids slower (14336x4096 .. 128256x4096: 16.0-16.1 ..
+//     93.8-94.2 against 20.5-20.7 .. 160.0-160.7); the long rows of 4096x14336 (build
 //     7) at M = 1 / 4 / 8 12.0-12.1 / 12.0-12.1 / 12.9, 14.5 / 14.4 / 13.3-13.4, 16.4 / 16.4-16.5 /
 //     15.7; the larger grids mixed: M = 4 direct faster on 28672x4096 (23.7 / 24.9-25.1), 28672x8192
 //     (42.9-43.3 / 43.7-43.8), 128256x4096 (88.5-90.7 / 91.8-93.4) but not 14336x4096 (13.4 / 12.8-
