@@ -61,11 +61,6 @@ MIN_LAYERS = 4  # rotation copies = layers of the stack
 BLOCK = 128
 
 
-def src_of(proj: str) -> int:
-    """Which layer input a projection reads: 0 = x, 1 = attention output, 2 = h."""
-    return {"o_proj": 1, "down_proj": 2}.get(proj, 0)
-
-
 def multi_check(per_proj: List[Callable[[Any], C.Check]]) -> Callable[[Any], C.Check]:
     def chk(outs: Any) -> C.Check:
         return C.worst_of([c(o) for c, o in zip(per_proj, outs)])
@@ -121,8 +116,7 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
     for model, spec in layers:
         gen.manual_seed(5000)
         ws = [torch.randn(n, k, device=dev, dtype=bf16, generator=gen) for _, n, k in spec]
-        src = tuple(src_of(p) for p, _, _ in spec)
-        k_in = tuple(next(k for (p, _, k) in spec if src_of(p) == j) for j in range(3))  # K of x, attn, h
+        src, k_in = S.layer_inputs(spec)  # which input each projection reads; K of x, attn, h
         shape = S.Shape(model, "decoder layer: " + ", ".join(p for p, _, _ in spec), 0, 0)
         flops_per_row = sum(2.0 * n * k for _, n, k in spec)
         tq = ctx.tq is not None

@@ -99,6 +99,15 @@ LLAMA3_8B_LAYER_FUSED: List[Tuple[str, int, int]] = [
 ]
 E2E_MS: Tuple[int, ...] = (1, 8)
 
+
+def layer_inputs(spec: List[Tuple[str, int, int]]) -> Tuple[Tuple[int, ...], Tuple[int, int, int]]:
+    """A decoder layer's projections (LLAMA3_8B_LAYER, _FUSED, CPU_LAYER...): which of its three
+    inputs each projection reads (0 = the layer input x, 1 = the attention output, 2 = h, the
+    MLP's hidden state: o_proj reads 1, down_proj 2, the rest 0), and each input's width K."""
+    src = tuple({"o_proj": 1, "down_proj": 2}.get(p, 0) for p, _, _ in spec)
+    k_in = tuple(next(k for (_, _, k), s in zip(spec, src) if s == j) for j in range(3))
+    return src, k_in  # type: ignore[return-value]
+
 # --quick: the anchors' four shapes at the M that matter most, sized to run
 # all five benchmarks in about three minutes on an H200:
 #   M = 1 (decode), 16 (the decode kernels' upper end), 64 (the first M where

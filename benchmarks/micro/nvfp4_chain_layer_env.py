@@ -48,7 +48,7 @@ def call(x, wp, ws, gs, env):
                 os.environ[k] = v
 
 
-SRC = (0, 1, 0, 2)  # which input each projection reads (bench_e2e.src_of)
+SRC, K_IN = S.layer_inputs(S.LLAMA3_8B_LAYER_FUSED)  # which input each projection reads; K of x, attention, h
 
 
 def run_chain(layers, a, envs):
@@ -86,7 +86,6 @@ def main() -> None:
         qlins.append(QuantLinear.from_float(lin, "nvfp4").eval())
     qbytes = sum(b.numel() * b.element_size() for q in qlins for b in q.buffers())
     qcopies = timing.shared_copies(tuple(qlins), qbytes)
-    k_in = [next(k for (_, k), s in zip(shapes, SRC) if s == j) for j in range(3)]  # x, attention, h
 
     def regroup(ts):
         return [tuple(ts[3 * i:3 * i + 3]) for i in range(4)]
@@ -94,7 +93,7 @@ def main() -> None:
     variants = [("chain", [{}] * 4)] + [(f"chain {v}", parse_variant(v)) for v in args.variant]
     rows = []
     for M in (int(m) for m in args.ms.split(",")):
-        a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in k_in]
+        a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in K_IN]
         want = run_chain(layers, a, [{}] * 4)
         line = []
         for name, envs in variants:

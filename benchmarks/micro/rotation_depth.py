@@ -33,7 +33,7 @@ import timing  # noqa: E402
 import torchquant  # noqa: E402,F401
 
 ops = torch.ops.torchquant
-SRC = (0, 1, 0, 2)  # which input each fused-layer projection reads (bench_e2e.src_of)
+SRC, K_IN = S.layer_inputs(S.LLAMA3_8B_LAYER_FUSED)  # which input each projection reads; K of x, attention, h
 
 
 def nbytes(ts):
@@ -59,50 +59,53 @@ def main() -> None:
     l2 = timing.l2_bytes()
     mults = [int(v) for v in args.mults.split(",")]
     fused = [(n, k) for _, n, k in S.LLAMA3_8B_LAYER_FUSED]
-    k_in = [next(k for (_, k), s in zip(fused, SRC) if s == j) for j in range(3)]
     want = set(args.cases.split(","))
-    cases = []  # (name, operands of one copy, fn(x_list, *operands), K of each x)
+    ms = [int(m) for m in args.ms.split(",")]
+
+    def bf16_x(*ks):  # M -> bf16 x of each width
+        return lambda M: [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in ks]
+
+    def int8_x(k):  # M -> x quantized per token once (int8 codes, fp32 scales)
+        return lambda M: list(ops.quantize_int8(torch.randn(M, k, device="cuda", dtype=torch.bfloat16), True, True)[:2])
+
+    cases = []  # (name, operands of one copy, fn(x_list, *operands), M -> x_list, the Ms to time)
     for sh in args.shapes.split(","):
         n, k = (int(v) for v in sh.split("x"))
         if "nvfp4" in want:
-            cases.append((f"nvfp4 {sh}", nvfp4_weight(n, k), lambda a, wp, ws, gs: ops.nvfp4_gemv(a[0], wp, ws, gs, None, "auto", 3), [k]))
+            cases.append((f"nvfp4 {sh}", nvfp4_weight(n, k),
+                          lambda a, wp, ws, gs: ops.nvfp4_gemv(a[0], wp, ws, gs, None, "auto", 3), bf16_x(k), ms))
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         if "bf16" in want:
-            cases.append((f"bf16 {sh}", (w,), lambda a, w: F.linear(a[0], w), [k]))
+            cases.append((f"bf16 {sh}", (w,), lambda a, w: F.linear(a[0], w), bf16_x(k), ms))
         if "int8" in want:
             cases.append((f"int8 {sh}", tuple(ops.quantize_int8(w, True, True)[:2]),
-                          lambda a, wq, ws: ops.int8_matmul(a[0], a[1], None, wq, ws, None, None, torch.bfloat16, "auto"), "int8", k))
+                          lambda a, wq, ws: ops.int8_matmul(a[0], a[1], None, wq, ws, None, None, torch.bfloat16, "auto"),
+                          int8_x(k), ms))
         if "fp8" in want:
             cases.append((f"fp8 {sh}", tuple(ops.quantize_fp8_block(w, 128)[:2]),
-                          lambda a, wq, ws: ops.fp8_block_gemv(a[0], wq, ws, 128, None, "auto"), [k]))
-        if "sum" in want:
+                          lambda a, wq, ws: ops.fp8_block_gemv(a[0], wq, ws, 128, None, "auto"), bf16_x(k), ms))
+        if "sum" in want:  # no x: timed once, at the first M
             buf = torch.randn(n * k // 8, device="cuda")
-            cases.append((f"sum {sh}", (buf,), lambda a, b: b.sum(), [k]))
+            cases.append((f"sum {sh}", (buf,), lambda a, b: b.sum(), bf16_x(k), ms[:1]))
         del w
     if "layer" in want:
         lay = [t for n, k in fused for t in nvfp4_weight(n, k)]
 
         def nv_layer(a, *ts):
             return [ops.nvfp4_gemv(a[s], *ts[3 * i:3 * i + 3], None, "auto", 3) for i, s in enumerate(SRC)]
-        cases.append(("nvfp4 layer", tuple(lay), nv_layer, k_in))
+        cases.append(("nvfp4 layer", tuple(lay), nv_layer, bf16_x(*K_IN), ms))
         wl = tuple(torch.randn(n, k, device="cuda", dtype=torch.bfloat16) for n, k in fused)
 
         def bf_layer(a, *ws):
             return [F.linear(a[s], w) for s, w in zip(SRC, ws)]
-        cases.append(("bf16 layer", wl, bf_layer, k_in))
+        cases.append(("bf16 layer", wl, bf_layer, bf16_x(*K_IN), ms))
 
     rows = []
-    for case in cases:
-        name, ts, fn, ks = case[:4]
+    for name, ts, fn, make_x, case_ms in cases:
         b = nbytes(ts)
         r0 = timing.copies_needed(b, l2, l2_factor=args.factor)
-        for M in (int(m) for m in args.ms.split(",")):
-            if name.startswith("sum") and M != int(args.ms.split(",")[0]):
-                continue
-            if ks == "int8":  # x quantized per token once (int8 codes, fp32 scales)
-                a = list(ops.quantize_int8(torch.randn(M, case[4], device="cuda", dtype=torch.bfloat16), True, True)[:2])
-            else:
-                a = [torch.randn(M, k, device="cuda", dtype=torch.bfloat16) for k in ks]
+        for M in case_ms:
+            a = make_x(M)
             res = {m: [] for m in mults}
             for _ in range(args.rounds):
                 for m in mults:
