@@ -33,9 +33,11 @@ HAS_MMA = cuda_capability() >= (8, 0)
 WGMMA = (requires_sm90a("_fp8_block_gemv_sm90a") if HAS_CUDA
          else pytest.mark.skipif(True, reason="needs a CUDA GPU"))
 HAS_WGMMA = not WGMMA.args[0]
+HAS_DIRECT = cuda_capability() >= (8, 9)
 PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")),
          pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+")),
-         pytest.param("wgmma", marks=WGMMA)]
+         pytest.param("wgmma", marks=WGMMA),
+         pytest.param("direct", marks=pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+"))]
 M_SWEEP = list(range(1, 17)) + [17, 33]
 
 
@@ -87,12 +89,14 @@ def run_gemv(x, w_q, w_scale, bs, bias, kernel):
     return y
 
 
-def wgmma_refuses(kernel, x, w_q, w_scale, bs):
-    """Path 'wgmma' takes block_size % 64 == 0 and K % 128 == 0. Outside that it must raise a
-    clear error; returns True after checking it does (the caller then has nothing to run)."""
-    if kernel != "wgmma" or (bs % 64 == 0 and x.shape[1] % 128 == 0):
+def path_refuses(kernel, x, w_q, w_scale, bs):
+    """Path 'wgmma' takes block_size % 64 == 0 and K % 128 == 0, path 'direct' block_size % 64 == 0
+    and K % 64 == 0. Outside that each must raise a clear error; returns True after checking it
+    does (the caller then has nothing to run)."""
+    k_multiple = {"wgmma": 128, "direct": 64}.get(kernel)
+    if k_multiple is None or (bs % 64 == 0 and x.shape[1] % k_multiple == 0):
         return False
-    with pytest.raises(RuntimeError, match="path 'wgmma' needs"):
+    with pytest.raises(RuntimeError, match=f"path '{kernel}' needs"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=kernel)
     return True
 
@@ -123,9 +127,10 @@ def check_against_reference(y, x, w_q, w_scale, bs, bias, what=""):
 def test_gemv_m_sweep(kernel, dtype, with_bias):
     # Odd N (a partial 16-column tile), K = 4096 + 16 (a partial 64-wide chunk
     # and a ragged last scale block), default block size; path 'wgmma' (K % 128 == 0) at
-    # K = 4096 + 128 with block size 256 (a ragged last scale block of 128).
+    # K = 4096 + 128 with block size 256 (a ragged last scale block of 128), path 'direct'
+    # (K % 64 == 0) at K = 4096 + 64 with block size 192 (a ragged last block of 128).
     gen = torch.Generator().manual_seed(11)
-    n, k, bs = (257, 4096 + 128, 256) if kernel == "wgmma" else (257, 4096 + 16, 128)
+    n, k, bs = {"wgmma": (257, 4096 + 128, 256), "direct": (257, 4096 + 64, 192)}.get(kernel, (257, 4096 + 16, 128))
     w_q, w_scale = make_weight(n, k, bs, gen)
     bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda() if with_bias else None
     for m in M_SWEEP:
@@ -230,7 +235,7 @@ BLOCK_SIZES = [16, 32, 48, 64, 80, 96, 128, 256]
 def test_gemv_shapes(kernel, dtype, bs, n, k):
     gen = torch.Generator().manual_seed(n * 7919 + k * 31 + bs)
     w_q, w_scale = make_weight(n, k, bs, gen)
-    if wgmma_refuses(kernel, torch.zeros(1, k, dtype=dtype, device="cuda"), w_q, w_scale, bs):
+    if path_refuses(kernel, torch.zeros(1, k, dtype=dtype, device="cuda"), w_q, w_scale, bs):
         return
     for m in (1, 3, 8, 9, 16, 17):
         for with_bias in (False, True):
@@ -276,7 +281,8 @@ def test_gemv_large_and_mma_vs_fma(dtype):
     for m in (1, 4, 16):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         errs = {}
-        for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else []):
+        for kernel in (["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else [])
+                       + (["direct"] if HAS_DIRECT else [])):
             y = run_gemv(x, w_q, w_scale, bs, None, kernel)
             errs[kernel] = check_against_reference(y, x, w_q, w_scale, bs, None, f"{kernel} M={m}")
         y_auto = run_gemv(x, w_q, w_scale, bs, None, "auto")
@@ -286,8 +292,9 @@ def test_gemv_large_and_mma_vs_fma(dtype):
             # must not be meaningfully worse than the scalar one.
             assert errs["mma"] <= 2 * errs["fma"], (dtype, m, errs)
             assert errs["tile"] <= 2 * errs["fma"], (dtype, m, errs)
-        if "wgmma" in errs:
-            assert errs["wgmma"] <= 2 * errs["fma"], (dtype, m, errs)
+        for kernel in ("wgmma", "direct"):
+            if kernel in errs:
+                assert errs[kernel] <= 2 * errs["fma"], (dtype, m, errs)
 
 
 # ------------------------------------------------- GEMV: misc properties --
@@ -335,10 +342,65 @@ def test_gemv_deterministic():
     m, n, k, bs = 8, 512, 8192, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     x = torch.randn(m, k, generator=gen).bfloat16().cuda()
-    for kernel in ["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else []):
+    for kernel in (["fma"] + (["mma", "tile"] if HAS_MMA else []) + (["wgmma"] if HAS_WGMMA else [])
+                   + (["direct"] if HAS_DIRECT else [])):
         a = run_gemv(x, w_q, w_scale, bs, None, kernel)
         b = run_gemv(x, w_q, w_scale, bs, None, kernel)
         assert torch.equal(a, b), kernel
+
+
+# ------------------------------------------------------ GEMV: direct path --
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", [64, 128, 192, 256])
+def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
+    """fp8_gemv_direct_kernel's builds (TORCHQUANT_FP8_DIRECT_BUILD 1: U = 2 / 3 blocks per SM,
+    2: U = 3 / 2, 3: U = 4 / 2) sum the same products in the same order, so they agree bit for
+    bit; each is within the bound. Rounds that end past the row (pieces % (8 U) != 0), rows past
+    N, several token tiles (M = 9, 17), and the static_weight launch (loads before the PDL wait)."""
+    gen = torch.Generator().manual_seed(bs + 1)
+    n, k = 131, 64 * 37  # 37 pieces: every build ends in a partial round
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+    for m in (1, 2, 5, 8, 9, 17):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        outs = []
+        for build in ("1", "2", "3"):
+            monkeypatch.setenv("TORCHQUANT_FP8_DIRECT_BUILD", build)
+            y = run_gemv(x, w_q, w_scale, bs, bias, "direct")
+            check_against_reference(y, x, w_q, w_scale, bs, bias, f"direct build {build} {dtype} bs={bs} M={m}")
+            outs.append(y)
+            poison_output((m, n), dtype)
+            ys = OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, bias=bias, path="direct", static_weight=True)
+            torch.cuda.synchronize()
+            assert torch.equal(ys, y), f"static_weight build {build} M={m}"
+        assert all(torch.equal(o, outs[0]) for o in outs[1:]), f"builds differ: {dtype} bs={bs} M={m}"
+
+
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+def test_gemv_direct_knob_and_refusals(monkeypatch):
+    """TORCHQUANT_FP8_DIRECT=1 makes auto run the direct GEMV wherever it can at M <= 8 (the A/B
+    knob), and not at M = 9 or where the path's preconditions fail; a forced 'direct' outside them
+    raises naming them."""
+    gen = torch.Generator().manual_seed(12)
+    n, k, bs = 96, 1024, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    x = torch.randn(4, k, generator=gen).bfloat16().cuda()
+    monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", "1")
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
+    assert any("fp8_gemv_direct_kernel" in k for k in names), names
+    x9 = torch.randn(9, k, generator=gen).bfloat16().cuda()
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x9, w_q, w_scale, block_size=bs))
+    assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+    w96, s96 = make_weight(n, k, 96, gen)
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w96, s96, block_size=96))
+    assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+    with pytest.raises(RuntimeError, match=r"path 'direct' needs block_size % 64 == 0 and K % 64 == 0"):
+        OPS.fp8_block_gemv(x, w96, s96, block_size=96, path="direct")
+    x1040 = torch.randn(1, 1040, generator=gen).bfloat16().cuda()
+    w1040, s1040 = make_weight(n, 1040, 64, gen)
+    with pytest.raises(RuntimeError, match=r"path 'direct' needs"):
+        OPS.fp8_block_gemv(x1040, w1040, s1040, block_size=64, path="direct")
 
 
 # ------------------------------------------------------ GEMV: bad inputs --
@@ -375,6 +437,16 @@ def test_gemv_forced_wgmma_unavailable_raises():
     x = torch.randn(1, 128, generator=gen).half().cuda()
     with pytest.raises(RuntimeError, match="path 'wgmma'"):
         OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="wgmma")
+
+
+@pytest.mark.skipif(HAS_DIRECT, reason="the device runs path 'direct'")
+def test_gemv_forced_direct_below_sm89_raises():
+    """Below sm_89 (no hardware e4m3 conversion) a forced 'direct' is a clear error."""
+    gen = torch.Generator().manual_seed(2)
+    w_q, w_scale = make_weight(16, 128, 64, gen)
+    x = torch.randn(1, 128, generator=gen).half().cuda()
+    with pytest.raises(RuntimeError, match="path 'direct' needs the hardware e4m3 conversion"):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="direct")
 
 
 @WGMMA

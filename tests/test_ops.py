@@ -694,6 +694,8 @@ def test_fake_paths_follow_the_device_type():
     bad = [
         ("fp8_block_gemv", {3: 64, 2: lambda t: t[:, :1], 5: "wgmma"}, "path 'wgmma' needs K % 128 == 0"),
         ("fp8_block_gemv", {3: 16, 2: lambda t: t.repeat(1, 2), 5: "wgmma"}, "needs block_size % 64 == 0"),
+        ("fp8_block_gemv", {3: 16, 2: lambda t: t.repeat(1, 2), 5: "direct"},
+         "path 'direct' needs block_size % 64 == 0 and K % 64 == 0"),
         ("nvfp4_gemv", {5: "wgmma"}, "path 'wgmma' needs K % 256 == 0"),
         ("nvfp4_gemv", {5: "tile"}, "kernel 'tile' needs K % 128 == 0"),
         ("sparse24_gemv", {4: "wgmma"}, "path 'wgmma' needs K % 128 == 0"),
@@ -712,6 +714,8 @@ def test_fake_paths_follow_the_device_type():
         bad[k] = (name, args, msg)
     xb, pk, bs, g = real["nvfp4_gemv"][0].bfloat16(), *real["nvfp4_gemv"][1:4]
     pk1 = F.relayout_nvfp4(pk, 1)
+    fp8_direct = list(real["fp8_block_gemv"])
+    fp8_direct[2], fp8_direct[3], fp8_direct[5] = fp8_direct[2][:, :1].contiguous(), 64, "direct"
     with FakeTensorMode():
         for name, paths in cuda_paths.items():
             op, i = getattr(ops, name), path_index[name]
@@ -732,6 +736,8 @@ def test_fake_paths_follow_the_device_type():
         for name, args, msg in bad:
             with pytest.raises(RuntimeError, match=msg):
                 getattr(ops, name)(*_cuda_fakes(args))
+        # fp8 'direct' at block_size 64 (K = 64): the path's shape conditions hold
+        assert ops.fp8_block_gemv(*_cuda_fakes(fp8_direct)).device.type == "cuda"
         # layouts 1 / 2 run on paths auto, mma and wgmma only
         args = _cuda_fakes([xb, pk1, bs, g, None, "mma", 1, False])
         assert ops.nvfp4_gemv(*args).shape == (5, 24)

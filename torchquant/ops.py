@@ -23,7 +23,7 @@ for every condition that metadata alone decides, in the C++ order and with its m
   backend's names on the meta device. For CUDA tensors also what the CUDA
   code refuses whatever the GPU: M / N of 2^31 - 256 and more, fp8 / nvfp4 K >= 2^26,
   a named path's shape conditions (int8 'wgmma': K % 16; fp8 'wgmma': block_size % 64,
-  K % 128; nvfp4 'tile': K % 128, 'wgmma': K % 256; 2:4 'mma' / 'gemv': K % 32,
+  K % 128, fp8 'direct': block_size % 64, K % 64; nvfp4 'tile': K % 128, 'wgmma': K % 256; 2:4 'mma' / 'gemv': K % 32,
   'wgmma': K % 128), nvfp4 layouts 1 / 2 / 3 on paths other than auto / mma / wgmma (and
   'direct' for layout 3, K % 128; 'direct' with another layout); and for
   quantize_int8 per row, 2^31 rows. The sm_90a ops: CUDA tensors only, and their K
@@ -96,7 +96,10 @@ def fp8_block_gemv(
     running when this one launches (weights loaded once, as in inference). On sm_90 the GEMV
     then starts copying them before the previous kernel on the stream has finished (PDL,
     csrc/common/pdl.h). Passing it for a weight just written on the stream can read stale
-    values; it changes nothing else (same results), and nothing on the CPU."""
+    values; it changes nothing else (same results), and nothing on the CPU.
+
+    path: "auto", or on CUDA one of "fma", "mma", "tile", "wgmma" (sm_90 with _C_sm90a) and
+    "direct" (sm_89+, block_size % 64 == 0, K % 64 == 0: docs/fp8_gemv.md "The direct GEMV")."""
     return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight)
 
 
@@ -224,7 +227,7 @@ _DIM_MAX = 2**31 - 256  # kMaxDim (common/checks.h) and tma::require_sm90a's M a
 # csrc/*/*.cu); every CPU implementation takes "cpu".
 _CUDA_PATHS = {
     "int8_matmul": ("gemv", "mma", "wgmma"),
-    "fp8_block_gemv": ("fma", "mma", "tile", "wgmma"),
+    "fp8_block_gemv": ("fma", "mma", "tile", "wgmma", "direct"),
     "nvfp4_gemv": ("fma", "mma", "tile", "wgmma", "direct"),
     "sparse24_gemv": ("fma", "mma", "wgmma"),
     "sparse24_int8_matmul": ("simt", "gemv", "mma", "wgmma"),
@@ -520,6 +523,12 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
         if path == "wgmma":
             _check_fp8_wgmma(x, block_size, M, N, K, op)
+        if path == "direct":
+            torch._check(
+                block_size % 64 == 0 and K % 64 == 0,
+                lambda: f"{op}: path 'direct' needs block_size % 64 == 0 and K % 64 == 0 (whole 64-wide "
+                f"pieces of one scale block), got block_size = {block_size}, K = {K}; path 'mma' takes both",
+            )
     return x.new_empty((M, N))
 
 

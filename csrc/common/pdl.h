@@ -51,7 +51,7 @@ namespace torchquant {
 
 // The decode kernels that can be launched with PDL, for their defaults.
 enum class PdlKernel {
-  kFp8Ring,       // fp8_block ring GEMV (M <= 16, block size % 64 == 0)
+  kFp8Ring,       // fp8_block ring GEMV (M <= 16, block size % 64 == 0) and direct GEMV
   kNvfp4Mma,      // nvfp4 mma GEMV, one M tile of <= 8 rows, K not split across blocks
   kNvfp4MmaMulti, // nvfp4 mma GEMV otherwise (16-row or several M tiles, or a K split)
   kInt8Gemv,      // int8_matmul "gemv"

@@ -38,7 +38,7 @@ namespace {
 
 constexpr const char* kGemvOp = "fp8_block_gemv";
 
-enum class Fp8GemvKernel { kFma, kMma, kTile, kWgmma };
+enum class Fp8GemvKernel { kFma, kMma, kTile, kWgmma, kDirect };
 
 // M above this runs the tiled GEMM (measured, see choose_fp8_gemv_kernel).
 constexpr int64_t kTileMinM = 48;
@@ -334,6 +334,36 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
     launch_mma_t<T, WK, 2>(a, ks, static_cast<int>(mtiles), stream);
 }
 
+// Path "direct" (fp8_gemv_direct_kernel, fp8_kernels.cuh): sm_89+, block_size % 64 == 0,
+// K % 64 == 0; one block per 16 weight rows and token tile of <= 8 rows (the token tile fastest,
+// so the blocks of one weight tile run together and the re-reads for M > 8 hit L2).
+bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
+  return caps.cc() >= 89 && block_size % 64 == 0 && K % 64 == 0;
+}
+
+// Which build: U pieces of loads in flight per lane, at most kMinBlocks blocks per SM by the
+// launch bounds. TORCHQUANT_FP8_DIRECT_BUILD (read per call; tests and A/B runs) forces one:
+// 1 = U 2 / 3 blocks (the default; 68-70 registers), 2 = U 3 / 2 blocks, 3 = U 4 / 2 blocks
+// (106-110 registers): 48, 48 and 64 KB of weight loads in flight per SM.
+template <typename T>
+void launch_direct(const GemvArgs& a, cudaStream_t stream) {
+  const int64_t mtiles = (a.M + fp8::kDirectRows - 1) / fp8::kDirectRows;
+  TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
+  const int64_t blocks = (a.N + 15) / 16 * mtiles;
+  const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written);
+  const int m = static_cast<int>(mtiles);
+  switch (env_int("TORCHQUANT_FP8_DIRECT_BUILD")) {
+    case 2:
+      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 3, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+      break;
+    case 3:
+      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 4, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+      break;
+    default:
+      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 2, 3>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+  }
+}
+
 template <typename T>
 void launch_mma(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream) {
   // The k-window: the widest of 64 / 32 / 16 that divides block_size, so a
@@ -408,7 +438,7 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                                c10::string_view kernel_sv, bool static_weight) {
   const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
   const std::string kernel(kernel_sv);
-  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma"}, kGemvOp, "CUDA");
+  check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma", "direct"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
   const int64_t M = shape.M, N = shape.N, K = shape.K;
   TORCH_CHECK(M < kMaxDim && N < kMaxDim, kGemvOp, ": M and N must each be below 2^31 - 256, got M = ", M,
@@ -447,6 +477,18 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 caps.cc());
     path = Fp8GemvKernel::kWgmma;
   }
+  if (kernel == "direct") {
+    TORCH_CHECK(block_size % 64 == 0 && K % 64 == 0, kGemvOp,
+                ": path 'direct' needs block_size % 64 == 0 and K % 64 == 0 (whole 64-wide pieces of "
+                "one scale block), got block_size = ", block_size, ", K = ", K, "; path 'mma' takes both");
+    TORCH_CHECK(caps.cc() >= 89, kGemvOp,
+                ": path 'direct' needs the hardware e4m3 conversion (compute capability 8.9+); this "
+                "device is sm_", caps.cc(), ". Use path='mma' or 'auto'");
+    path = Fp8GemvKernel::kDirect;
+  } else if (kernel == "auto" && env_int("TORCHQUANT_FP8_DIRECT") == 1 && M <= 8 &&
+             direct_possible(caps, K, block_size)) {
+    path = Fp8GemvKernel::kDirect;  // A/B knob: auto takes the direct GEMV wherever it can at M <= 8
+  }
   if (path == Fp8GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
@@ -482,6 +524,11 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
       launch_tile<__half>(a, caps.sm_count, stream, x);
     else
       launch_tile<__nv_bfloat16>(a, caps.sm_count, stream, x);
+  } else if (path == Fp8GemvKernel::kDirect) {
+    if (half)
+      launch_direct<__half>(a, stream);
+    else
+      launch_direct<__nv_bfloat16>(a, stream);
   } else if (path == Fp8GemvKernel::kMma) {
     if (half)
       launch_mma<__half>(a, caps, stream);
