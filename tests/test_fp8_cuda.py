@@ -355,7 +355,7 @@ def test_gemv_deterministic():
 @pytest.mark.parametrize("bs", [64, 128, 192, 256])
 def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
     """fp8_gemv_direct_kernel's builds (TORCHQUANT_FP8_DIRECT_BUILD 1: U = 2 / 3 blocks per SM,
-    2: U = 3 / 2, 3: U = 4 / 2) sum the same products in the same order, so they agree bit for
+    2: U = 3 / 2, 3: U = 4 / 2, the default) sum the same products in the same order, so they agree bit for
     bit; each is within the bound. Rounds that end past the row (pieces % (8 U) != 0), rows past
     N, several token tiles (M = 9, 17), and the static_weight launch (loads before the PDL wait)."""
     gen = torch.Generator().manual_seed(bs + 1)
@@ -375,6 +375,34 @@ def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
             torch.cuda.synchronize()
             assert torch.equal(ys, y), f"static_weight build {build} M={m}"
         assert all(torch.equal(o, outs[0]) for o in outs[1:]), f"builds differ: {dtype} bs={bs} M={m}"
+
+
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_direct_rule(monkeypatch, dtype):
+    """fp8_block_gemv.cu direct_rule: auto runs the direct GEMV at M <= 8 on grids of at least
+    8 x SMs blocks of 16 rows (bit-identical to path 'direct'), not one block fewer, not at
+    M = 9, and never under TORCHQUANT_FP8_DIRECT=-1."""
+    monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
+    gen = torch.Generator().manual_seed(31)
+    k, bs = 256, 128
+    n_rule = 16 * 8 * sm_count()
+    for n, want in ((n_rule - 11, True), (n_rule - 16 - 11, False)):  # ceil(n / 16) = 8 SMs / one fewer
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        for m in (1, 8, 9):
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
+            took = any("fp8_gemv_direct_kernel" in k for k in names)
+            assert took == (want and m <= 8), (n, m, names)
+            if took:
+                y = run_gemv(x, w_q, w_scale, bs, None, "auto")
+                assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "direct")), (n, m)
+                check_against_reference(y, x, w_q, w_scale, bs, None, f"auto direct {dtype} N={n} M={m}")
+        monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", "-1")
+        x = torch.randn(1, k, generator=gen).to(dtype).cuda()
+        names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
+        assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+        monkeypatch.delenv("TORCHQUANT_FP8_DIRECT")
 
 
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")

@@ -89,15 +89,51 @@ constexpr int64_t kTileMinM = 48;
 //                                                  M ~ 5 (call 3, fp16, M = 8: 57344x8192
 //                                                  132.9 / 144.1, 128256x4096 138.6 /
 //                                                  150.6; M = 4 level: 137.1 / 137.9)
+//   sm_89+      M <= 8, bs % 64 == 0,      direct  fp8_gemv_direct_kernel, the int8 GEMV's
+//               K % 64 == 0, ceil(N / 16)           stream shape (direct_rule below; H100,
+//               >= 8 x SMs                          results/h100/2026-12-06f call 2, bf16,
+//                                                  us, auto / direct: 28672x8192 M = 1
+//                                                  86.5 / 78.8, M = 8 88.8 / 81.0;
+//                                                  128256x4096 179.1 / 174.0; smaller
+//                                                  grids lose or tie)
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
 // k-window is 64, 32 or 16, whichever divides it), so no shape bucket falls
 // back to fma on sm_80+.
 // -------------------------------------------------------------------------
+// Path "direct" (fp8_gemv_direct_kernel, fp8_kernels.cuh): sm_89+ (the hardware e4m3
+// conversion), block_size % 64 == 0, K % 64 == 0.
+bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
+  return caps.cc() >= 89 && block_size % 64 == 0 && K % 64 == 0;
+}
+
+// Where auto takes the direct GEMV: M <= 8 on grids of at least 8 x SMs blocks of 16 rows.
+// Measured on an H100 (results/h100/2026-12-06f call 2: path auto against direct, the
+// Llama-3 decode layers, bf16, M = 1..8, cold L2, us; the direct column build 1, U = 2 / 3
+// blocks per SM, then the builds on four of them): direct won on the larger grids, 28672x8192
+// (1792 blocks) 86.5-88.8 / 79.7-82.5 (build 3, U = 4 / 2 blocks: 78.8 at M = 1, 81.0 at
+// M = 8: 97 % of that card's 3.17 TB/s read ceiling), 28672x4096 44.3-45.2 / 42.0-43.0,
+// 128256x4096 179.1-185.4 / 174.6-183.4 (build 3 174.0 / 181.6; auto's M = 8 is the wgmma
+// GEMV); 6144x4096 (384 blocks, one wave of build 1) by 0.2-0.6; and lost on 4096x4096 (7.8-8.0
+// / 8.5-9.4; build 2 8.1-8.3), 4096x14336 (22.0-22.7 / 23.9-26.0) and 14336x4096 (896 blocks,
+// 22.7-23.2 / 23.6-25.2; build 3 level, 22.8 / 23.7 at M = 1 / 8). fp16 alike (28672x8192
+// 85.6 / 79.1). The fused Llama-3-8B layer with direct on every projection lost (M = 1 / 8
+// 86.9 / 92.4 against 85.4 / 88.1 us), so the rule takes only the grids that won by more than
+// the spread. The H200 has not timed it; its int8 GEMV, of the same stream shape, is the
+// fastest int8 decode kernel there too (docs/int8_gemm.md). TORCHQUANT_FP8_DIRECT (read per
+// call): 1 takes it wherever it can run at M <= 8, -1 never.
+bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size) {
+  if (M > 8 || !direct_possible(caps, K, block_size)) return false;
+  const int knob = env_int("TORCHQUANT_FP8_DIRECT");
+  if (knob != 0) return knob == 1;
+  return (N + 15) / 16 >= int64_t{8} * caps.sm_count;
+}
+
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
                                      int64_t block_size, bool have_wgmma) {
   if (caps.cc() < 80) return Fp8GemvKernel::kFma;  // no m16n8k16 fp16/bf16 mma
+  if (direct_rule(caps, M, N, K, block_size)) return Fp8GemvKernel::kDirect;
   if (have_wgmma && caps.cc() == 90 && M <= 16 && block_size % 64 == 0 && K % 128 == 0) {
     const int64_t tiles = (N + 127) / 128;  // 128-feature tiles
     const bool wide = tiles * 2 >= caps.sm_count || (tiles * 4 >= caps.sm_count && N * K >= (int64_t{1} << 26));
@@ -334,17 +370,13 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
     launch_mma_t<T, WK, 2>(a, ks, static_cast<int>(mtiles), stream);
 }
 
-// Path "direct" (fp8_gemv_direct_kernel, fp8_kernels.cuh): sm_89+, block_size % 64 == 0,
-// K % 64 == 0; one block per 16 weight rows and token tile of <= 8 rows (the token tile fastest,
-// so the blocks of one weight tile run together and the re-reads for M > 8 hit L2).
-bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
-  return caps.cc() >= 89 && block_size % 64 == 0 && K % 64 == 0;
-}
-
+// Path "direct": one block per 16 weight rows and token tile of <= 8 rows (the token tile
+// fastest, so the blocks of one weight tile run together and the re-reads for M > 8 hit L2).
 // Which build: U pieces of loads in flight per lane, at most kMinBlocks blocks per SM by the
 // launch bounds. TORCHQUANT_FP8_DIRECT_BUILD (read per call; tests and A/B runs) forces one:
-// 1 = U 2 / 3 blocks (the default; 68-70 registers), 2 = U 3 / 2 blocks, 3 = U 4 / 2 blocks
-// (106-110 registers): 48, 48 and 64 KB of weight loads in flight per SM.
+// 1 = U 2 / 3 blocks (68-70 registers), 2 = U 3 / 2 blocks, 3 = U 4 / 2 blocks (106-110
+// registers; the default: fastest on the grids direct_rule takes, the rule's comment): 48, 48
+// and 64 KB of weight loads in flight per SM.
 template <typename T>
 void launch_direct(const GemvArgs& a, cudaStream_t stream) {
   const int64_t mtiles = (a.M + fp8::kDirectRows - 1) / fp8::kDirectRows;
@@ -353,14 +385,14 @@ void launch_direct(const GemvArgs& a, cudaStream_t stream) {
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written);
   const int m = static_cast<int>(mtiles);
   switch (env_int("TORCHQUANT_FP8_DIRECT_BUILD")) {
+    case 1:
+      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 2, 3>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+      break;
     case 2:
       launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 3, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
       break;
-    case 3:
-      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 4, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
-      break;
     default:
-      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 2, 3>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 4, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
   }
 }
 
@@ -485,9 +517,6 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 ": path 'direct' needs the hardware e4m3 conversion (compute capability 8.9+); this "
                 "device is sm_", caps.cc(), ". Use path='mma' or 'auto'");
     path = Fp8GemvKernel::kDirect;
-  } else if (kernel == "auto" && env_int("TORCHQUANT_FP8_DIRECT") == 1 && M <= 8 &&
-             direct_possible(caps, K, block_size)) {
-    path = Fp8GemvKernel::kDirect;  // A/B knob: auto takes the direct GEMV wherever it can at M <= 8
   }
   if (path == Fp8GemvKernel::kWgmma) {
     return wgmma_op
