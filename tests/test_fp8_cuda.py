@@ -355,17 +355,20 @@ def test_gemv_deterministic():
 @pytest.mark.parametrize("bs", [64, 128, 192, 256])
 def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
     """fp8_gemv_direct_kernel's builds (TORCHQUANT_FP8_DIRECT_BUILD 1: U = 2 / 3 blocks per SM,
-    2: U = 3 / 2, 3: U = 4 / 2, the default) sum the same products in the same order, so they agree bit for
-    bit; each is within the bound. Rounds that end past the row (pieces % (8 U) != 0), rows past
-    N, several token tiles (M = 9, 17), and the static_weight launch (loads before the PDL wait)."""
+    2: U = 3 / 2, 3: U = 4 / 2, the default at M <= 8, one token tile of 8 rows per block; 4: two
+    token tiles, U = 2 / 2, the default at M > 8; 5: two tiles, U = 1 / 3) sum the same products
+    in the same order per output (an mma's D column depends on its own B column only), so they
+    agree bit for bit; each is within the bound. Rounds that end past the row (pieces % (8 U) !=
+    0), rows past N, one to three token tiles of either height (M = 9, 17, 24), and the
+    static_weight launch (loads before the PDL wait)."""
     gen = torch.Generator().manual_seed(bs + 1)
     n, k = 131, 64 * 37  # 37 pieces: every build ends in a partial round
     w_q, w_scale = make_weight(n, k, bs, gen)
     bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
-    for m in (1, 2, 5, 8, 9, 17):
+    for m in (1, 2, 5, 8, 9, 16, 17, 24):
         x = torch.randn(m, k, generator=gen).to(dtype).cuda()
         outs = []
-        for build in ("1", "2", "3"):
+        for build in ("1", "2", "3", "4", "5"):
             monkeypatch.setenv("TORCHQUANT_FP8_DIRECT_BUILD", build)
             y = run_gemv(x, w_q, w_scale, bs, bias, "direct")
             check_against_reference(y, x, w_q, w_scale, bs, bias, f"direct build {build} {dtype} bs={bs} M={m}")
@@ -407,8 +410,8 @@ def test_gemv_direct_rule(monkeypatch, dtype):
 
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 def test_gemv_direct_knob_and_refusals(monkeypatch):
-    """TORCHQUANT_FP8_DIRECT=1 makes auto run the direct GEMV wherever it can at M <= 8 (the A/B
-    knob), and not at M = 9 or where the path's preconditions fail; a forced 'direct' outside them
+    """TORCHQUANT_FP8_DIRECT=1 makes auto run the direct GEMV wherever it can at M <= 16 (the A/B
+    knob), and not at M = 17 or where the path's preconditions fail; a forced 'direct' outside them
     raises naming them."""
     gen = torch.Generator().manual_seed(12)
     n, k, bs = 96, 1024, 128
@@ -417,8 +420,11 @@ def test_gemv_direct_knob_and_refusals(monkeypatch):
     monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", "1")
     names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
     assert any("fp8_gemv_direct_kernel" in k for k in names), names
-    x9 = torch.randn(9, k, generator=gen).bfloat16().cuda()
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x9, w_q, w_scale, block_size=bs))
+    x16 = torch.randn(16, k, generator=gen).bfloat16().cuda()
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x16, w_q, w_scale, block_size=bs))
+    assert any("fp8_gemv_direct_kernel" in k for k in names), names
+    x17 = torch.randn(17, k, generator=gen).bfloat16().cuda()
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x17, w_q, w_scale, block_size=bs))
     assert not any("fp8_gemv_direct_kernel" in k for k in names), names
     w96, s96 = make_weight(n, k, 96, gen)
     names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w96, s96, block_size=96))

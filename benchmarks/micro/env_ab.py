@@ -38,10 +38,12 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   N % 8 == 0; unset: per kernel, common/sm90a_host.h)
   TORCHQUANT_FP8_REG_KERNEL=1     fp8 register-prefetch kernel instead of the ring
                                   kernel at block sizes that are multiples of 64
-  TORCHQUANT_FP8_DIRECT=1         fp8 auto: the direct GEMV (path "direct") wherever it can run at
-                                  M <= 8 (block_size % 64 == 0, K % 64 == 0, sm_89+)
-  TORCHQUANT_FP8_DIRECT_BUILD=1|2|3  fp8 path "direct": U = 2 / 3 blocks per SM, U = 3 / 2,
-                                  U = 4 / 2 (unset: 1)
+  TORCHQUANT_FP8_DIRECT=1|-1      fp8 auto: the direct GEMV (path "direct") wherever it can run at
+                                  M <= 16 (block_size % 64 == 0, K % 64 == 0, sm_89+) / never
+                                  (unset: fp8_block_gemv.cu direct_rule)
+  TORCHQUANT_FP8_DIRECT_BUILD=1..5  fp8 path "direct": U = 2 / 3 blocks per SM, U = 3 / 2,
+                                  U = 4 / 2 (one token tile); two token tiles U = 2 / 2, U = 1 / 3
+                                  (unset: 3 at M <= 8, 4 above)
   TORCHQUANT_FP8_XRING=1|2|3|4|5  fp8 ring kernel with x copied through the ring (1: the
                                   wide rule, 2-4: that depth, 5 / unset: the narrow rule,
                                   M <= 2 and K split 16; -1: x in registers; docs/fp8_gemv.md)

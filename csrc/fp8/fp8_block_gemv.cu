@@ -122,12 +122,13 @@ bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
 // 86.9 / 92.4 against 85.4 / 88.1 us), so the rule takes only the grids that won by more than
 // the spread. The H200 has not timed it; its int8 GEMV, of the same stream shape, is the
 // fastest int8 decode kernel there too (docs/int8_gemm.md). TORCHQUANT_FP8_DIRECT (read per
-// call): 1 takes it wherever it can run at M <= 8, -1 never.
+// call): 1 takes it wherever it can run at M <= 16 (two token tiles per block from M = 9), -1
+// never.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size) {
-  if (M > 8 || !direct_possible(caps, K, block_size)) return false;
+  if (M > 16 || !direct_possible(caps, K, block_size)) return false;
   const int knob = env_int("TORCHQUANT_FP8_DIRECT");
   if (knob != 0) return knob == 1;
-  return (N + 15) / 16 >= int64_t{8} * caps.sm_count;
+  return M <= 8 && (N + 15) / 16 >= int64_t{8} * caps.sm_count;
 }
 
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
@@ -373,26 +374,29 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
 // Path "direct": one block per 16 weight rows and token tile of <= 8 rows (the token tile
 // fastest, so the blocks of one weight tile run together and the re-reads for M > 8 hit L2).
 // Which build: U pieces of loads in flight per lane, at most kMinBlocks blocks per SM by the
-// launch bounds. TORCHQUANT_FP8_DIRECT_BUILD (read per call; tests and A/B runs) forces one:
-// 1 = U 2 / 3 blocks (68-70 registers), 2 = U 3 / 2 blocks, 3 = U 4 / 2 blocks (106-110
-// registers; the default: fastest on the grids direct_rule takes, the rule's comment): 48, 48
-// and 64 KB of weight loads in flight per SM.
+// launch bounds, NT token tiles of 8 rows per block. TORCHQUANT_FP8_DIRECT_BUILD (read per call;
+// tests and A/B runs) forces one: 1 = U 2 / 3 blocks (68-70 registers), 2 = U 3 / 2 blocks, 3 =
+// U 4 / 2 blocks (106-110 registers; the default at M <= 8: fastest on the grids direct_rule
+// takes, the rule's comment), all one token tile (M > 8: one block per 8 rows, each re-reading
+// the weight tile); 4 = two token tiles, U 2 / 2 blocks (the default at M > 8: the weight
+// streams once for 16 rows), 5 = two token tiles, U 1 / 3 blocks.
 template <typename T>
 void launch_direct(const GemvArgs& a, cudaStream_t stream) {
-  const int64_t mtiles = (a.M + fp8::kDirectRows - 1) / fp8::kDirectRows;
+  int build = env_int("TORCHQUANT_FP8_DIRECT_BUILD");
+  if (build < 1 || build > 5) build = a.M <= 8 ? 3 : 4;
+  const int rows = build >= 4 ? 2 * fp8::kDirectRows : fp8::kDirectRows;
+  const int64_t mtiles = (a.M + rows - 1) / rows;
   TORCH_CHECK(mtiles <= std::numeric_limits<int>::max(), kGemvOp, ": M = ", a.M, " too large");
   const int64_t blocks = (a.N + 15) / 16 * mtiles;
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written);
   const int m = static_cast<int>(mtiles);
-  switch (env_int("TORCHQUANT_FP8_DIRECT_BUILD")) {
-    case 1:
-      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 2, 3>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
-      break;
-    case 2:
-      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 3, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
-      break;
-    default:
-      launch_gemv_kernel<T>(fp8::fp8_gemv_direct_kernel<T, 4, 2>, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+  auto go = [&](auto kernel) { launch_gemv_kernel<T>(kernel, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl); };
+  switch (build) {
+    case 1: go(fp8::fp8_gemv_direct_kernel<T, 2, 3, 1>); break;
+    case 2: go(fp8::fp8_gemv_direct_kernel<T, 3, 2, 1>); break;
+    case 3: go(fp8::fp8_gemv_direct_kernel<T, 4, 2, 1>); break;
+    case 4: go(fp8::fp8_gemv_direct_kernel<T, 2, 2, 2>); break;
+    default: go(fp8::fp8_gemv_direct_kernel<T, 1, 3, 2>); break;
   }
 }
 

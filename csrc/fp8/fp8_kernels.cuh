@@ -880,8 +880,8 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // The int8 GEMV's stream shape (docs/int8_gemm.md "Kernel 2"; the same shape as nvfp4's direct
 // GEMV, docs/nvfp4_gemv.md 27-33) for block sizes that are multiples of 64 and K % 64 == 0, on
 // sm_89+ (the hardware e4m3 conversion, natural pairs). A block owns 16 weight rows (one m16
-// tile) and one token tile of <= 8 x rows (grid.x = ceil(N / 16) * mtiles, the token tile
-// fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of every row, so the block
+// tile) and one token tile of <= 8 x rows, or two (NT = 2, M = 9..16) (grid.x = ceil(N / 16) *
+// mtiles, the token tile fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of every row, so the block
 // reads 512 contiguous bytes of each of its rows per step, straight into registers (no shared
 // memory ring). Lane (g, t) loads bytes 16t .. 16t + 15 of the piece of rows g and g + 8 (four
 // words: word j holds k 16t + 4j .. + 3, the lane's k of the piece's mma j), the two rows' block
@@ -901,34 +901,42 @@ constexpr int kDirectWarps = 8;
 constexpr int kDirectThreads = kDirectWarps * 32;
 constexpr int kDirectRows = 8;  // x rows per token tile (the mma's n8)
 
-template <typename T, int U, int kMinBlocks>
+// NT token tiles per pass (1: M <= 8 per block; 2: 16 x rows, each decoded weight word feeding
+// both tiles' mma, so the weight streams once for M = 9..16 instead of once per tile).
+template <typename T, int U, int kMinBlocks, int NT = 1>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
     fp8_gemv_direct_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                            const float* __restrict__ ws, const T* __restrict__ bias,
                            T* __restrict__ y, int M, int N, int K, uint32_t bmagic, int nb,
                            int mtiles, int pdl_early) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  __shared__ float red[kDirectWarps][kDirectRows][16];
+  constexpr int TR = kDirectRows * NT;  // x rows per block
+  __shared__ float red[kDirectWarps][TR][16];
   pdl_launch_dependents();
   bool waited = pdl_early == 0;
   if (waited) pdl_wait();  // everything this kernel reads may come from the kernel before
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int n0 = static_cast<int>(blockIdx.x / mtiles) * 16;
-  const int m0 = static_cast<int>(blockIdx.x % mtiles) * kDirectRows;
-  const int rows = min(kDirectRows, M - m0);
+  const int m0 = static_cast<int>(blockIdx.x % mtiles) * TR;
+  const int rows = min(TR, M - m0);
   const int pieces = K >> 6;
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;  // rows past N: never loaded or stored
-  const bool x_real = g < rows;
   const uint8_t* const w_lo = w + static_cast<size_t>(v_lo ? n0 + g : 0) * K + 16 * t;
   const uint8_t* const w_hi = w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * K + 16 * t;
   const float* const s_lo = ws + static_cast<size_t>(v_lo ? n0 + g : 0) * nb;
   const float* const s_hi = ws + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * nb;
-  const T* const xrow = x + static_cast<size_t>(x_real ? m0 + g : 0) * K + 16 * t;
+  bool x_real[NT];
+  const T* xrow[NT];  // x row g + 8 j of the block's rows
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    x_real[j] = g + 8 * j < rows;
+    xrow[j] = x + static_cast<size_t>(x_real[j] ? m0 + g + 8 * j : 0) * K + 16 * t;
+  }
 
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  float acc[NT][4] = {};
   for (int c = warp; c < pieces; c += kDirectWarps * U) {
-    uint4 wl[U], wh[U], xv[U][2];
+    uint4 wl[U], wh[U], xv[U][NT][2];
     float sl[U], sh[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // the round's weight and scales
@@ -948,40 +956,50 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
 #pragma unroll
     for (int u = 0; u < U; ++u) {  // the round's x
       const int cc = c + kDirectWarps * u;
-      const bool in = cc < pieces && x_real;
-      const T* const xp = xrow + 64 * static_cast<size_t>(in ? cc : 0);
-      xv[u][0] = ld_cached_v4_if(xp, in);
-      xv[u][1] = ld_cached_v4_if(xp + 8, in);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const bool in = cc < pieces && x_real[j];
+        const T* const xp = xrow[j] + 64 * static_cast<size_t>(in ? cc : 0);
+        xv[u][j][0] = ld_cached_v4_if(xp, in);
+        xv[u][j][1] = ld_cached_v4_if(xp + 8, in);
+      }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (c + kDirectWarps * u >= pieces) break;
       const uint32_t lo[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
       const uint32_t hi[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
-      const uint32_t xb[8] = {xv[u][0].x, xv[u][0].y, xv[u][0].z, xv[u][0].w,
-                              xv[u][1].x, xv[u][1].y, xv[u][1].z, xv[u][1].w};
-      float part[4] = {0.f, 0.f, 0.f, 0.f};
+      float part[NT][4] = {};
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 4; ++i) {
         uint32_t a[4];
-        a[0] = Act<T>::lo2(lo[j]);  // row g,   k kb,   kb+1
-        a[1] = Act<T>::lo2(hi[j]);  // row g+8, k kb,   kb+1
-        a[2] = Act<T>::hi2(lo[j]);  // row g,   k kb+2, kb+3
-        a[3] = Act<T>::hi2(hi[j]);  // row g+8, k kb+2, kb+3
-        Act<T>::mma(part, a, xb[2 * j], xb[2 * j + 1]);
+        a[0] = Act<T>::lo2(lo[i]);  // row g,   k kb,   kb+1
+        a[1] = Act<T>::lo2(hi[i]);  // row g+8, k kb,   kb+1
+        a[2] = Act<T>::hi2(lo[i]);  // row g,   k kb+2, kb+3
+        a[3] = Act<T>::hi2(hi[i]);  // row g+8, k kb+2, kb+3
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const uint4& q = xv[u][j][i >> 1];  // x words 2i, 2i + 1 of the lane's 8
+          Act<T>::mma(part[j], a, (i & 1) ? q.z : q.x, (i & 1) ? q.w : q.y);
+        }
       }
-      acc[0] = fmaf(part[0], sl[u], acc[0]);
-      acc[1] = fmaf(part[1], sl[u], acc[1]);
-      acc[2] = fmaf(part[2], sh[u], acc[2]);
-      acc[3] = fmaf(part[3], sh[u], acc[3]);
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        acc[j][0] = fmaf(part[j][0], sl[u], acc[j][0]);
+        acc[j][1] = fmaf(part[j][1], sl[u], acc[j][1]);
+        acc[j][2] = fmaf(part[j][2], sh[u], acc[j][2]);
+        acc[j][3] = fmaf(part[j][3], sh[u], acc[j][3]);
+      }
     }
   }
   if (!waited) pdl_wait();  // no piece at all: still wait before storing
-  // D fragment: acc[0], acc[1] -> row g, x rows 2t, 2t + 1; acc[2], acc[3] -> row g + 8.
+  // D fragment of tile j: acc[j][0], [1] -> row g, x rows 8j + 2t, + 1; [2], [3] -> row g + 8.
 #pragma unroll
-  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp][8 * j + 2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[j][r];
   __syncthreads();
-  if (tid < kDirectRows * 16) {  // output tid: x row tid / 16, weight row tid % 16
+  if (tid < TR * 16) {  // output tid: x row tid / 16, weight row tid % 16
     const int ml = tid >> 4, nl = tid & 15, n = n0 + nl;
     if (ml < rows && n < N) {
       float s = 0.f;
