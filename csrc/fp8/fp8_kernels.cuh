@@ -296,6 +296,17 @@ struct Act<__nv_bfloat16> {
 // {2t, 2t+1} and (kb+2, kb+3) to {2t+8, 2t+9}, each through the hardware conversion, and x's
 // words 2s, 2s+1 are b[0], b[1] as loaded. Either pairing is one bijection of the lane's four k
 // values applied to A and B alike, so the mma sums the same products.
+// The A fragment of one m16n8k16 in natural pairs (Act<T>::kNaturalPairs) from the words of
+// rows g (wa) and g + 8 (wb) holding this lane's k kb .. kb + 3: the byte pair (kb, kb + 1) to
+// positions {2t, 2t + 1}, (kb + 2, kb + 3) to {2t + 8, 2t + 9}.
+template <typename T>
+__device__ __forceinline__ void natural_a(uint32_t (&a)[4], uint32_t wa, uint32_t wb) {
+  a[0] = Act<T>::lo2(wa);  // row g,   k kb,   kb+1
+  a[1] = Act<T>::lo2(wb);  // row g+8, k kb,   kb+1
+  a[2] = Act<T>::hi2(wa);  // row g,   k kb+2, kb+3
+  a[3] = Act<T>::hi2(wb);  // row g+8, k kb+2, kb+3
+}
+
 template <int WK>
 struct MmaWin {
   static_assert(WK == 16 || WK == 32 || WK == 64, "window");
@@ -410,10 +421,7 @@ __device__ __forceinline__ void mma_chunk(const uint32_t (&wa)[4], const uint32_
       const int s = j * W::kSteps + q;
       uint32_t a[4];
       if constexpr (Act<T>::kNaturalPairs) {
-        a[0] = Act<T>::lo2(wa[s]);  // row g,   k kb,   kb+1
-        a[1] = Act<T>::lo2(wb[s]);  // row g+8, k kb,   kb+1
-        a[2] = Act<T>::hi2(wa[s]);  // row g,   k kb+2, kb+3
-        a[3] = Act<T>::hi2(wb[s]);  // row g+8, k kb+2, kb+3
+        natural_a<T>(a, wa[s], wb[s]);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) Act<T>::mma(part[mt], a, xv[mt][2 * s], xv[mt][2 * s + 1]);
       } else {
@@ -973,10 +981,7 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         uint32_t a[4];
-        a[0] = Act<T>::lo2(lo[i]);  // row g,   k kb,   kb+1
-        a[1] = Act<T>::lo2(hi[i]);  // row g+8, k kb,   kb+1
-        a[2] = Act<T>::hi2(lo[i]);  // row g,   k kb+2, kb+3
-        a[3] = Act<T>::hi2(hi[i]);  // row g+8, k kb+2, kb+3
+        natural_a<T>(a, lo[i], hi[i]);
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           const uint4& q = xv[u][j][i >> 1];  // x words 2i, 2i + 1 of the lane's 8
