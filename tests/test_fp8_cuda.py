@@ -1,10 +1,11 @@
 """CUDA tests for fp8_block_gemv, quantize_fp8_block and dequantize_fp8_block.
 
-Every forced kernel path ("fma", "mma", "tile", and "wgmma" on sm_90 with
-torchquant._C_sm90a) is run over fp16/bf16, bias/no bias, M = 1..16, 17 and 33,
-odd N, K tails and every block-size class (multiples of 64, of 32 but not 64, of
-16 only; "wgmma" takes block sizes that are multiples of 64 and K % 128 == 0, and
-must refuse the rest with a clear error). Outputs are gated by the derived bound
+Every forced kernel path ("fma", "mma", "tile", "wgmma" on sm_90 with
+torchquant._C_sm90a, and "direct" on sm_89+) is run over fp16/bf16, bias/no bias,
+M = 1..16, 17 and 33, odd N, K tails and every block-size class (multiples of 64,
+of 32 but not 64, of 16 only; "wgmma" takes block sizes that are multiples of 64
+and K % 128 == 0, "direct" block_size % 64 == 0 and K % 64 == 0, and each must
+refuse the rest with a clear error). Outputs are gated by the derived bound
 torchquant.reference.fp32_accum_bound against the float64 reference over the
 dequantized weight (products of e4m3 and fp16/bf16 are exact in fp32, so only
 the kernel's fp32 accumulation and the final rounding are allowed), never by a
