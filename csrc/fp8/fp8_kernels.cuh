@@ -889,9 +889,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // GEMV, docs/nvfp4_gemv.md 27-33) for block sizes that are multiples of 64 and K % 64 == 0, on
 // sm_89+ (the hardware e4m3 conversion, natural pairs). A block owns 16 weight rows (one m16
 // tile) and one token tile of <= 8 x rows, or two (NT = 2, M = 9..16) (grid.x = ceil(N / 16) *
-// mtiles, the token tile fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of every row, so the block
-// reads 512 contiguous bytes of each of its rows per step, straight into registers (no shared
-// memory ring). Lane (g, t) loads bytes 16t .. 16t + 15 of the piece of rows g and g + 8 (four
+// mtiles, the token tile fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of
+// every row, so the block reads 512 contiguous bytes of each of its rows per step, straight into
+// registers (no shared memory ring). Lane (g, t) loads bytes 16t .. 16t + 15 of the piece of rows g and g + 8 (four
 // words: word j holds k 16t + 4j .. + 3, the lane's k of the piece's mma j), the two rows' block
 // scales (fp32, L1-cached: the piece lies inside one block because 64 divides block_size) and x
 // row g's 16 values of those k (two 16-byte L1-cached loads; lanes of rows past the tile load
