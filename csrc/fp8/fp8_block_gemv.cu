@@ -390,7 +390,9 @@ void launch_direct(const GemvArgs& a, cudaStream_t stream) {
   const int64_t blocks = (a.N + 15) / 16 * mtiles;
   const PdlMode pdl = pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written);
   const int m = static_cast<int>(mtiles);
-  auto go = [&](auto kernel) { launch_gemv_kernel<T>(kernel, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl); };
+  auto go = [&](auto kernel) {
+    launch_gemv_kernel<T>(kernel, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
+  };
   switch (build) {
     case 1: go(fp8::fp8_gemv_direct_kernel<T, 2, 3, 1>); break;
     case 2: go(fp8::fp8_gemv_direct_kernel<T, 3, 2, 1>); break;

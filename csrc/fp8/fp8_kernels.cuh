@@ -887,24 +887,24 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // ========================================================= direct GEMV ====
 // The int8 GEMV's stream shape (docs/int8_gemm.md "Kernel 2"; the same shape as nvfp4's direct
 // GEMV, docs/nvfp4_gemv.md 27-33) for block sizes that are multiples of 64 and K % 64 == 0, on
-// sm_89+ (the hardware e4m3 conversion, natural pairs). A block owns 16 weight rows (one m16
-// tile) and one token tile of <= 8 x rows, or two (NT = 2, M = 9..16) (grid.x = ceil(N / 16) *
-// mtiles, the token tile fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of
-// every row, so the block reads 512 contiguous bytes of each of its rows per step, straight into
-// registers (no shared memory ring). Lane (g, t) loads bytes 16t .. 16t + 15 of the piece of rows g and g + 8 (four
-// words: word j holds k 16t + 4j .. + 3, the lane's k of the piece's mma j), the two rows' block
-// scales (fp32, L1-cached: the piece lies inside one block because 64 divides block_size) and x
-// row g's 16 values of those k (two 16-byte L1-cached loads; lanes of rows past the tile load
+// sm_89+ (the hardware e4m3 conversion, natural pairs). A block owns 16 weight rows (one m16 tile)
+// and one token tile of <= 8 x rows, or two (NT = 2, M = 9..16) (grid.x = ceil(N / 16) * mtiles,
+// the token tile fastest); its 8 warps take the 64-byte pieces (64 k) w, w + 8, ... of every row,
+// so the block reads 512 contiguous bytes of each of its rows per step, straight into registers (no
+// shared memory ring). Lane (g, t) loads bytes 16t .. 16t + 15 of the piece of rows g and g + 8
+// (four words: word j holds k 16t + 4j .. + 3, the lane's k of the piece's mma j), the two rows'
+// block scales (fp32, L1-cached: the piece lies inside one block because 64 divides block_size) and
+// x row g's 16 values of those k (two 16-byte L1-cached loads; lanes of rows past the tile load
 // nothing and hold zeros, whose D columns are never stored). A round issues U pieces' weight,
-// scales and x together (the nvfp4 direct GEMV's lesson: x loads issued with the weight overlap
-// its latency instead of standing before each mma), then decodes and multiplies them: per word
-// the byte pairs (k, k + 1) and (k + 2, k + 3) of rows g and g + 8 are a[0], a[2] and a[1], a[3]
-// of one m16n8k16 (natural pairs, mma_chunk's bookkeeping), x's words as loaded are b[0], b[1].
-// Each piece's four mma sum into a fresh fp32 partial that one fmaf per output scales into the
-// accumulator (mma_chunk's order per 64-k window). The 8 warps' 16 x 8 tiles are summed through
+// scales and x together (the nvfp4 direct GEMV's lesson: x loads issued with the weight overlap its
+// latency instead of standing before each mma), then decodes and multiplies them: per word the byte
+// pairs (k, k + 1) and (k + 2, k + 3) of rows g and g + 8 are a[0], a[2] and a[1], a[3] of one
+// m16n8k16 (natural pairs, mma_chunk's bookkeeping), x's words as loaded are b[0], b[1]. Each
+// piece's four mma sum into a fresh fp32 partial that one fmaf per output scales into the
+// accumulator (mma_chunk's order per 64-k window). The 8 warps' 16 x 8 NT tiles are summed through
 // shared memory in warp order (deterministic), then bias and the one rounding.
-// pdl_early (static weights, common/pdl.h): the first round's weight and scale loads go out
-// before griddepcontrol.wait, x's after it.
+// pdl_early (static weights, common/pdl.h): the first round's weight and scale loads go out before
+// griddepcontrol.wait, x's after it.
 constexpr int kDirectWarps = 8;
 constexpr int kDirectThreads = kDirectWarps * 32;
 constexpr int kDirectRows = 8;  // x rows per token tile (the mma's n8)
