@@ -464,24 +464,20 @@ def test_gemv_bad_inputs():
         OPS.fp8_block_gemv(x, w_q, w_scale[:, :1].contiguous(), block_size=bs)
 
 
-@pytest.mark.skipif(HAS_WGMMA, reason="the device runs path 'wgmma'")
-def test_gemv_forced_wgmma_unavailable_raises():
-    """Without sm_90 (or without torchquant._C_sm90a) a forced 'wgmma' is a clear error."""
+@pytest.mark.parametrize("path,runs,match", [
+    ("wgmma", HAS_WGMMA, "path 'wgmma'"),
+    ("direct", HAS_DIRECT, "path 'direct' needs the hardware e4m3 conversion"),
+])
+def test_gemv_forced_path_unavailable_raises(path, runs, match):
+    """Where a path cannot run, forcing it is a clear error: 'wgmma' without sm_90 (or without
+    torchquant._C_sm90a), 'direct' below sm_89 (no hardware e4m3 conversion)."""
+    if runs:
+        pytest.skip(f"the device runs path '{path}'")
     gen = torch.Generator().manual_seed(2)
     w_q, w_scale = make_weight(16, 128, 64, gen)
     x = torch.randn(1, 128, generator=gen).half().cuda()
-    with pytest.raises(RuntimeError, match="path 'wgmma'"):
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="wgmma")
-
-
-@pytest.mark.skipif(HAS_DIRECT, reason="the device runs path 'direct'")
-def test_gemv_forced_direct_below_sm89_raises():
-    """Below sm_89 (no hardware e4m3 conversion) a forced 'direct' is a clear error."""
-    gen = torch.Generator().manual_seed(2)
-    w_q, w_scale = make_weight(16, 128, 64, gen)
-    x = torch.randn(1, 128, generator=gen).half().cuda()
-    with pytest.raises(RuntimeError, match="path 'direct' needs the hardware e4m3 conversion"):
-        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path="direct")
+    with pytest.raises(RuntimeError, match=match):
+        OPS.fp8_block_gemv(x, w_q, w_scale, block_size=64, path=path)
 
 
 @WGMMA

@@ -103,9 +103,12 @@ constexpr int64_t kTileMinM = 48;
 // back to fma on sm_80+.
 // -------------------------------------------------------------------------
 // Path "direct" (fp8_gemv_direct_kernel, fp8_kernels.cuh): sm_89+ (the hardware e4m3
-// conversion), block_size % 64 == 0, K % 64 == 0.
+// conversion), block_size % 64 == 0, K % 64 == 0 (whole 64-wide pieces of one scale block).
+// The forced path checks the two conditions apart, each with its own message.
+constexpr int kDirectMinCc = 89;
+bool direct_shape_ok(int64_t K, int64_t block_size) { return block_size % 64 == 0 && K % 64 == 0; }
 bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
-  return caps.cc() >= 89 && block_size % 64 == 0 && K % 64 == 0;
+  return caps.cc() >= kDirectMinCc && direct_shape_ok(K, block_size);
 }
 
 // Where auto takes the direct GEMV: M <= 8 on grids of at least 8 x SMs blocks of 16 rows.
@@ -516,10 +519,10 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     path = Fp8GemvKernel::kWgmma;
   }
   if (kernel == "direct") {
-    TORCH_CHECK(block_size % 64 == 0 && K % 64 == 0, kGemvOp,
+    TORCH_CHECK(direct_shape_ok(K, block_size), kGemvOp,
                 ": path 'direct' needs block_size % 64 == 0 and K % 64 == 0 (whole 64-wide pieces of "
                 "one scale block), got block_size = ", block_size, ", K = ", K, "; path 'mma' takes both");
-    TORCH_CHECK(caps.cc() >= 89, kGemvOp,
+    TORCH_CHECK(caps.cc() >= kDirectMinCc, kGemvOp,
                 ": path 'direct' needs the hardware e4m3 conversion (compute capability 8.9+); this "
                 "device is sm_", caps.cc(), ". Use path='mma' or 'auto'");
     path = Fp8GemvKernel::kDirect;

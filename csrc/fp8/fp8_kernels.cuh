@@ -997,7 +997,7 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
       }
     }
   }
-  if (!waited) pdl_wait();  // no piece at all: still wait before storing
+  if (!waited) pdl_wait();  // a warp with no piece (warp >= K / 64) still waits before storing
   // D fragment of tile j: acc[j][0], [1] -> row g, x rows 8j + 2t, + 1; [2], [3] -> row g + 8.
 #pragma unroll
   for (int j = 0; j < NT; ++j)
