@@ -386,7 +386,8 @@ def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
 def test_gemv_direct_rule(monkeypatch, dtype):
     """fp8_block_gemv.cu direct_rule: auto runs the direct GEMV at M <= 8 on grids of at least
     8 x SMs blocks of 16 rows (bit-identical to path 'direct'), not one block fewer, not at
-    M = 9, and never under TORCHQUANT_FP8_DIRECT=-1."""
+    M = 9 (the M = 9..16 branch takes only grids of <= 2 x SMs blocks), and never under
+    TORCHQUANT_FP8_DIRECT=-1."""
     monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
     gen = torch.Generator().manual_seed(31)
     k, bs = 256, 128
@@ -407,6 +408,29 @@ def test_gemv_direct_rule(monkeypatch, dtype):
         names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
         assert not any("fp8_gemv_direct_kernel" in k for k in names), names
         monkeypatch.delenv("TORCHQUANT_FP8_DIRECT")
+
+
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_direct_rule_small_grid(monkeypatch, dtype):
+    """direct_rule at M = 9..16: auto runs the direct GEMV (two token tiles) on grids of more than
+    SMs and at most 2 x SMs blocks of 16 rows (bit-identical to path 'direct'), not at M = 8 there,
+    not one block beyond either edge."""
+    monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
+    gen = torch.Generator().manual_seed(37)
+    k, bs, sms = 192, 64, sm_count()
+    for n, want in ((16 * 2 * sms - 11, True), (16 * sms + 5, True), (16 * 2 * sms + 5, False),
+                    (16 * sms - 3, False)):
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        for m in (8, 9, 13, 16):
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
+            took = any("fp8_gemv_direct_kernel" in k for k in names)
+            assert took == (want and m >= 9), (n, m, names)
+            if took:
+                y = run_gemv(x, w_q, w_scale, bs, None, "auto")
+                assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "direct")), (n, m)
+                check_against_reference(y, x, w_q, w_scale, bs, None, f"auto direct {dtype} N={n} M={m}")
 
 
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")

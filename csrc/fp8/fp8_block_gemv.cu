@@ -96,6 +96,9 @@ constexpr int64_t kTileMinM = 48;
 //                                                  86.5 / 78.8, M = 8 88.8 / 81.0;
 //                                                  128256x4096 179.1 / 174.0; smaller
 //                                                  grids lose or tie)
+//   sm_89+      M = 9..16, as above, SMs <  direct  the same, two token tiles per block
+//               ceil(N / 16) <= 2 x SMs             (H100, 2026-12-06f call 4: 4096x4096
+//                                                  M = 9..16 9.4-9.6 / 8.6-8.8)
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -124,14 +127,22 @@ bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
 // 85.6 / 79.1). The fused Llama-3-8B layer with direct on every projection lost (M = 1 / 8
 // 86.9 / 92.4 against 85.4 / 88.1 us), so the rule takes only the grids that won by more than
 // the spread. The H200 has not timed it; its int8 GEMV, of the same stream shape, is the
-// fastest int8 decode kernel there too (docs/int8_gemm.md). TORCHQUANT_FP8_DIRECT (read per
-// call): 1 takes it wherever it can run at M <= 16 (two token tiles per block from M = 9), -1
-// never.
+// fastest int8 decode kernel there too (docs/int8_gemm.md).
+// M = 9..16 (two token tiles per block, build 4) on grids of more than SMs and at most 2 x SMs
+// blocks: H100, results/h100/2026-12-06f call 4, bf16, us, auto (the ring kernel's 16-row
+// tile) / direct, M = 9 / 12 / 16, two runs alike: 4096x4096 (256 blocks) 9.4 / 9.5 / 9.6 against
+// 8.6 / 8.6 / 8.8; 4096x14336 (256) 24.5 / 24.6 / 25.1 against 24.1 / 24.2 / 24.6; the next
+// grid measured, 6144x4096 (384 blocks), lost (13.2-13.8 / 14.0-14.9), as did every larger one
+// (28672x8192 M = 16 90.0 / 95.8-99.6: there the wgmma GEMV streams once for 16 rows at no
+// cost in issue slots). Smaller grids (fewer blocks than SMs) are not measured and keep the
+// mma GEMV, whose K split fills the SMs.
+// TORCHQUANT_FP8_DIRECT (read per call): 1 takes it wherever it can run at M <= 16, -1 never.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size) {
   if (M > 16 || !direct_possible(caps, K, block_size)) return false;
   const int knob = env_int("TORCHQUANT_FP8_DIRECT");
   if (knob != 0) return knob == 1;
-  return M <= 8 && (N + 15) / 16 >= int64_t{8} * caps.sm_count;
+  const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
+  return M <= 8 ? blocks >= 8 * sms : blocks > sms && blocks <= 2 * sms;
 }
 
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
