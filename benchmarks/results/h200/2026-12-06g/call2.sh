@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# 2026-12-06g call 2, H200 only (an H100 exits at once): call 1's short form, for when device time is
+# short: the fp8 direct rule's A/B on the two largest layers at M = 1 / 8 and on 4096x4096 at M = 9 / 16,
+# the fp8 decode table, bench_e2e, the fp8 tests.
+# Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
+set -uo pipefail
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+[[ "$gpu" == *H200* ]] || { echo "not an H200: nothing to do"; exit 0; }
+. benchmarks/call_setup.sh "$1"
+PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_DIRECT --values auto,-1,auto,-1 \
+  --path auto --shapes 28672x8192,128256x4096 --ms 1,8 --out "$R/rule.csv" > "$R/rule.log" 2>&1
+echo "rule rc=$? $(( $(date +%s) - t0 )) s"; grep -E "ceiling|fp8" "$R/rule.log" | cut -c1-150
+PYTHONPATH=. timeout 40 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_DIRECT --values auto,-1,auto,-1 \
+  --path auto --shapes 4096x4096,4096x14336 --ms 9,16 --out "$R/m16.csv" > "$R/m16.log" 2>&1
+echo "m16 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fp8" "$R/m16.log" | cut -c1-150
+timeout 110 $PY benchmarks/bench_fp8.py --full --ms 1,2,4,8,16 --forced-max-m 1 --out "$R/fp8_table" > "$R/fp8_table.log" 2>&1
+echo "fp8 table rc=$? $(( $(date +%s) - t0 )) s"
+timeout 90 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
+echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" | grep -E "bf16 F.linear|QuantLinear (nvfp4|fp8_block|int8)( static)?  " | cut -c1-100
+timeout 100 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py > "$R/tests_fp8.log" 2>&1
+echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_fp8.log"; grep -E "^FAILED" "$R/tests_fp8.log" | head -8
+grep -E "(28672x8192|128256x4096|4096x4096) M=(1|8|16) +(tq auto|tq auto static|bf16 F.linear) " "$R/fp8_table.log" | cut -c1-90
+tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
+echo "elapsed $(( $(date +%s) - t0 )) s"
