@@ -381,6 +381,19 @@ def test_gemv_direct_builds_same_bits(monkeypatch, dtype, bs):
         assert all(torch.equal(o, outs[0]) for o in outs[1:]), f"builds differ: {dtype} bs={bs} M={m}"
 
 
+def auto_runs_direct(x, w_q, w_scale, bs):
+    """Whether path 'auto' launches the direct GEMV for this call (by kernel name), and the names."""
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
+    return any("fp8_gemv_direct_kernel" in k for k in names), names
+
+
+def check_auto_is_direct(x, w_q, w_scale, bs, label):
+    """auto's output equals path 'direct''s bit for bit and lies within the derived bound."""
+    y = run_gemv(x, w_q, w_scale, bs, None, "auto")
+    assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "direct")), label
+    check_against_reference(y, x, w_q, w_scale, bs, None, label)
+
+
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_direct_rule(monkeypatch, dtype):
@@ -396,17 +409,14 @@ def test_gemv_direct_rule(monkeypatch, dtype):
         w_q, w_scale = make_weight(n, k, bs, gen)
         for m in (1, 8, 9):
             x = torch.randn(m, k, generator=gen).to(dtype).cuda()
-            names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
-            took = any("fp8_gemv_direct_kernel" in k for k in names)
+            took, names = auto_runs_direct(x, w_q, w_scale, bs)
             assert took == (want and m <= 8), (n, m, names)
             if took:
-                y = run_gemv(x, w_q, w_scale, bs, None, "auto")
-                assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "direct")), (n, m)
-                check_against_reference(y, x, w_q, w_scale, bs, None, f"auto direct {dtype} N={n} M={m}")
+                check_auto_is_direct(x, w_q, w_scale, bs, f"auto direct {dtype} N={n} M={m}")
         monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", "-1")
         x = torch.randn(1, k, generator=gen).to(dtype).cuda()
-        names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
-        assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+        took, names = auto_runs_direct(x, w_q, w_scale, bs)
+        assert not took, names
         monkeypatch.delenv("TORCHQUANT_FP8_DIRECT")
 
 
@@ -424,13 +434,10 @@ def test_gemv_direct_rule_small_grid(monkeypatch, dtype):
         w_q, w_scale = make_weight(n, k, bs, gen)
         for m in (8, 9, 13, 16):
             x = torch.randn(m, k, generator=gen).to(dtype).cuda()
-            names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
-            took = any("fp8_gemv_direct_kernel" in k for k in names)
+            took, names = auto_runs_direct(x, w_q, w_scale, bs)
             assert took == (want and m >= 9), (n, m, names)
             if took:
-                y = run_gemv(x, w_q, w_scale, bs, None, "auto")
-                assert torch.equal(y, run_gemv(x, w_q, w_scale, bs, None, "direct")), (n, m)
-                check_against_reference(y, x, w_q, w_scale, bs, None, f"auto direct {dtype} N={n} M={m}")
+                check_auto_is_direct(x, w_q, w_scale, bs, f"auto direct {dtype} N={n} M={m}")
 
 
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
@@ -443,17 +450,17 @@ def test_gemv_direct_knob_and_refusals(monkeypatch):
     w_q, w_scale = make_weight(n, k, bs, gen)
     x = torch.randn(4, k, generator=gen).bfloat16().cuda()
     monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", "1")
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs))
-    assert any("fp8_gemv_direct_kernel" in k for k in names), names
+    took, names = auto_runs_direct(x, w_q, w_scale, bs)
+    assert took, names
     x16 = torch.randn(16, k, generator=gen).bfloat16().cuda()
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x16, w_q, w_scale, block_size=bs))
-    assert any("fp8_gemv_direct_kernel" in k for k in names), names
+    took, names = auto_runs_direct(x16, w_q, w_scale, bs)
+    assert took, names
     x17 = torch.randn(17, k, generator=gen).bfloat16().cuda()
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x17, w_q, w_scale, block_size=bs))
-    assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+    took, names = auto_runs_direct(x17, w_q, w_scale, bs)
+    assert not took, names
     w96, s96 = make_weight(n, k, 96, gen)
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w96, s96, block_size=96))
-    assert not any("fp8_gemv_direct_kernel" in k for k in names), names
+    took, names = auto_runs_direct(x, w96, s96, 96)
+    assert not took, names
     with pytest.raises(RuntimeError, match=r"path 'direct' needs block_size % 64 == 0 and K % 64 == 0"):
         OPS.fp8_block_gemv(x, w96, s96, block_size=96, path="direct")
     x1040 = torch.randn(1, 1040, generator=gen).bfloat16().cuda()
