@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# 2026-12-06h call 1. First, on any card: tests/test_fp8_cuda.py (67ddc52 refactored its direct-rule
-# tests and no GPU has run them since). Then, on an H200 only (an H100 stops after the tests):
+# 2026-12-06h calls 1 and 2, H200 only (call 1, before this line's change, ran the fp8 tests on an
+# H100 and stopped; an H100 now exits at once). First tests/test_fp8_cuda.py (67ddc52's refactor of
+# the direct-rule tests, on the card whose rule branches differ), then
 # 12-06g's call 1 - the fp8 direct rule (auto against TORCHQUANT_FP8_DIRECT=-1 at M = 1..8 on the
 # large layers; auto / -1 / 1 at M = 9 / 16), the fp8 decode table, bench_e2e, auto against direct on
 # the small layers, and the nvfp4 + nn tests in the time left.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+[[ "$gpu" == *H200* ]] || { echo "not an H200: nothing to do"; exit 0; }
 . benchmarks/call_setup.sh "$1"
 timeout 150 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py > "$R/tests_fp8.log" 2>&1
 echo "fp8 tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests_fp8.log"; grep -E "^FAILED" "$R/tests_fp8.log" | head -8
-if [[ "$gpu" != *H200* ]]; then
-  echo "not an H200: tests only"; tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"; exit 0
-fi
 PYTHONPATH=. timeout 80 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_DIRECT --values auto,-1,auto,-1 \
   --path auto --shapes 28672x8192,128256x4096,57344x8192,28672x4096 --ms 1,2,4,8 --out "$R/rule.csv" > "$R/rule.log" 2>&1
 echo "rule rc=$? $(( $(date +%s) - t0 )) s"; grep -E "ceiling|fp8" "$R/rule.log" | cut -c1-150
