@@ -3,8 +3,8 @@
 # H100 and stopped; an H100 now exits at once). First tests/test_fp8_cuda.py (67ddc52's refactor of
 # the direct-rule tests, on the card whose rule branches differ), then
 # 12-06g's call 1 - the fp8 direct rule (auto against TORCHQUANT_FP8_DIRECT=-1 at M = 1..8 on the
-# large layers; auto / -1 / 1 at M = 9 / 16), the fp8 decode table, bench_e2e, auto against direct on
-# the small layers, and the nvfp4 + nn tests in the time left.
+# large layers; auto / -1 / 1 at M = 9 / 16), the fp8 decode table, bench_e2e,
+# and the nvfp4 + nn tests in the time left.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
