@@ -3,7 +3,8 @@
 # H100 and stopped; an H100 now exits at once). First tests/test_fp8_cuda.py (67ddc52's refactor of
 # the direct-rule tests, on the card whose rule branches differ), then
 # 12-06g's call 1 - the fp8 direct rule (auto against TORCHQUANT_FP8_DIRECT=-1 at M = 1..8 on the
-# large layers; auto / -1 / 1 at M = 9 / 16), the fp8 decode table, bench_e2e,
+# large layers; auto / -1 / 1 at M = 9 / 16; path direct's builds 4 / 5 at M = 12 / 16 on the wide
+# grids, against the m16 step's auto), the fp8 decode table, bench_e2e,
 # and the nvfp4 + nn tests in the time left.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT
 set -uo pipefail
@@ -18,6 +19,9 @@ echo "rule rc=$? $(( $(date +%s) - t0 )) s"; grep -E "ceiling|fp8" "$R/rule.log"
 PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_DIRECT --values auto,-1,1,auto,-1,1 \
   --path auto --shapes 4096x4096,4096x14336,14336x4096,28672x8192 --ms 9,16 --out "$R/m16.csv" > "$R/m16.log" 2>&1
 echo "m16 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fp8" "$R/m16.log" | cut -c1-150
+PYTHONPATH=. timeout 45 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_DIRECT_BUILD --values 4,5,4,5 \
+  --path direct --shapes 28672x8192,14336x4096,128256x4096 --ms 12,16 --out "$R/builds.csv" > "$R/builds.log" 2>&1
+echo "builds rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fp8" "$R/builds.log" | cut -c1-150
 timeout 110 $PY benchmarks/bench_fp8.py --full --ms 1,2,4,8,16 --forced-max-m 1 --out "$R/fp8_table" > "$R/fp8_table.log" 2>&1
 echo "fp8 table rc=$? $(( $(date +%s) - t0 )) s"
 timeout 90 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
