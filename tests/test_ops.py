@@ -185,9 +185,10 @@ def test_int8_matmul_k_65536_extremes_exact():
     wq[1] = -128
     s = torch.ones(1)
     z = torch.tensor([127, -128], dtype=torch.int32)
-    got = ops.int8_matmul(aq, s, z, wq, s, F.int8_colsum(wq), None, torch.float32, "auto")
     want = ref.int8_matmul_ref(aq, s, z, wq, s)
-    assert torch.equal(got.double(), want)  # every value here is exactly representable in fp32
+    for colsum in (F.int8_colsum(wq), None):  # given, and computed by the op (row sums +-2^23)
+        got = ops.int8_matmul(aq, s, z, wq, s, colsum, None, torch.float32, "auto")
+        assert torch.equal(got.double(), want)  # every value here is exactly representable in fp32
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

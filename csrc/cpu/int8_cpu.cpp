@@ -179,7 +179,30 @@ void int8_matmul_impl(const int16_t* a16, const int8_t* w, const uint8_t* meta,
   });
 }
 
+// sums[r] = sum_k w[r, k], rows r0..r1; the int32 sum is exact (callers keep C <= 2^24).
+TQ_CPU_CLONES void row_sums_int8(const int8_t* __restrict w, int64_t C, int64_t r0, int64_t r1,
+                                 int32_t* __restrict sums) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int8_t* __restrict p = w + r * C;
+    int32_t s = 0;
+    for (int64_t k = 0; k < C; ++k) s += p[k];
+    sums[r] = s;
+  }
+}
+
 }  // namespace
+
+at::Tensor int8_row_sums(const at::Tensor& w) {
+  TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kChar && w.is_contiguous(),
+              "int8_row_sums: expected a contiguous 2-D int8 tensor");
+  const int64_t R = w.size(0), C = w.size(1);
+  at::Tensor sums = at::empty({R}, w.options().dtype(at::kInt));
+  const int8_t* wp = w.data_ptr<int8_t>();
+  int32_t* sp = sums.data_ptr<int32_t>();
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(C, 1));
+  at::parallel_for(0, R, grain, [&](int64_t b, int64_t e) { row_sums_int8(wp, C, b, e, sp); });
+  return sums;
+}
 
 void int8_gemm_into(const at::Tensor& a_q, const int8_t* w, const uint8_t* meta,
                     const Int8Epilogue& ep, int64_t N, at::Tensor& out) {
