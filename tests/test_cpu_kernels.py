@@ -454,15 +454,34 @@ for K in (48, 4096):  # 48: three 16-code blocks, the last one alone
     p, sc, gs = ops.quantize_nvfp4(w)
     x = torch.randn(5, K, generator=g).to(torch.bfloat16)
     out[f"nvfp4_gemv_{K}"] = ops.nvfp4_gemv(x, p, sc, gs, None, "auto")
+# The 2:4 expansions (sparse24_gemv's fp32 one, sparse24_int8_matmul's int16 one) have an
+# AVX2 form too. Meta bytes at random cover every nibble, the pos0 >= pos1 ones outside the
+# contract included (the ops trust meta; both forms give the same bits for them as well).
+# The outputs are finite (checked), so the bits compared carry the sums.
+# K = 36 / 520 / 4100: tails of 4 elements after the 16-element steps, 520 across a chunk.
+for K in (36, 520, 4100):
+    meta = torch.randint(0, 256, (19, (K + 7) // 8), generator=g, dtype=torch.uint8)
+    for dt in (torch.float16, torch.bfloat16):
+        # magnitudes in [1, 2): two such values OR-ed (the nibbles with pos0 == pos1) stay
+        # finite, so the outputs compared are numbers, not NaN patterns
+        v = ((1 + 0.9 * torch.rand(19, K // 2, generator=g)) * (torch.randint(0, 2, (19, K // 2), generator=g) * 2 - 1)).to(dt)
+        x = torch.randn(5, K, generator=g).to(dt)
+        out[f"sp24_gemv_{dt}_{K}"] = ops.sparse24_gemv(x, v, meta, None, "auto")
+    vq = torch.randint(-128, 128, (19, K // 2), generator=g, dtype=torch.int8)
+    aq = torch.randint(-128, 128, (5, K), generator=g, dtype=torch.int8)
+    assert all(torch.isfinite(out[f"sp24_gemv_{d}_{K}"]).all() for d in (torch.float16, torch.bfloat16))
+    out[f"sp24_int8_{K}"] = ops.sparse24_int8_matmul(aq, torch.ones(5), None, vq, meta, torch.ones(19), None,
+                                                     None, torch.float32, "auto")
 torch.save(out, sys.argv[2])
 """
 
 
 def test_decode_paths_agree_bit_for_bit(tmp_path):
-    """The e4m3 / e2m1 decodes have an AVX2 + F16C form and a table form
-    (cpu_common.h cpu_has_f16c_path); TORCHQUANT_CPU_NO_F16C=1 forces the table.
-    Both must give the same bits: dequantize over all 256 codes (NaN codes take
-    the table inside the F16C form), and the GEMVs over K with decode tails."""
+    """The e4m3 / e2m1 decodes and the 2:4 expansions have an AVX2 (+ F16C) form and a
+    table / scalar form (cpu_common.h cpu_has_f16c_path); TORCHQUANT_CPU_NO_F16C=1 forces
+    the latter. Both must give the same bits: dequantize over all 256 codes (NaN codes take
+    the table inside the F16C form), the GEMVs over K with decode tails, and the 2:4 GEMVs
+    over every meta nibble."""
     import subprocess
     import sys
 

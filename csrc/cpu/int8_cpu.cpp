@@ -42,10 +42,15 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "common/checks.h"
 #include "cpu/cpu_common.h"
+
+#ifdef TQ_HAVE_F16C_PATH
+#include <immintrin.h>
+#endif
 
 TQ_NO_FP_CONTRACT
 
@@ -101,6 +106,52 @@ constexpr Sel24i kSel24i{};
 // four dense elements, zeros where pruned, so the dense loop runs unchanged.
 // k0 is a multiple of kKC (so of 8: a group pair starts a meta byte) and kc a
 // multiple of 4 for 2:4 weights (K % 4 == 0).
+#ifdef TQ_HAVE_F16C_PATH
+// The 2:4 expansion of widen_row, 16 elements (two meta bytes, 8 kept values) per step,
+// on AVX2: the values widened to int16 and copied to both 128-bit lanes; a byte shuffle
+// puts each group's first kept value (pos0's) on its four elements (A) and the second
+// (pos1's) likewise (B); per element, the 2-bit position field of its group is brought to
+// the top of a 16-bit lane by a multiply (a per-lane left shift) and compared with the
+// element's index in the group. dst = (A & (pos0 == j)) + (B & (pos1 == j)), the scalar
+// form's sum of v0 * (pos0 == j) and v1 * (pos1 == j), so equal for every nibble. Returns
+// how many elements it wrote (a multiple of 16); the caller does the rest.
+__attribute__((target("avx2"))) int64_t expand24_i16_avx2(const int8_t* __restrict v,
+                                                          const uint8_t* __restrict mrow,
+                                                          int64_t kc, int16_t* __restrict dst) {
+  // element e of a 16-element step: group e / 4 (value pair 2 (e / 4), 2 (e / 4) + 1),
+  // position e % 4; lanes hold elements 0..7 and 8..15.
+  const __m256i shuf_a = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 4, 5, 4, 5, 4, 5, 4, 5,
+                                          8, 9, 8, 9, 8, 9, 8, 9, 12, 13, 12, 13, 12, 13, 12, 13);
+  const __m256i shuf_b = _mm256_add_epi8(shuf_a, _mm256_set1_epi8(2));
+  // pos0 of group q sits at bits 4q, 4q + 1 of the 16-bit meta word; times 2^(14 - 4q)
+  // moves it to bits 14, 15. pos1: bits 4q + 2, 4q + 3, times 2^(12 - 4q).
+  const __m256i mul_a = _mm256_setr_epi16(1 << 14, 1 << 14, 1 << 14, 1 << 14, 1 << 10, 1 << 10,
+                                          1 << 10, 1 << 10, 1 << 6, 1 << 6, 1 << 6, 1 << 6, 1 << 2,
+                                          1 << 2, 1 << 2, 1 << 2);
+  const __m256i mul_b = _mm256_setr_epi16(1 << 12, 1 << 12, 1 << 12, 1 << 12, 1 << 8, 1 << 8,
+                                          1 << 8, 1 << 8, 1 << 4, 1 << 4, 1 << 4, 1 << 4, 1, 1, 1,
+                                          1);
+  const __m256i pos = _mm256_setr_epi16(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+  int64_t k = 0;
+  for (; k + 16 <= kc; k += 16) {
+    int64_t raw;
+    std::memcpy(&raw, v + k / 2, 8);
+    const __m128i w16 = _mm_cvtepi8_epi16(_mm_cvtsi64_si128(raw));
+    const __m256i vals = _mm256_broadcastsi128_si256(w16);
+    const __m256i a = _mm256_shuffle_epi8(vals, shuf_a);
+    const __m256i b = _mm256_shuffle_epi8(vals, shuf_b);
+    uint16_t m16;
+    std::memcpy(&m16, mrow + k / 8, 2);
+    const __m256i mw = _mm256_set1_epi16(static_cast<int16_t>(m16));
+    const __m256i sel_a = _mm256_cmpeq_epi16(_mm256_srli_epi16(_mm256_mullo_epi16(mw, mul_a), 14), pos);
+    const __m256i sel_b = _mm256_cmpeq_epi16(_mm256_srli_epi16(_mm256_mullo_epi16(mw, mul_b), 14), pos);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k),
+                        _mm256_add_epi16(_mm256_and_si256(a, sel_a), _mm256_and_si256(b, sel_b)));
+  }
+  return k;
+}
+#endif
+
 inline __attribute__((always_inline)) void widen_row(const int8_t* __restrict w,
                                                      const uint8_t* __restrict meta, int64_t n,
                                                      int64_t K, int64_t k0, int64_t kc,
@@ -112,7 +163,11 @@ inline __attribute__((always_inline)) void widen_row(const int8_t* __restrict w,
   }
   const int8_t* __restrict v = w + n * (K / 2) + k0 / 2;
   const uint8_t* __restrict mrow = meta + n * ceil_div(K, 8) + k0 / 8;
-  for (int64_t g = 0; g < kc / 4; ++g) {
+  int64_t done = 0;
+#ifdef TQ_HAVE_F16C_PATH
+  if (cpu_has_f16c_path()) done = expand24_i16_avx2(v, mrow, kc, dst);
+#endif
+  for (int64_t g = done / 4; g < kc / 4; ++g) {
     const int nib = (mrow[g >> 1] >> (4 * (g & 1))) & 0xF;
     const int16_t v0 = v[2 * g], v1 = v[2 * g + 1];
     const int16_t* __restrict s0 = kSel24i.m[nib][0];

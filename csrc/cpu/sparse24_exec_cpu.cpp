@@ -37,11 +37,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common/checks.h"
 #include "cpu/cpu_common.h"
 #include "sparse/sparse24_checks.h"
+
+#ifdef TQ_HAVE_F16C_PATH
+#include <immintrin.h>
+#endif
 
 TQ_NO_FP_CONTRACT
 
@@ -93,6 +98,53 @@ inline uint32_t f32_bits(float v) {
 // Expands W row n's elements [k0, k0 + kc) of a 2:4 weight to dense fp32, bit
 // patterns (zeros where pruned; a nibble with pos0 == pos1, outside the
 // contract, ORs the two values). k0 is a multiple of 8 and kc of 4.
+#ifdef TQ_HAVE_F16C_PATH
+// expand_row24's loop, 16 elements (two meta bytes, 8 kept values) per step, on AVX2 +
+// F16C: the 8 values widened exactly to fp32 (vcvtph2ps for fp16, a 16-bit shift for
+// bf16); for each 8-element half, a lane permute puts each group's pos0 value on its four
+// elements (A) and its pos1 value likewise (B); a per-lane variable shift of the meta word
+// brings each element's group's position fields down, compared with the element's index
+// in the group: dst = (A & (pos0 == j)) | (B & (pos1 == j)), the scalar form's bits for
+// every nibble. Returns how many elements it wrote (a multiple of 16).
+template <bool kHalf>
+__attribute__((target("avx2,f16c"))) int64_t expand24_f32_avx2(const uint16_t* __restrict v,
+                                                               const uint8_t* __restrict mrow,
+                                                               int64_t kc,
+                                                               uint32_t* __restrict dst) {
+  const __m256i perm_a = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2);
+  const __m256i perm_b = _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3);
+  const __m256i four = _mm256_set1_epi32(4);
+  // group q of the 16 (q = 0..3) has pos0 at bits 4q, 4q + 1 and pos1 at 4q + 2, 4q + 3
+  const __m256i sh_a = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);
+  const __m256i sh_b = _mm256_setr_epi32(2, 2, 2, 2, 6, 6, 6, 6);
+  const __m256i eight = _mm256_set1_epi32(8);
+  const __m256i three = _mm256_set1_epi32(3);
+  const __m256i pos = _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3);
+  int64_t k = 0;
+  for (; k + 16 <= kc; k += 16) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + k / 2));
+    const __m256i f = kHalf ? _mm256_castps_si256(_mm256_cvtph_ps(raw))
+                            : _mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16);
+    uint16_t m16;
+    std::memcpy(&m16, mrow + k / 8, 2);
+    const __m256i mw = _mm256_set1_epi32(m16);
+    for (int h = 0; h < 2; ++h) {  // elements 8h .. 8h + 7: groups 2h, 2h + 1
+      const __m256i off = h ? four : _mm256_setzero_si256();
+      const __m256i mh = h ? _mm256_srlv_epi32(mw, eight) : mw;
+      const __m256i a = _mm256_permutevar8x32_epi32(f, _mm256_add_epi32(perm_a, off));
+      const __m256i b = _mm256_permutevar8x32_epi32(f, _mm256_add_epi32(perm_b, off));
+      const __m256i sel_a =
+          _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_srlv_epi32(mh, sh_a), three), pos);
+      const __m256i sel_b =
+          _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_srlv_epi32(mh, sh_b), three), pos);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k + 8 * h),
+                          _mm256_or_si256(_mm256_and_si256(a, sel_a), _mm256_and_si256(b, sel_b)));
+    }
+  }
+  return k;
+}
+#endif
+
 template <typename V>
 inline __attribute__((always_inline)) void expand_row24(const V* __restrict values,
                                                         const uint8_t* __restrict meta, int64_t n,
@@ -100,7 +152,13 @@ inline __attribute__((always_inline)) void expand_row24(const V* __restrict valu
                                                         uint32_t* __restrict dst) {
   const V* __restrict v = values + n * (K / 2) + k0 / 2;
   const uint8_t* __restrict mrow = meta + n * ceil_div(K, 8) + k0 / 8;
-  for (int64_t g = 0; g < kc / 4; ++g) {
+  int64_t done = 0;
+#ifdef TQ_HAVE_F16C_PATH
+  if (cpu_has_f16c_path())
+    done = expand24_f32_avx2<std::is_same<V, c10::Half>::value>(
+        reinterpret_cast<const uint16_t*>(v), mrow, kc, dst);
+#endif
+  for (int64_t g = done / 4; g < kc / 4; ++g) {
     const int nib = (mrow[g >> 1] >> (4 * (g & 1))) & 0xF;
     const uint32_t b0 = f32_bits(static_cast<float>(v[2 * g]));
     const uint32_t b1 = f32_bits(static_cast<float>(v[2 * g + 1]));
