@@ -45,6 +45,10 @@ LAYER_GEMV_MAX_M = 64
 #   4096x4096  M = 64: 75.3/63.5, 52.2/67.2, 62.5/87.3    M = 128: 151.0/84.0, 111.2/97.7, 123.5/108.5
 # so M >= 128 takes the dequantize path (small layers win from ~M = 32 already,
 # 4096x4096 only from M = 64 for fp8_block and M = 128 for the others).
+# sparse24 after its AVX2 expansion (6a1645d; same machine, bf16, op / decompress24 + fp32
+# F.linear): 384x384 M = 64 / 128 0.41 / 0.48, 0.86 / 0.64; 1536x384 1.53 / 1.68, 3.25 /
+# 2.37; 4096x4096 42.3 / 86.7, 71.2 / 95.4, M = 256 145.2 / 133.7. The large layer now
+# keeps the op to M = 128 where the small ones do not; one threshold for all stays.
 CPU_DEQUANT_MIN_M = 128
 
 
