@@ -20,7 +20,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import HAS_CUDA, cuda_capability, kernels_launched, poison_cuda, requires_sm90a, sm_count
+from conftest import (HAS_CUDA, cuda_capability, dram_bytes_per_sm_clk_x10, kernels_launched, poison_cuda,
+                      requires_sm90a, sm_count)
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -35,6 +36,8 @@ WGMMA = (requires_sm90a("_fp8_block_gemv_sm90a") if HAS_CUDA
          else pytest.mark.skipif(True, reason="needs a CUDA GPU"))
 HAS_WGMMA = not WGMMA.args[0]
 HAS_DIRECT = cuda_capability() >= (8, 9)
+# csrc/common/device.h narrow_dram: where auto's direct_rule may take the direct GEMV
+NARROW_DRAM = HAS_CUDA and 0 < dram_bytes_per_sm_clk_x10() <= 150
 PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")),
          pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+")),
          pytest.param("wgmma", marks=WGMMA),
@@ -397,15 +400,16 @@ def check_auto_is_direct(x, w_q, w_scale, bs, label):
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_direct_rule(monkeypatch, dtype):
-    """fp8_block_gemv.cu direct_rule: auto runs the direct GEMV at M <= 8 on grids of at least
+    """fp8_block_gemv.cu direct_rule: on cards of at most 15.0 DRAM bytes per SM clock (the
+    H100; not the H200, where it lost) auto runs the direct GEMV at M <= 8 on grids of at least
     8 x SMs blocks of 16 rows (bit-identical to path 'direct'), not one block fewer, not at
-    M = 9 (the M = 9..16 branch takes only grids of <= 2 x SMs blocks), and never under
-    TORCHQUANT_FP8_DIRECT=-1."""
+    M = 9 (the M = 9..16 branch takes only grids of <= 2 x SMs blocks); never on other cards,
+    and never under TORCHQUANT_FP8_DIRECT=-1."""
     monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
     gen = torch.Generator().manual_seed(31)
     k, bs = 256, 128
     n_rule = 16 * 8 * sm_count()
-    for n, want in ((n_rule - 11, True), (n_rule - 16 - 11, False)):  # ceil(n / 16) = 8 SMs / one fewer
+    for n, want in ((n_rule - 11, NARROW_DRAM), (n_rule - 16 - 11, False)):  # ceil(n / 16) = 8 SMs / one fewer
         w_q, w_scale = make_weight(n, k, bs, gen)
         for m in (1, 8, 9):
             x = torch.randn(m, k, generator=gen).to(dtype).cuda()
@@ -423,9 +427,10 @@ def test_gemv_direct_rule(monkeypatch, dtype):
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv_direct_rule_small_grid(monkeypatch, dtype):
-    """direct_rule at M = 9..16: auto runs the direct GEMV (two token tiles) on grids of more than
-    SMs and at most 2 x SMs blocks of 16 rows (bit-identical to path 'direct'), not at M = 8 there,
-    not one block beyond either edge."""
+    """direct_rule at M = 9..16, on cards of at most 15.0 DRAM bytes per SM clock: auto runs the
+    direct GEMV (two token tiles) on grids of more than SMs and at most 2 x SMs blocks of 16 rows
+    (bit-identical to path 'direct'), not at M = 8 there, not one block beyond either edge; on
+    other cards nowhere."""
     monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
     gen = torch.Generator().manual_seed(37)
     k, bs, sms = 192, 64, sm_count()
@@ -435,7 +440,7 @@ def test_gemv_direct_rule_small_grid(monkeypatch, dtype):
         for m in (8, 9, 13, 16):
             x = torch.randn(m, k, generator=gen).to(dtype).cuda()
             took, names = auto_runs_direct(x, w_q, w_scale, bs)
-            assert took == (want and m >= 9), (n, m, names)
+            assert took == (want and m >= 9 and NARROW_DRAM), (n, m, names)
             if took:
                 check_auto_is_direct(x, w_q, w_scale, bs, f"auto direct {dtype} N={n} M={m}")
 

@@ -47,6 +47,16 @@ inline int64_t env_weights(const char* name, int64_t dflt) {
   return v > 0 ? int64_t{v} << 20 : dflt;
 }
 
+// Cards whose DRAM feeds each SM at most 15.0 bytes per SM clock (the H100 SXM's 12.8; not the
+// H200's ~18.5): there the direct GEMVs (the int8 GEMV's stream shape, which spends more issue
+// slots per weight byte than the ring / wgmma kernels' decode) win on the large grids; on the
+// wider cards they lost (nvfp4: docs/nvfp4_gemv.md 29-35; fp8: docs/fp8_gemv.md "The direct
+// GEMV"). 0 (no clocks reported) counts as not narrow.
+constexpr int kNarrowDramMaxX10 = 150;
+inline bool narrow_dram(const DeviceCaps& c) {
+  return c.dram_bytes_per_sm_clk_x10 > 0 && c.dram_bytes_per_sm_clk_x10 <= kNarrowDramMaxX10;
+}
+
 inline const DeviceCaps& device_caps(int device) {
   constexpr int kMaxDevices = 64;
   static std::array<DeviceCaps, kMaxDevices> table;

@@ -89,9 +89,10 @@ constexpr int64_t kTileMinM = 48;
 //                                                  M ~ 5 (call 3, fp16, M = 8: 57344x8192
 //                                                  132.9 / 144.1, 128256x4096 138.6 /
 //                                                  150.6; M = 4 level: 137.1 / 137.9)
-//   sm_89+      M <= 8, bs % 64 == 0,      direct  fp8_gemv_direct_kernel, the int8 GEMV's
-//               K % 64 == 0, ceil(N / 16)           stream shape (direct_rule below; H100,
-//               >= 8 x SMs                          results/h100/2026-12-06f call 2, bf16,
+//   sm_89+,     M <= 8, bs % 64 == 0,      direct  fp8_gemv_direct_kernel, the int8 GEMV's
+//   <= 15.0 B   K % 64 == 0, ceil(N / 16)           stream shape (direct_rule below; H100,
+//   DRAM / SM   >= 8 x SMs                          results/h100/2026-12-06f call 2, bf16,
+//   clock (H100; the H200 keeps the kernels below: slower there, 2026-12-06i)
 //                                                  us, auto / direct: 28672x8192 M = 1
 //                                                  86.5 / 78.8, M = 8 88.8 / 81.0;
 //                                                  128256x4096 179.1 / 174.0; smaller
@@ -114,7 +115,8 @@ bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
   return caps.cc() >= kDirectMinCc && direct_shape_ok(K, block_size);
 }
 
-// Where auto takes the direct GEMV: M <= 8 on grids of at least 8 x SMs blocks of 16 rows.
+// Where auto takes the direct GEMV, on cards of at most 15.0 DRAM bytes per SM clock only
+// (below the rule): M <= 8 on grids of at least 8 x SMs blocks of 16 rows.
 // Measured on an H100 (results/h100/2026-12-06f call 2: path auto against direct, the
 // Llama-3 decode layers, bf16, M = 1..8, cold L2, us; the direct column build 1, U = 2 / 3
 // blocks per SM, then the builds on four of them): direct won on the larger grids, 28672x8192
@@ -136,11 +138,23 @@ bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
 // (28672x8192 M = 16 90.0 / 95.8-99.6: there the wgmma GEMV streams once for 16 rows at no
 // cost in issue slots). Smaller grids (fewer blocks than SMs) are not measured and keep the
 // mma GEMV, whose K split fills the SMs.
+// Only on cards of at most 15.0 DRAM bytes per SM clock (the H100 SXM's 12.8), as nvfp4's
+// direct GEMV on its larger grids: the H200 (~18.5: the same SMs and clock, 1.4x the DRAM
+// bandwidth) ran every branch of this rule slower than the kernels it replaced
+// (results/h200/2026-12-06i call 1, read ceiling 4.48 TB/s, bf16, two rounds, us, auto with
+// the rule / TORCHQUANT_FP8_DIRECT=-1): 28672x8192 M = 1 / 2 / 4 / 8 64.8-64.9 / 65.0-65.1 /
+// 65.9-66.3 / 69.2 against 61.8 / 61.3-61.4 / 61.8 / 65.2; 128256x4096 143.7-143.9 ..
+// 160.5-185.0 against 126.8-127.1 .. 136.0-136.6; 57344x8192 124.3-125.0 .. 133.3-135.2
+// against 120.8-120.9 .. 130.2-130.9; 28672x4096 34.9-35.0 .. 38.0-38.7 against 31.8-32.0 ..
+// 34.0-34.5 (builds 1 and 2 no better: 28672x8192 M = 1 64.4-64.5 / 70.0-70.2); the M = 9..16
+// window 4096x4096 7.9 / 8.1 at M = 9 but 8.4 / 8.3 at 16, 4096x14336 21.0-21.2 / 19.5-19.6
+// and 22.1-22.4 / 20.6.
 // TORCHQUANT_FP8_DIRECT (read per call): 1 takes it wherever it can run at M <= 16, -1 never.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size) {
   if (M > 16 || !direct_possible(caps, K, block_size)) return false;
   const int knob = env_int("TORCHQUANT_FP8_DIRECT");
   if (knob != 0) return knob == 1;
+  if (!narrow_dram(caps)) return false;
   const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
   return M <= 8 ? blocks >= 8 * sms : blocks > sms && blocks <= 2 * sms;
 }

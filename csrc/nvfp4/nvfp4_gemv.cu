@@ -653,7 +653,6 @@ constexpr int64_t kDirectPassMaxM = 2 * nvfp4::kDirectRows;  // one pass of two 
 constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxK = 8192;
-constexpr int kDirectNarrowMaxDramX10 = 150;
 constexpr int64_t kDirectLongWideMinM = 4;  // long rows on wide cards: M = 4..8
 DirectBuild direct_kernel(int variant) {
   switch (variant) {
@@ -831,8 +830,7 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (const int knob = env_int("TORCHQUANT_NVFP4_DIRECT_MAX_M"); knob != 0) return M <= knob;
   const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
   if (blocks < sms) return false;
-  const int bw = caps.dram_bytes_per_sm_clk_x10;
-  const bool narrow = bw > 0 && bw <= kDirectNarrowMaxDramX10;
+  const bool narrow = narrow_dram(caps);
   if (M > kDirectMaxM)  // M = 9..16, one pass of builds 13 / 15 (direct_build), both cards
     return M <= kDirectPassMaxM && blocks <= 3 * sms && K <= kDirectMaxK;
   if (blocks <= 3 * sms) {
