@@ -15,7 +15,8 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import graph_replay_matches_eager, kernels_launched, poison_cuda, requires_sm90a, sm_count
+from conftest import (dram_bytes_per_sm_clk_x10, graph_replay_matches_eager, kernels_launched, poison_cuda,
+                      requires_sm90a, sm_count)
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -450,7 +451,8 @@ def test_ksplit_knob_errors(monkeypatch):
 
 _AUTO_KSPLIT = [(False, 8, 8, "16c1k"), (False, 8, 7, None), (False, 1, 8, None), (False, 2, 8, None),
                 (False, 3, 8, "16c1k"), (False, 16, 16, "16c1k"), (False, 1, 64, "16c1k"),
-                (False, 2, 64, "16c1k"), (False, 2, 63, None),
+                (False, 2, 64, "16c1k"), (False, 2, 63, None), (False, 2, 32, "wide:16c1k"),
+                (False, 2, 31, None), (False, 1, 32, None),
                 (True, 8, 8, "16c1k"), (True, 8, 7, "16c1"), (True, 2, 8, None), (True, 3, 8, None),
                 (True, 4, 8, "16c1k"), (True, 7, 8, "16c1k"), (True, 4, 7, None), (True, 16, 16, "16c1k")]
 
@@ -460,7 +462,9 @@ def test_auto_small_grid_rule(int8, M, stages, want):
     """A grid of 8 feature tiles (<= a quarter of the SMs): "auto" takes, 16-bit, from M = 3
     the sparse wgmma GEMM's K-split tile when K gives >= 8 stages (128 logical K each), at
     M = 1..2 only for rows of K >= 8192 and >= 4 N (64 stages here; the fma GEMV below that),
-    and otherwise stays off the wgmma GEMM (mma.sp / the fma GEMV); int8 from M = 4 the K-split
+    and at M = 2 from K = 4096 (32 stages) on cards of more than 15.0 DRAM bytes per SM clock
+    ("wide:": the H200; common/device.h narrow_dram), and otherwise stays off the wgmma GEMM
+    (mma.sp / the fma GEMV); int8 from M = 4 the K-split
     tile when K gives >= 8 stages of 256, else from M = 8 the unsplit 16-token tile, and the
     dp4a GEMV / mma.sp below. The bits equal the forced path's."""
     N = 128 * 8 - 5
@@ -477,6 +481,8 @@ def test_auto_small_grid_rule(int8, M, stages, want):
     out = {}
     names = kernels_launched(lambda: out.setdefault("auto", call("auto")))
     flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
+    if want is not None and want.startswith("wide:"):
+        want = want[5:] if not 0 < dram_bytes_per_sm_clk_x10() <= 150 else None
     if want is None:
         assert not flat, names
         return

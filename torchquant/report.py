@@ -183,6 +183,10 @@ def capability_report() -> List[str]:
                  "the x-resident mma GEMV on grids of <= 1 block per SM)"
                  if cc == 90 and _has_cuda_kernel("_nvfp4_gemv_sm90a") else "")
         lines.append(f"    fp8_block_gemv  {'M <= 48: mma GEMV (m16n8k16)' + fp8_wg + '; above: tiled dequantizing GEMM' if tc else 'fma (scalar)'}")
+        if cc >= 89:
+            lines.append("    fp8_block_gemv  on cards of <= 15 DRAM bytes per SM clock (the H100; not the H200): the "
+                         "direct GEMV at M <= 8 on layers of >= 8 x SMs 16-row blocks and at M = 9..16 on "
+                         "SMs .. 2 x SMs blocks (block_size % 64 == 0, K % 64 == 0)")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         if tc:
             lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x): the direct GEMV at M <= 8 "
@@ -192,7 +196,8 @@ def capability_report() -> List[str]:
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"
-                " from M = 3 (K >= 1024), from M = 1 where K >= 8192 and K >= 4 N") if wg24 else ""
+                " from M = 3 (K >= 1024), from M = 1 where K >= 8192 and K >= 4 N, and at M = 2 from"
+                " K = 4096 on cards of > 15 DRAM bytes per SM clock") if wg24 else ""
         sp8 = ("; sparse wgmma (K % 128 == 0) from M = 8, below it from M = 3 on layers of >= 6144"
                " features and from M = 4 on layers of <= SMs / 4 tiles of 128 features (K >= 2048)"
                ) if wg24 else ""

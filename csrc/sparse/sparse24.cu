@@ -77,12 +77,19 @@ using sparse24::kNoError;
 // K-split tile takes M = 1 as well: 1024x8192 M = 1 9.8 / 9.0 / 8.3, M = 2 11.2 / 9.0 / 8.4
 // (H200 M = 1: 9.75 / 7.85 / 7.66), 1024x14336 M = 1 15.9 / 11.3 / 10.9, 2048x14336 18.0 /
 // 16.6 / 17.2, 2048x8192 M = 2 12.2 / 11.5 / 11.6 (M = 1 11.2 / 11.6 / 11.4).
-bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, int sm_count) {
+// On cards of more DRAM bytes per SM clock than 15.0 (common/device.h narrow_dram; the H200) the
+// K-split tile takes M = 2 from K = 4096 too (results/h200/2026-12-06i call 3, the 2026-12-05g
+// H200 driver's path sweep, bf16, two rounds alike, us, fma / the K-split tile / mma.sp): M = 2
+// 4096x4096 10.2 / 9.3 / 9.9, 1024x4096 6.7 / 6.5 / 6.7, 4096x14336 28.2 / 21.2 / 23.2, but
+// K = 2048 2048x2048 4.6 / 5.9 / 6.4, 1536x2048 4.5 / 5.6 / 6.3; M = 1 stays with the fma GEMV
+// (4096x4096 7.7 / 9.3 / 9.5, 1024x4096 6.1 / 6.5 / 6.6, 4096x14336 21.0 / 21.0 / 22.4).
+bool auto_takes_sparse_wgmma(bool int8, int64_t M, int64_t N, int64_t K, const DeviceCaps& caps) {
+  const int sm_count = caps.sm_count;
   if (M >= 17) return true;
   if (int8)
     return M >= 8 || (M >= 3 && N >= 6144) || (M >= 4 && sparse24_ksplit_grid(N, K, sm_count, true));
   if (sparse24_ksplit_grid(N, K, sm_count, false))
-    return M >= 3 || (K >= 8192 && K >= 4 * N);
+    return M >= 3 || (K >= 8192 && K >= 4 * N) || (M == 2 && K >= 4096 && !narrow_dram(caps));
   return (M >= 2 && N >= 8192) || (M >= 4 && N >= 6144);
 }
 
@@ -102,7 +109,7 @@ c10::optional<c10::OperatorHandle> wgmma_op_for(const std::string& kernel, const
   if (kernel != "auto" || K % 128 != 0) return c10::nullopt;
   const DeviceCaps& caps = device_caps(device);
   if (caps.major != 9 || caps.minor != 0) return c10::nullopt;
-  if (!auto_takes_sparse_wgmma(int8, M, N, K, caps.sm_count)) return c10::nullopt;
+  if (!auto_takes_sparse_wgmma(int8, M, N, K, caps)) return c10::nullopt;
   return find_sm90a_op(name);
 }
 
