@@ -115,6 +115,13 @@ def dram_bytes_per_sm_clk_x10(device=None):
     return int(2.0 * mem * (bus / 8.0) / (p.multi_processor_count * sm) * 10.0 + 0.5)
 
 
+def narrow_dram(device=None):
+    """csrc/common/device.h narrow_dram: at most 15.0 DRAM bytes per SM clock (the H100 SXM's
+    12.8; not the H200's ~18.5); a card reporting no clocks is not narrow. The direct GEMVs'
+    rules (fp8, nvfp4) and the 2:4 M = 2 rule depend on it."""
+    return 0 < dram_bytes_per_sm_clk_x10(device) <= 150
+
+
 def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     """csrc/nvfp4/nvfp4_gemv.cu direct_rule: whether nvfp4_gemv's path auto runs the direct GEMV on
     a weight in `layout` (3 only) on the current (or given) CUDA device: sm_80+, K % 128 == 0, then
@@ -132,7 +139,7 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     blocks = (N + 15) // 16
     if blocks < sms:
         return False
-    narrow = 0 < dram_bytes_per_sm_clk_x10(dev) <= 150
+    narrow = narrow_dram(dev)
     if M > 8:
         return M <= 16 and blocks <= 3 * sms and K <= 4096
     if blocks <= 3 * sms:

@@ -20,8 +20,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import (HAS_CUDA, cuda_capability, dram_bytes_per_sm_clk_x10, kernels_launched, poison_cuda,
-                      requires_sm90a, sm_count)
+from conftest import HAS_CUDA, cuda_capability, kernels_launched, narrow_dram, poison_cuda, requires_sm90a, sm_count
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -36,8 +35,7 @@ WGMMA = (requires_sm90a("_fp8_block_gemv_sm90a") if HAS_CUDA
          else pytest.mark.skipif(True, reason="needs a CUDA GPU"))
 HAS_WGMMA = not WGMMA.args[0]
 HAS_DIRECT = cuda_capability() >= (8, 9)
-# csrc/common/device.h narrow_dram: where auto's direct_rule may take the direct GEMV
-NARROW_DRAM = HAS_CUDA and 0 < dram_bytes_per_sm_clk_x10() <= 150
+NARROW_DRAM = HAS_CUDA and narrow_dram()  # where auto's direct_rule may take the direct GEMV
 PATHS = ["fma", pytest.param("mma", marks=pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")),
          pytest.param("tile", marks=pytest.mark.skipif(not HAS_MMA, reason="tile needs sm_80+")),
          pytest.param("wgmma", marks=WGMMA),

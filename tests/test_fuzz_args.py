@@ -155,9 +155,10 @@ def test_mutated_args_cuda(case):
     if got[0] == "err":
         assert name in got[2], f"the message does not name the op: {got[2]!r}"
         return
-    cpu = _outcome(op, _mutated_args(name, i, tag))
+    cpu_args = _mutated_args(name, i, tag)
+    cpu = _outcome(op, cpu_args)
     if cpu[0] == "ok":
         assert [o[:2] for o in got[1]] == [o[:2] for o in cpu[1]], (got, cpu)
     else:  # only a CUDA path name may run on CUDA and not on CPU
-        m = _mutated_args(name, i, tag)[i]
+        m = cpu_args[i]
         assert isinstance(m, str) and m in _CUDA_PATHS.get(name, ()), (got, cpu)

@@ -21,8 +21,8 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import (HAS_CUDA, dram_bytes_per_sm_clk_x10, graph_replay_matches_eager, kernels_launched,
-                      nvfp4_direct_by_auto, poison_cuda, requires_sm90a, sm_count)
+from conftest import (HAS_CUDA, graph_replay_matches_eager, kernels_launched, narrow_dram, nvfp4_direct_by_auto,
+                      poison_cuda, requires_sm90a, sm_count)
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -263,7 +263,7 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    narrow_bw = 0 < dram_bytes_per_sm_clk_x10() <= 150
+    narrow_bw = narrow_dram()
     # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 7 SMs + 1 (a larger grid; K <= 8192 only)
     Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1)
     Ns += (112 * sms + 8,) if K <= 8192 else ()

@@ -15,8 +15,7 @@ import pytest
 import torch
 
 import torchquant  # noqa: F401  (loads torchquant._C and torchquant._C_sm90a)
-from conftest import (dram_bytes_per_sm_clk_x10, graph_replay_matches_eager, kernels_launched, poison_cuda,
-                      requires_sm90a, sm_count)
+from conftest import graph_replay_matches_eager, kernels_launched, narrow_dram, poison_cuda, requires_sm90a, sm_count
 from test_sparse24 import _check_gemv, _shifted_cuda, _sparse_weight
 
 ops = torch.ops.torchquant
@@ -482,7 +481,7 @@ def test_auto_small_grid_rule(int8, M, stages, want):
     names = kernels_launched(lambda: out.setdefault("auto", call("auto")))
     flat = [n.replace(" ", "") for n in names if _KERNEL["wgmma"] in n]
     if want is not None and want.startswith("wide:"):
-        want = want[5:] if not 0 < dram_bytes_per_sm_clk_x10() <= 150 else None
+        want = None if narrow_dram() else want[5:]
     if want is None:
         assert not flat, names
         return
