@@ -99,13 +99,6 @@ struct Sel24i {
 };
 constexpr Sel24i kSel24i{};
 
-// Widens W row n's elements [k0, k0 + kc) into dst. Dense (meta == null): w is
-// the int8 weight [N, K]. 2:4 (meta != null): w holds the kept values [N, K/2]
-// and meta the positions [N, ceil(K/8)] (compress24's layout: group g's nibble
-// pos0 | pos1 << 2, the low nibble for even g); the group is expanded to its
-// four dense elements, zeros where pruned, so the dense loop runs unchanged.
-// k0 is a multiple of kKC (so of 8: a group pair starts a meta byte) and kc a
-// multiple of 4 for 2:4 weights (K % 4 == 0).
 #ifdef TQ_HAVE_F16C_PATH
 // The 2:4 expansion of widen_row, 16 elements (two meta bytes, 8 kept values) per step,
 // on AVX2: the values widened to int16 and copied to both 128-bit lanes; a byte shuffle
@@ -114,7 +107,9 @@ constexpr Sel24i kSel24i{};
 // the top of a 16-bit lane by a multiply (a per-lane left shift) and compared with the
 // element's index in the group. dst = (A & (pos0 == j)) + (B & (pos1 == j)), the scalar
 // form's sum of v0 * (pos0 == j) and v1 * (pos1 == j), so equal for every nibble. Returns
-// how many elements it wrote (a multiple of 16); the caller does the rest.
+// how many elements it wrote (a multiple of 16); the caller does the rest. Needs AVX2 only,
+// but is taken under the decodes' switch (cpu_has_f16c_path), so TORCHQUANT_CPU_NO_F16C=1
+// runs the scalar form in the same tests.
 __attribute__((target("avx2"))) int64_t expand24_i16_avx2(const int8_t* __restrict v,
                                                           const uint8_t* __restrict mrow,
                                                           int64_t kc, int16_t* __restrict dst) {
@@ -152,6 +147,13 @@ __attribute__((target("avx2"))) int64_t expand24_i16_avx2(const int8_t* __restri
 }
 #endif
 
+// Widens W row n's elements [k0, k0 + kc) into dst. Dense (meta == null): w is
+// the int8 weight [N, K]. 2:4 (meta != null): w holds the kept values [N, K/2]
+// and meta the positions [N, ceil(K/8)] (compress24's layout: group g's nibble
+// pos0 | pos1 << 2, the low nibble for even g); the group is expanded to its
+// four dense elements, zeros where pruned, so the dense loop runs unchanged.
+// k0 is a multiple of kKC (so of 8: a group pair starts a meta byte) and kc a
+// multiple of 4 for 2:4 weights (K % 4 == 0).
 inline __attribute__((always_inline)) void widen_row(const int8_t* __restrict w,
                                                      const uint8_t* __restrict meta, int64_t n,
                                                      int64_t K, int64_t k0, int64_t kc,
@@ -234,7 +236,8 @@ void int8_matmul_impl(const int16_t* a16, const int8_t* w, const uint8_t* meta,
   });
 }
 
-// sums[r] = sum_k w[r, k], rows r0..r1; the int32 sum is exact (callers keep C <= 2^24).
+// sums[r] = sum_k w[r, k], rows r0..r1; the int32 sum is exact while C * 128 < 2^31 (the
+// validators keep K <= 65536).
 TQ_CPU_CLONES void row_sums_int8(const int8_t* __restrict w, int64_t C, int64_t r0, int64_t r1,
                                  int32_t* __restrict sums) {
   for (int64_t r = r0; r < r1; ++r) {

@@ -95,9 +95,6 @@ inline uint32_t f32_bits(float v) {
   return b;
 }
 
-// Expands W row n's elements [k0, k0 + kc) of a 2:4 weight to dense fp32, bit
-// patterns (zeros where pruned; a nibble with pos0 == pos1, outside the
-// contract, ORs the two values). k0 is a multiple of 8 and kc of 4.
 #ifdef TQ_HAVE_F16C_PATH
 // expand_row24's loop, 16 elements (two meta bytes, 8 kept values) per step, on AVX2 +
 // F16C: the 8 values widened exactly to fp32 (vcvtph2ps for fp16, a 16-bit shift for
@@ -145,6 +142,9 @@ __attribute__((target("avx2,f16c"))) int64_t expand24_f32_avx2(const uint16_t* _
 }
 #endif
 
+// Expands W row n's elements [k0, k0 + kc) of a 2:4 weight to dense fp32, bit
+// patterns (zeros where pruned; a nibble with pos0 == pos1, outside the
+// contract, ORs the two values). k0 is a multiple of 8 and kc of 4.
 template <typename V>
 inline __attribute__((always_inline)) void expand_row24(const V* __restrict values,
                                                         const uint8_t* __restrict meta, int64_t n,
