@@ -115,6 +115,19 @@ def dram_bytes_per_sm_clk_x10(device=None):
     return int(2.0 * mem * (bus / 8.0) / (p.multi_processor_count * sm) * 10.0 + 0.5)
 
 
+def misaligned(t, offset):
+    """A contiguous copy of t, on t's device, whose data pointer is `offset` bytes (a multiple of
+    t's element size) past a 256-byte aligned address: offset 0 for the 16-byte vector paths,
+    one element for the paths that copy or go elementwise."""
+    nbytes = t.numel() * t.element_size()
+    flat = torch.empty(nbytes + offset + 256, dtype=torch.uint8, device=t.device)
+    start = (-flat.data_ptr()) % 256 + offset
+    out = flat[start:start + nbytes].view(t.dtype).view(t.shape)
+    out.copy_(t)
+    assert out.is_contiguous() and out.data_ptr() % 256 == offset
+    return out
+
+
 def narrow_dram(device=None):
     """csrc/common/device.h narrow_dram: at most 15.0 DRAM bytes per SM clock (the H100 SXM's
     12.8; not the H200's ~18.5); a card reporting no clocks is not narrow. The direct GEMVs'

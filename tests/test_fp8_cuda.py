@@ -20,7 +20,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import HAS_CUDA, cuda_capability, kernels_launched, narrow_dram, poison_cuda, requires_sm90a, sm_count
+from conftest import (HAS_CUDA, cuda_capability, kernels_launched, misaligned, narrow_dram, poison_cuda,
+                      requires_sm90a, sm_count)
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -758,17 +759,6 @@ def test_dequantize_matches_cpu(out_dtype, bs, n, k):
     assert torch.equal(d_cuda.cpu(), d_cpu)
 
 
-def _misaligned(t, offset):
-    """A contiguous copy of t whose data pointer is `offset` bytes past a
-    256-byte aligned allocation (offset 0: the 16-byte vector path, 1: the
-    elementwise path)."""
-    flat = torch.empty(t.numel() * t.element_size() + offset, dtype=torch.uint8, device=t.device)
-    out = flat[offset:].view(t.dtype).view(t.shape)
-    out.copy_(t)
-    assert out.is_contiguous() and out.data_ptr() % 256 == offset
-    return out
-
-
 @pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("offset", [0, 1, 8])
 @pytest.mark.parametrize("bs,n,k", [(16, 1, 16), (48, 33, 4096 + 16), (256, 7, 8192)])
@@ -782,7 +772,7 @@ def test_dequantize_pointer_alignment(out_dtype, offset, bs, n, k):
     scale = torch.exp2(torch.randn(n, math.ceil(k / bs), generator=gen) * 8).float()
     want = OPS.dequantize_fp8_block(w_q, scale, block_size=bs, out_dtype=out_dtype)
     poison_output((n, k), out_dtype)
-    got = OPS.dequantize_fp8_block(_misaligned(w_q.cuda(), offset), scale.cuda(), block_size=bs,
+    got = OPS.dequantize_fp8_block(misaligned(w_q.cuda(), offset), scale.cuda(), block_size=bs,
                                    out_dtype=out_dtype)
     assert torch.equal(got.cpu(), want)
 
@@ -805,7 +795,7 @@ def test_quantize_fp8_act_matches_cpu(dtype, M, K, bs):
     assert torch.equal(q.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
     assert torch.allclose(s.cpu(), s_cpu, rtol=0, atol=0, equal_nan=True)  # exact; NaN where NaN
     # x one element off its allocation's alignment: the elementwise kernel, same bits
-    xm = _misaligned(x.cuda(), x.element_size())
+    xm = misaligned(x.cuda(), x.element_size())
     q2, s2 = OPS.quantize_fp8_act(xm, bs)
     assert torch.equal(q2.cpu().view(torch.uint8), q_cpu.view(torch.uint8))
     assert torch.allclose(s2.cpu(), s_cpu, rtol=0, atol=0, equal_nan=True)

@@ -19,7 +19,7 @@ import torch
 import torchquant  # noqa: F401
 from torchquant.ops import _CUDA_PATHS
 
-from conftest import HAS_CUDA
+from conftest import HAS_CUDA, misaligned
 from test_ops import _fake_args, _meta
 
 ops = torch.ops.torchquant
@@ -32,14 +32,6 @@ def _cast(t, dt):
     if dt == torch.float8_e4m3fn or t.dtype == torch.float8_e4m3fn:
         return t.float().clamp(-448, 448).to(dt)
     return t.to(dt)
-
-
-def _misaligned(t):
-    """t's values in a view one element past its storage's (aligned) start."""
-    buf = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
-    out = buf[1:].view(t.shape)
-    out.copy_(t)
-    return out
 
 
 def _grow(t, d):
@@ -60,7 +52,7 @@ def _tensor_mutations(t):
     if t.dim() >= 1 and t.numel() >= 1:
         yield "scalar", t.reshape(-1)[:1].reshape(())
         yield "stride0", t.reshape(-1)[:1].expand(t.shape)
-        yield "misaligned", _misaligned(t)
+        yield "misaligned", misaligned(t, t.element_size())
     for d in range(t.dim()):
         if t.size(d) > 1:
             yield f"short{d}", t.narrow(d, 0, t.size(d) - 1).contiguous()

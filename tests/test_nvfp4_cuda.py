@@ -21,8 +21,8 @@ import torch
 import torchquant  # noqa: F401  (loads the op library)
 from torchquant import reference as ref
 
-from conftest import (HAS_CUDA, graph_replay_matches_eager, kernels_launched, narrow_dram, nvfp4_direct_by_auto,
-                      poison_cuda, requires_sm90a, sm_count)
+from conftest import (HAS_CUDA, graph_replay_matches_eager, kernels_launched, misaligned, narrow_dram,
+                      nvfp4_direct_by_auto, poison_cuda, requires_sm90a, sm_count)
 
 pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 
@@ -320,15 +320,9 @@ def test_gemv_direct_views_graph_and_many_tiles():
     w3 = ops.nvfp4_relayout(wp, 3)
     y = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3)
 
-    def shifted(t, by):  # the same values at a base `by` bytes past an aligned one
-        flat = torch.empty(t.numel() * t.element_size() + 64, dtype=torch.uint8, device="cuda")
-        v = flat[by:by + t.numel() * t.element_size()].view(t.dtype).view(t.shape)
-        v.copy_(t)
-        return v
-
     for xb, wb, sb in ((8, 0, 0), (0, 4, 0), (0, 0, 1), (2, 8, 1)):
         _poison()
-        got = ops.nvfp4_gemv(shifted(x, xb), shifted(w3, wb), shifted(ws, sb), gs, bias, "direct", 3)
+        got = ops.nvfp4_gemv(misaligned(x, xb), misaligned(w3, wb), misaligned(ws, sb), gs, bias, "direct", 3)
         assert torch.equal(got.view(torch.int16), y.view(torch.int16)), (xb, wb, sb)
     graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3), replays=2, poison=True)
     # 65535 * 8 + 24 rows of x: the grid's y stops at 65535 tiles and the last 3 tiles loop

@@ -12,7 +12,7 @@ import torch
 import torchquant  # noqa: F401
 from torchquant.reference import fp32_accum_bound, linear_ref
 
-from conftest import HAS_CUDA, cuda_capability, poison_cuda, requires_cuda
+from conftest import HAS_CUDA, cuda_capability, misaligned, poison_cuda, requires_cuda
 
 ops = torch.ops.torchquant
 
@@ -62,10 +62,8 @@ def _sparse_weight(N, K, dtype, seed):
 
 
 def _shifted_cuda(t):
-    """A CUDA copy of t viewed one element past an allocation's start: not 16-byte aligned."""
-    base = torch.empty(t.numel() + 1, dtype=t.dtype, device="cuda")
-    base[1:] = t.reshape(-1).cuda()
-    return base[1:].view(t.shape)
+    """A CUDA copy of t one element past an aligned address: not 16-byte aligned."""
+    return misaligned(t.cuda(), t.element_size())
 
 
 def _check_gemv(y, x, w_dense, bias):
