@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# 2026-12-06j call 1, either card. First the callers of conftest's misaligned() (5d9423b, not yet
+# run on a GPU): test_fp8_cuda's dequantize alignment and quantize_fp8_act cases, test_nvfp4_cuda's
+# direct views, test_sparse24's misaligned views, and test_fuzz_args' CUDA half. Then on an H200
+# what 12-06i call3.sh left (the card rules of 6c27f9d / 1c814d2 under their tests, the sparse24
+# M = 1..2 A/B, bench_e2e); on an H100 the fp8 + nvfp4 + sparse24 CUDA tests until CAP.
+# Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT [CAP]
+set -uo pipefail
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+CAP=${2:-400}
+. benchmarks/call_setup.sh "$1"
+timeout 150 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py \
+  tests/test_sparse24.py tests/test_fuzz_args.py \
+  -k "pointer_alignment or quantize_fp8_act_matches_cpu or direct_views_graph or misaligned_views or mutated_args_cuda" \
+  > "$R/misaligned.log" 2>&1
+echo "misaligned callers rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/misaligned.log"; grep -E "^FAILED" "$R/misaligned.log" | head -8
+if [[ "$gpu" == *H200* ]]; then
+  timeout 80 $PY -m pytest -q -p no:cacheprovider -n 8 tests/test_fp8_cuda.py tests/test_sparse24_wgmma_cuda.py \
+    -k "direct_rule or small_grid_rule or auto_half_rule or auto_int8_rule" > "$R/rule_tests.log" 2>&1
+  echo "rule tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/rule_tests.log"; grep -E "^FAILED" "$R/rule_tests.log" | head -8
+  PYTHONPATH=. timeout 45 $PY benchmarks/micro/env_ab.py --op sparse24 --var path --values auto,fma,wgmma,auto \
+    --shapes 4096x4096,2048x2048,4096x14336,3072x4096 --ms 1,2 --out "$R/sp24_m2.csv" > "$R/sp24_m2.log" 2>&1
+  echo "sp24 rc=$? $(( $(date +%s) - t0 )) s"; grep sparse24 "$R/sp24_m2.log"
+  timeout 70 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
+  echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" | grep -E "bf16 F.linear|QuantLinear (nvfp4|fp8_block|int8)( static)?  " | cut -c1-100
+else
+  left=$(( CAP - ($(date +%s) - t0) )); [ $left -gt 20 ] || left=20
+  timeout $left $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py tests/test_sparse24.py > "$R/tests.log" 2>&1
+  echo "tests rc=$? (limit $left s) $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+fi
+tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
+echo "elapsed $(( $(date +%s) - t0 )) s"
