@@ -23,6 +23,13 @@ if [[ "$gpu" == *H200* ]]; then
   echo "sp24 rc=$? $(( $(date +%s) - t0 )) s"; grep sparse24 "$R/sp24_m2.log"
   timeout 70 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
   echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" | grep -E "bf16 F.linear|QuantLinear (nvfp4|fp8_block|int8)( static)?  " | cut -c1-100
+  # fp8 at M = 5..8 on the layer's gate_up shape: the wgmma GEMV (M5_MIN = 100: from 105M weights,
+  # so 28672x4096 but not the 4096-feature layers) against the ring kernel (auto: from 256M)
+  PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_WGMMA_M5_MIN --values auto,100,auto,100 \
+    --path auto --shapes 28672x4096,14336x4096,28672x8192 --ms 5,8 --out "$R/m5min.csv" > "$R/m5min.log" 2>&1
+  echo "m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/m5min.log"
+  TORCHQUANT_FP8_WGMMA_M5_MIN=100 timeout 60 $PY benchmarks/bench_e2e.py --ms 8 --out "$R/e2e_m5min" > "$R/e2e_m5min.log" 2>&1
+  echo "e2e m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
 else
   left=$(( CAP - ($(date +%s) - t0) )); [ $left -gt 20 ] || left=20
   timeout $left $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py tests/test_sparse24.py > "$R/tests.log" 2>&1
