@@ -28,6 +28,11 @@ if [[ "$gpu" == *H200* ]]; then
   PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_WGMMA_M5_MIN --values auto,100,auto,100 \
     --path auto --shapes 28672x4096,14336x4096,28672x8192 --ms 5,8 --out "$R/m5min.csv" > "$R/m5min.log" 2>&1
   echo "m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/m5min.log"
+  # fp8 M = 12 / 16 through the wgmma GEMV: its K split forced to 2 (448 CTAs on 28672x8192; the
+  # rule keeps 224 unsplit, between one and two CTAs per SM) against auto
+  PYTHONPATH=. timeout 45 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_DQ_WGMMA_SPLITS --values auto,2,auto,2 \
+    --path auto --shapes 28672x8192,14336x4096 --ms 12,16 --out "$R/split16.csv" > "$R/split16.log" 2>&1
+  echo "split16 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/split16.log"
   TORCHQUANT_FP8_WGMMA_M5_MIN=100 timeout 60 $PY benchmarks/bench_e2e.py --ms 8 --out "$R/e2e_m5min" > "$R/e2e_m5min.log" 2>&1
   echo "e2e m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
 else
