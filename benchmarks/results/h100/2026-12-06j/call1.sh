@@ -33,6 +33,12 @@ if [[ "$gpu" == *H200* ]]; then
   PYTHONPATH=. timeout 45 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_DQ_WGMMA_SPLITS --values auto,2,auto,2 \
     --path auto --shapes 28672x8192,14336x4096 --ms 12,16 --out "$R/split16.csv" > "$R/split16.log" 2>&1
   echo "split16 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/split16.log"
+  # nvfp4 layout 3 at M = 5..8 on grids of SMs .. 2 x SMs blocks of 64 rows with K = 4096: the
+  # direct GEMV (MAX_M = 8: direct_build's 64-row build) against auto (the wgmma GEMV); 12-06e had
+  # 14336x4096 M = 8 13.9 against 15.4-15.6 there
+  PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op nvfp4 --layout 3 --var TORCHQUANT_NVFP4_DIRECT_MAX_M --values auto,8,auto,8 \
+    --path auto --shapes 10240x4096,11008x4096,12288x4096,14336x4096,8192x4096 --ms 5,6,8 --out "$R/nv_m58.csv" > "$R/nv_m58.log" 2>&1
+  echo "nv_m58 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^nvfp4" "$R/nv_m58.log"
   TORCHQUANT_FP8_WGMMA_M5_MIN=100 timeout 60 $PY benchmarks/bench_e2e.py --ms 8 --out "$R/e2e_m5min" > "$R/e2e_m5min.log" 2>&1
   echo "e2e m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
 else
