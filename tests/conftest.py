@@ -141,7 +141,8 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
     TORCHQUANT_NVFP4_DIRECT_MAX_M (M <= it) if set, else on grids of SMs .. 3 x SMs blocks of 16
     rows M <= 16 and K <= 4096; on grids of SMs .. 2 x SMs blocks with 4096 < K <= 16384 M <= 8
     where the card has at most 15.0 DRAM bytes per SM clock, else M = 4..8; on larger grids, on
-    those cards only, M <= 8 with K <= 8192."""
+    those cards M <= 8 with K <= 8192, on the others M = 5..8 with K <= 4096 where the grid of
+    64-row blocks is SMs + 1 .. 2 x SMs."""
     dev = torch.cuda.current_device() if device is None else device
     if layout != 3 or K % 128 or torch.cuda.get_device_capability(dev) < (8, 0):
         return False
@@ -159,4 +160,6 @@ def nvfp4_direct_by_auto(layout, M, N, K, device=None):
         if K <= 4096:
             return M <= 8
         return blocks <= 2 * sms and K <= 16384 and M <= 8 and (narrow or M >= 4)
-    return narrow and K <= 8192 and M <= 8
+    if narrow:
+        return K <= 8192 and M <= 8
+    return K <= 4096 and 5 <= M <= 8 and sms < (N + 63) // 64 <= 2 * sms

@@ -252,7 +252,8 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     """Path auto on a layout-3 weight runs the direct GEMV exactly where direct_rule says (grids of
     SMs .. 3 x SMs blocks of 16 rows: M <= 16, K <= 4096; with 4096 < K <= 16384 on grids of
     <= 2 x SMs blocks M <= 8 on cards of <= 15 DRAM bytes per SM clock, M = 4..8 on the others; on
-    larger grids, on those cards only, M <= 8 with K <= 8192;
+    larger grids, on those cards M <= 8 with K <= 8192, on the others M = 5..8 with K <= 4096 where
+    the 64-row grid is SMs + 1 .. 2 x SMs blocks;
     TORCHQUANT_NVFP4_DIRECT_MAX_M overrides), in the build direct_build picks (M = 9..16: 16 x rows
     per pass, 16 weight rows at U = 2 on grids of <= 2 x SMs blocks, else 16 rows at U = 1 up to
     M = 12 on grids of <= 3 x SMs, else 32 rows at U = 1; on grids of more than 3 x SMs blocks at
@@ -264,9 +265,10 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     narrow_bw = narrow_dram()
-    # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 7 SMs + 1 (a larger grid; K <= 8192 only)
+    # blocks SMs - 1/2, 2 SMs (+ 1), 3 SMs (+ 1), 7 SMs + 1 (a larger grid; K <= 8192 only: 64-row
+    # blocks 1.75 SMs + 1), 8 SMs (64-row blocks 2 SMs) and 8 SMs + 1 (2 SMs + 1)
     Ns = (16 * sms - 8, 32 * sms, 32 * sms + 8, 48 * sms, 48 * sms + 1)
-    Ns += (112 * sms + 8,) if K <= 8192 else ()
+    Ns += (112 * sms + 8, 128 * sms, 128 * sms + 8) if K <= 8192 else ()
     Ns += (272 * sms + 8,) if K == 256 else ()  # 64-row grid > 4 x SMs: the 32-row build
     for N in Ns:
         blocks = (N + 15) // 16
@@ -294,7 +296,9 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                     assert direct == ((one_wave and M <= 16 and K <= 4096) or
                                       ((narrow_bw or M >= 4) and sms <= blocks <= 2 * sms and M <= 8 and
                                        4096 < K <= 16384) or
-                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8)), (N, K, M)
+                                      (blocks > 3 * sms and narrow_bw and K <= 8192 and M <= 8) or
+                                      (blocks > 3 * sms and not narrow_bw and K <= 4096 and 5 <= M <= 8 and
+                                       sms < (N + 63) // 64 <= 2 * sms)), (N, K, M)
                 if direct:
                     if 9 <= M <= 16:
                         want_build = ((16, 2, 2, True, 2) if blocks <= 2 * sms else

@@ -111,7 +111,9 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | M <= 8 on cards of <= 15 DRAM bytes
 //                      |         |        | per SM clock (H100), M = 4..8 on the
 //                      |         |        | others (H200); on the former, larger
-//                      |         |        | grids (K <= 8192). nvfp4_gemv_cuda
+//                      |         |        | grids (K <= 8192), on the latter at
+//                      |         |        | M = 5..8 those of SMs .. 2 x SMs
+//                      |         |        | 64-row blocks (K <= 4096). nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
@@ -654,6 +656,7 @@ constexpr int64_t kDirectMaxK = 4096;
 constexpr int64_t kDirectLongMaxK = 16384;
 constexpr int64_t kDirectWideMaxK = 8192;
 constexpr int64_t kDirectLongWideMinM = 4;  // long rows on wide cards: M = 4..8
+constexpr int64_t kDirectRows64WideMinM = 5;  // larger grids on wide cards: M = 5..8, one 64-row wave
 DirectBuild direct_kernel(int variant) {
   switch (variant) {
     case 2: return {nvfp4::nvfp4_gemv_direct_kernel<3, 3>, 1};        // 72 KB per SM
@@ -823,7 +826,14 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     92.6-94.0); M = 1 slower everywhere (28672x8192 40.4-40.5 / 38.7-38.9). So on every card M =
 //     9..16 on the one-wave grids with K <= 4096, and on wide cards the long rows at M = 4..8 (M = 2
 //     and 3 not timed: the ring kernel won by 0.8 at M = 1, the direct GEMV by 1.1 at M = 4); the
-//     wide cards' larger grids keep the ring / wgmma GEMVs.
+//     wide cards' larger grids keep the ring / wgmma GEMVs, but for one class (2026-12-06j): at
+//     M = 5..8 (where auto's alternative is the wgmma GEMV, not the ring kernel) with K <= 4096 on
+//     grids of SMs .. 2 x SMs blocks of 64 rows (direct_build's build 12, two blocks per SM at
+//     most): 14336x4096 (224 such blocks) M = 6 / 8 13.6 / 13.9 against the wgmma GEMV's 15.4-15.6
+//     at M = 8 in the same process; the grids past 2 x SMs were level (28672x4096, 448 blocks:
+//     24.8-24.9 / 24.9-25.1) or slower (28672x8192, 128256x4096), and the grids of one 64-row wave
+//     keep the x-resident mma kernel of the M = 5..8 rule (8192x4096 9.7 against the wgmma
+//     GEMV's 11.9, results/h200/2026-12-06i).
 // TORCHQUANT_NVFP4_DIRECT_MAX_M=m: M <= m with no shape condition (-1: never), for the A/B.
 bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
   if (caps.cc() < 80 || K % 128 != 0) return false;
@@ -837,7 +847,10 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
     if (K <= kDirectMaxK) return M <= kDirectMaxM;
     return blocks <= 2 * sms && K <= kDirectLongMaxK && M <= kDirectMaxM && (narrow || M >= kDirectLongWideMinM);
   }
-  return narrow && K <= kDirectWideMaxK && M <= kDirectMaxM;
+  if (narrow) return K <= kDirectWideMaxK && M <= kDirectMaxM;
+  const int64_t blocks64 = (N + 63) / 64;
+  return K <= kDirectMaxK && M >= kDirectRows64WideMinM && M <= kDirectMaxM && blocks64 > sms &&
+         blocks64 <= 2 * sms;
 }
 
 // The direct GEMV on a layout-3 weight (nvfp4_kernels.cuh, docs/nvfp4_gemv.md 27-34). Blocks of 16
