@@ -112,7 +112,7 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | per SM clock (H100), M = 4..8 on the
 //                      |         |        | others (H200); on the former, larger
 //                      |         |        | grids (K <= 8192), on the latter at
-//                      |         |        | M = 5..8 those of SMs .. 2 x SMs
+//                      |         |        | M = 5..8 those of SMs + 1 .. 2 x SMs
 //                      |         |        | 64-row blocks (K <= 4096). nvfp4_gemv_cuda
 //                      |         |        | routes it before this rule, by
 //                      |         |        | direct_rule;
@@ -828,7 +828,7 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
 //     and 3 not timed: the ring kernel won by 0.8 at M = 1, the direct GEMV by 1.1 at M = 4); the
 //     wide cards' larger grids keep the ring / wgmma GEMVs, but for one class (2026-12-06j): at
 //     M = 5..8 (where auto's alternative is the wgmma GEMV, not the ring kernel) with K <= 4096 on
-//     grids of SMs .. 2 x SMs blocks of 64 rows (direct_build's build 12, two blocks per SM at
+//     grids of SMs + 1 .. 2 x SMs blocks of 64 rows (direct_build's build 12, two blocks per SM at
 //     most): 14336x4096 (224 such blocks) M = 6 / 8 13.6 / 13.9 against the wgmma GEMV's 15.4-15.6
 //     at M = 8 in the same process; the grids past 2 x SMs were level (28672x4096, 448 blocks:
 //     24.8-24.9 / 24.9-25.1) or slower (28672x8192, 128256x4096), and the grids of one 64-row wave
