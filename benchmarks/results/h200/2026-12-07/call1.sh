@@ -13,7 +13,7 @@ set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-400}
 . benchmarks/call_setup.sh "$1"
-timeout 150 $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py \
+timeout 150 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py \
   tests/test_sparse24.py tests/test_fuzz_args.py tests/test_sparse24_wgmma_cuda.py \
   -k "pointer_alignment or quantize_fp8_act_matches_cpu or direct_views_graph or misaligned_views or mutated_args_cuda or direct_auto_rule or layout_default or direct_rule or small_grid_rule or auto_half_rule or auto_int8_rule" \
   > "$R/tests.log" 2>&1
@@ -38,7 +38,7 @@ if [[ "$gpu" == *H200* ]]; then
   echo "e2e m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
 else
   left=$(( CAP - ($(date +%s) - t0) )); [ $left -gt 20 ] || left=20
-  timeout $left $PY -m pytest -q -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py tests/test_sparse24.py > "$R/full_tests.log" 2>&1
+  timeout $left $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py tests/test_sparse24.py > "$R/full_tests.log" 2>&1
   echo "full tests rc=$? (limit $left s) $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/full_tests.log"; grep -E "^FAILED" "$R/full_tests.log" | head -8
 fi
 tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
