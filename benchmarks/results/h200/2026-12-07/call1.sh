@@ -7,7 +7,7 @@
 # small-grid rule). Then on an H200: b87993c's A/B (auto against TORCHQUANT_NVFP4_DIRECT_MAX_M=-1,
 # 8192x4096 as the unchanged control), bench_e2e, fp8's M5_MIN A/B on the layer's gate_up, the
 # sparse24 M = 1..2 A/B, fp8 M = 12 / 16 with the wgmma GEMV's K split forced to 2, bench_e2e under
-# M5_MIN; on an H100 the fp8, nvfp4 and sparse24 CUDA tests until CAP seconds.
+# M5_MIN; on another card, only with ONLY_H200=0, the fp8, nvfp4 and sparse24 CUDA tests until CAP s.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT [CAP]
 set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
@@ -15,9 +15,15 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 # (the default) ends the call on any other card before it spends device time.
 if [[ "${ONLY_H200:-1}" == 1 && "$gpu" != *H200* ]]; then echo "not an H200: nothing owed here"; exit 0; fi
 CAP=${2:-400}
-# H200 steps run only while they fit in CAP seconds (each with its timeout), so the tarball at
-# the end is always written (more than 8 loose files under $OUT would not all come back).
-fits() { [ $(( $(date +%s) - t0 + $1 )) -le "$CAP" ] || { echo "skipped (CAP $CAP s): $2"; return 1; }; }
+# H200 steps run only while their timeout still fits in CAP seconds, so the tarball at the end
+# is always written (more than 8 loose files under $OUT would not all come back).
+# step SECS NAME CMD...: CMD under timeout SECS, output to $R/NAME.log, its rc and the elapsed time.
+step() {
+  local secs=$1 name=$2; shift 2
+  if [ $(( $(date +%s) - t0 + secs )) -gt "$CAP" ]; then echo "skipped (CAP $CAP s): $name"; return 1; fi
+  timeout "$secs" "$@" > "$R/$name.log" 2>&1
+  echo "$name rc=$? $(( $(date +%s) - t0 )) s"
+}
 . benchmarks/call_setup.sh "$1"
 timeout 150 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py \
   tests/test_sparse24.py tests/test_fuzz_args.py tests/test_sparse24_wgmma_cuda.py \
@@ -25,35 +31,20 @@ timeout 150 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_cuda.p
   > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
 if [[ "$gpu" == *H200* ]]; then
-  if fits 60 "nv_m58"; then
-    PYTHONPATH=. timeout 60 $PY benchmarks/micro/env_ab.py --op nvfp4 --layout 3 --var TORCHQUANT_NVFP4_DIRECT_MAX_M --values auto,-1,auto,-1 \
-      --path auto --shapes 10240x4096,11008x4096,12288x4096,14336x4096,8192x4096 --ms 5,8 --out "$R/nv_m58.csv" > "$R/nv_m58.log" 2>&1
-    echo "nv_m58 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^nvfp4|ceiling" "$R/nv_m58.log"
-  fi
-  if fits 60 "e2e"; then
-    timeout 60 $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
-    echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" | grep -E "bf16 F.linear|QuantLinear (nvfp4|fp8_block|int8|sparse24)( static)?  " | cut -c1-100
-  fi
-  if fits 50 "m5min"; then
-    PYTHONPATH=. timeout 50 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_WGMMA_M5_MIN --values auto,100,auto,100 \
-      --path auto --shapes 28672x4096,14336x4096 --ms 5,8 --out "$R/m5min.csv" > "$R/m5min.log" 2>&1
-    echo "m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/m5min.log"
-  fi
-  if fits 40 "sp24"; then
-    PYTHONPATH=. timeout 40 $PY benchmarks/micro/env_ab.py --op sparse24 --var path --values auto,fma,wgmma,auto \
-      --shapes 4096x4096,2048x2048,4096x14336 --ms 1,2 --out "$R/sp24_m2.csv" > "$R/sp24_m2.log" 2>&1
-    echo "sp24 rc=$? $(( $(date +%s) - t0 )) s"; grep sparse24 "$R/sp24_m2.log"
-  fi
+  step 60 nv_m58 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op nvfp4 --layout 3 --var TORCHQUANT_NVFP4_DIRECT_MAX_M \
+    --values auto,-1,auto,-1 --path auto --shapes 10240x4096,11008x4096,12288x4096,14336x4096,8192x4096 --ms 5,8 \
+    --out "$R/nv_m58.csv" && grep -E "^nvfp4|ceiling" "$R/nv_m58.log"
+  step 60 e2e $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" && grep -E "fused" "$R/e2e.log" \
+    | grep -E "bf16 F.linear|QuantLinear (nvfp4|fp8_block|int8|sparse24)( static)?  " | cut -c1-100
+  step 50 m5min env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_FP8_WGMMA_M5_MIN --values auto,100,auto,100 \
+    --path auto --shapes 28672x4096,14336x4096 --ms 5,8 --out "$R/m5min.csv" && grep -E "^fp8" "$R/m5min.log"
+  step 40 sp24_m2 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op sparse24 --var path --values auto,fma,wgmma,auto \
+    --shapes 4096x4096,2048x2048,4096x14336 --ms 1,2 --out "$R/sp24_m2.csv" && grep sparse24 "$R/sp24_m2.log"
   # fp8 M = 12 / 16 through the wgmma GEMV, its K split forced to 2 (448 CTAs on 28672x8192)
-  if fits 45 "split16"; then
-    PYTHONPATH=. timeout 45 $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_DQ_WGMMA_SPLITS --values auto,2,auto,2 \
-      --path auto --shapes 28672x8192,14336x4096 --ms 12,16 --out "$R/split16.csv" > "$R/split16.log" 2>&1
-    echo "split16 rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/split16.log"
-  fi
-  if fits 60 "e2e m5min"; then
-    TORCHQUANT_FP8_WGMMA_M5_MIN=100 timeout 60 $PY benchmarks/bench_e2e.py --ms 8 --out "$R/e2e_m5min" > "$R/e2e_m5min.log" 2>&1
-    echo "e2e m5min rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
-  fi
+  step 45 split16 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op fp8 --var TORCHQUANT_DQ_WGMMA_SPLITS --values auto,2,auto,2 \
+    --path auto --shapes 28672x8192,14336x4096 --ms 12,16 --out "$R/split16.csv" && grep -E "^fp8" "$R/split16.log"
+  step 60 e2e_m5min env TORCHQUANT_FP8_WGMMA_M5_MIN=100 $PY benchmarks/bench_e2e.py --ms 8 --out "$R/e2e_m5min" \
+    && grep -E "fused" "$R/e2e_m5min.log" | grep -E "bf16 F.linear|QuantLinear fp8_block( static)?  " | cut -c1-100
 else
   left=$(( CAP - ($(date +%s) - t0) )); [ $left -gt 20 ] || left=20
   timeout $left $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_cuda.py tests/test_nvfp4_cuda.py tests/test_sparse24.py > "$R/full_tests.log" 2>&1
