@@ -96,6 +96,15 @@ __device__ __forceinline__ void word_mma(float (&acc)[4], uint32_t wl, uint32_t 
   torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
 }
 
+// word_mma without the scale fold (kSkel 5 below): the decode and the two mma alone.
+__device__ __forceinline__ void word_mma_noscale(float (&acc)[4], uint32_t wl, uint32_t wh, const uint4& xv) {
+  uint32_t a[4], b[4];
+  decode_e2m1_bf16_l1(wl, a);
+  decode_e2m1_bf16_l1(wh, b);
+  torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[0], b[0], a[1], b[1], xv.x, xv.y);
+  torchquant::mma_m16n8k16<__nv_bfloat16>(acc, a[2], b[2], a[3], b[3], xv.z, xv.w);
+}
+
 // W [N, K/2] bytes, S [N, K/16] e4m3, X [M, K] bf16, out [M, N] fp32. K % 128 == 0.
 // kXs: a persistent grid (blocks loop over the 16-row tiles) that stages x once per block in
 // shared memory, each group of 8 as layout 1's pairs (x_p, x_{p+4}) (Ops<bf16>::pair_x), and
@@ -105,7 +114,9 @@ __device__ __forceinline__ void word_mma(float (&acc)[4], uint32_t wl, uint32_t 
 // kSkel: 1 = no decode and no scale multiply (each weight word goes to the mma as it lies, XORed
 // with its scales so their loads stay): the load, x and mma side alone; 2 = also no x loads (the
 // B registers are weight words); 3 = the weight and scale loads alone (XORed into the output, no
-// mma). Wrong results by design. kXn: x staged once per block in shared memory in natural order
+// mma); (2026-12-07f, splitting 2's gap to the correct form) 4 = the full decode and scale multiply
+// with 2's B registers (no x loads); 5 = the decode without the scale multiply, x as the form
+// loads it. Wrong results by design. kXn: x staged once per block in shared memory in natural order
 // (16-byte copies, M x K bf16), then read with 16-byte LDS in place of the L1-cached global loads.
 // kXp: only lanes whose B column is a real x row (g < M) load x; the others hold zeros (their D
 // columns are never stored), so at M = 1 a warp's x load moves 64 bytes, not 512.
@@ -181,8 +192,9 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     for (int u = 0; u < U; ++u) {
       const int cc = c + 8 * u;
       if (cc >= pieces) break;
-      const uint32_t spl = kSkel ? 0u : e4m3x2_to_bf16x2_x2p119(sl[u]);
-      const uint32_t sph = kSkel ? 0u : e4m3x2_to_bf16x2_x2p119(sh[u]);
+      constexpr bool kScaled = kSkel == 0 || kSkel == 4;
+      const uint32_t spl = kScaled ? e4m3x2_to_bf16x2_x2p119(sl[u]) : 0u;
+      const uint32_t sph = kScaled ? e4m3x2_to_bf16x2_x2p119(sh[u]) : 0u;
       const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
       const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
       const __nv_bfloat16* xp = xrow + cc * 128 + 32 * t;
@@ -190,7 +202,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       for (int q = 0; q < 4; ++q) {
         // codes 32t + 8q .. + 8: pairs p = 0..3 (kXs: layout 1's (x_p, x_{p+4}))
         uint4 xv;
-        if constexpr (kSkel >= 2) {
+        if constexpr (kSkel == 2 || kSkel == 3 || kSkel == 4) {
           xv = make_uint4(wlw[q], whw[q], wlw[q] ^ 1u, whw[q] ^ 1u);
         } else {
           xv = kXr ? xr[u][q]
@@ -199,7 +211,9 @@ __global__ void __launch_bounds__(256, kMinBlocks)
         if constexpr (kSkel == 3) {
           acc[0] += __uint_as_float((wlw[q] ^ sl[u]) & 0x007fffffu);
           acc[2] += __uint_as_float((whw[q] ^ sh[u]) & 0x007fffffu);
-        } else if constexpr (kSkel) {  // each weight word as its four A / B registers
+        } else if constexpr (kSkel == 5) {  // the decode alone, the scales XORed in (their loads stay)
+          word_mma_noscale(acc, wlw[q] ^ sl[u], whw[q] ^ sh[u], xv);
+        } else if constexpr (kSkel == 1 || kSkel == 2) {  // each weight word as its four A / B registers
           const uint32_t wa = wlw[q] ^ sl[u], wb = whw[q] ^ sh[u];
           torchquant::mma_m16n8k16<__nv_bfloat16>(acc, wa, wb, wa, wb, xv.x, xv.y);
           torchquant::mma_m16n8k16<__nv_bfloat16>(acc, wa, wb, wa, wb, xv.z, xv.w);
@@ -465,6 +479,16 @@ int main(int argc, char** argv) {
                                {"U=2xr", direct_gemv<2, false, false, 2, false, 0, false, true, true>, false, false},
                                {"U=3xr", direct_gemv<3, false, false, 2, false, 0, false, true, true>, false, false},
                                {"U=2xr/3", direct_gemv<2, false, false, 3, false, 0, false, true, true>, false, false},
+                               // (2026-12-07f) nox's gap to U=1xr, split: xrskel = no decode, x with
+                               // the weight; dnox = decode and scale fold, no x loads; xrnos = decode
+                               // without the scale fold, x with the weight (all unchecked)
+                               {"U=1nox", direct_gemv<1, false, false, 3, false, 2>, false, false, true},
+                               {"U=1xrskel", direct_gemv<1, false, false, 3, false, 1, false, true, true>, false, false, true},
+                               {"U=1dnox", direct_gemv<1, false, false, 3, false, 4>, false, false, true},
+                               {"U=1xrnos", direct_gemv<1, false, false, 3, false, 5, false, true, true>, false, false, true},
+                               {"U=2xrskel/3", direct_gemv<2, false, false, 3, false, 1, false, true, true>, false, false, true},
+                               {"U=2dnox/3", direct_gemv<2, false, false, 3, false, 4>, false, false, true},
+                               {"U=2xrnos/3", direct_gemv<2, false, false, 3, false, 5, false, true, true>, false, false, true},
                                // (2026-12-06c) 32 rows per block, x loaded once for both tiles
                                {"R32U1/3", direct_gemv_rows<2, 1, 3>, false, false, false, false, 32},
                                {"R32U1/2", direct_gemv_rows<2, 1, 2>, false, false, false, false, 32},
