@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "graph_timing.cuh"
@@ -239,6 +240,72 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   sum_store(red, tid, M, N, n0, out);
   __syncthreads();  // red is reused by the next tile
   }
+}
+
+// (2026-12-07f) direct_gemv's kXr form with its per-piece overhead taken out. The SASS of U=1xr's
+// loop holds ~171 instructions per piece, of which the decode, the scale fold, the mma and the
+// loads are ~116; the rest is per-piece address arithmetic (64-bit products of the selected piece
+// index), the zero fills of the predicated loads (CS2R) and their predicates. Here every load of a
+// full round is unpredicated: rows past N read the tile's first row (a valid row; their D rows
+// are never stored), lanes of x rows past M read x row 0 (their D columns are never stored), and
+// a warp's pieces are counted up front, so the rounds of U run with no bounds test and the last
+// count % U pieces one by one. Pointers advance by constants (the loads' offsets within a round
+// are immediates). Same pieces, same order of sums per output as U=Uxr: the same bits.
+template <int U, int kMinBlocks>
+__global__ void __launch_bounds__(256, kMinBlocks)
+    direct_gemv_lean(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                     const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                     int hot_tiles) {
+  __shared__ float red[8][8][16];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int pieces = K / 128;
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int n0 = blockIdx.x * 16;
+  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * warp;
+  const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * warp;
+  const uint8_t* sl_p = S + rlo * sb + 2 * t + 8 * warp;
+  const uint8_t* sh_p = S + rhi * sb + 2 * t + 8 * warp;
+  const __nv_bfloat16* xp = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t + 128 * warp;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  const auto round = [&](auto n_const) {
+    constexpr int V = decltype(n_const)::value;
+    uint4 wl[V], wh[V], xv[V][4];
+    uint32_t sl[V], sh[V];
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      wl[u] = torchquant::ld_stream_v4(wl_p + 512 * u);
+      wh[u] = torchquant::ld_stream_v4(wh_p + 512 * u);
+      sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + 64 * u));
+      sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + 64 * u));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) xv[u][q] = __ldg(reinterpret_cast<const uint4*>(xp + 1024 * u + 8 * q));
+    }
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const uint32_t spl = e4m3x2_to_bf16x2_x2p119(sl[u]), sph = e4m3x2_to_bf16x2_x2p119(sh[u]);
+      const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
+      const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) word_mma(acc, wlw[q], whw[q], spl, sph, q, xv[u][q]);
+    }
+    wl_p += 512 * V;
+    wh_p += 512 * V;
+    sl_p += 64 * V;
+    sh_p += 64 * V;
+    xp += 1024 * V;
+  };
+  int left = warp < pieces ? (pieces - warp + 7) / 8 : 0;  // this warp's pieces: warp, warp + 8, ...
+  for (; left >= U; left -= U) round(std::integral_constant<int, U>{});
+  for (; left > 0; --left) round(std::integral_constant<int, 1>{});
+#pragma unroll
+  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+  __syncthreads();
+  sum_store(red, tid, M, N, n0, out);
 }
 
 // (2026-12-06c; T = 4 added 2026-12-06d) T m16 tiles per block, 16 T weight rows: lane (g, t) loads
@@ -489,6 +556,12 @@ int main(int argc, char** argv) {
                                {"U=2xrskel/3", direct_gemv<2, false, false, 3, false, 1, false, true, true>, false, false, true},
                                {"U=2dnox/3", direct_gemv<2, false, false, 3, false, 4>, false, false, true},
                                {"U=2xrnos/3", direct_gemv<2, false, false, 3, false, 5, false, true, true>, false, false, true},
+                               // (2026-12-07f) U=Uxr without the per-piece overhead (checked)
+                               {"L1/3", direct_gemv_lean<1, 3>, false, false},
+                               {"L2/3", direct_gemv_lean<2, 3>, false, false},
+                               {"L2/2", direct_gemv_lean<2, 2>, false, false},
+                               {"L3/2", direct_gemv_lean<3, 2>, false, false},
+                               {"L4/2", direct_gemv_lean<4, 2>, false, false},
                                // (2026-12-06c) 32 rows per block, x loaded once for both tiles
                                {"R32U1/3", direct_gemv_rows<2, 1, 3>, false, false, false, false, 32},
                                {"R32U1/2", direct_gemv_rows<2, 1, 2>, false, false, false, false, 32},
