@@ -1290,6 +1290,91 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #endif  // __CUDA_ARCH__ >= 800
 }
 
+// (2026-12-07f) nvfp4_gemv_direct_kernel<U, kMinBlocks, false, true> (x loaded with the weight)
+// without its per-piece overhead. That kernel's loop runs ~182 instructions per piece (U = 2, the
+// SASS of build 8), of which the decode, the scale fold, the 8 mma and the 8 loads are ~116; the
+// rest is address arithmetic redone for every piece (64-bit products of a selected piece index),
+// the zero fills and predicates of the bounds-tested loads and the per-piece bounds test. Here
+// no load is predicated: a row past N reads the tile's first row (a row of the weight; its D
+// rows are never stored), a lane of an x row past the tile reads the tile's first x row (its D
+// columns are never stored: an mma column depends on its own B column only), and each warp
+// counts its pieces (warp, warp + 8, ...) up front, so it runs its rounds of U with no bounds
+// test and its last count % U pieces one at a time, through pointers advanced by constants (the
+// offsets within a round are immediates): ~132 instructions per piece at U = 2. The pieces, and
+// the order of each output's sums, are the other builds': the same bits.
+template <int U, int kMinBlocks>
+__global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_lean_kernel(const GemvParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using O = Ops<__nv_bfloat16>;
+  __shared__ float red[kDirectWarps][kDirectRows][16];
+  pdl_launch_dependents();
+  pdl_wait();  // everything this kernel reads may come from the kernel before
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int M = p.M, N = p.N, K = p.K;
+  const int pieces = K / 128;
+  const int n0 = blockIdx.x * 16;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const size_t r_lo = n0 + g < N ? n0 + g : n0, r_hi = n0 + g + 8 < N ? n0 + g + 8 : n0;
+  // this warp's first piece (warp) of rows g and g + 8 and its count
+  const uint8_t* const w_lo = p.w + r_lo * rb + 16 * t + 64 * warp;
+  const uint8_t* const w_hi = p.w + r_hi * rb + 16 * t + 64 * warp;
+  const uint8_t* const s_lo = p.s + r_lo * sb + 2 * t + 8 * warp;
+  const uint8_t* const s_hi = p.s + r_hi * sb + 2 * t + 8 * warp;
+  const int mine = warp < pieces ? (pieces - warp + kDirectWarps - 1) / kDirectWarps : 0;
+  const float so = __fmul_rn(__ldg(p.gs), 128.0f);  // 2^7 * global: undoes the decode's 2^-7
+  const __nv_bfloat16* const bias = static_cast<const __nv_bfloat16*>(p.bias);
+  __nv_bfloat16* const y = static_cast<__nv_bfloat16*>(p.y);
+  // offsets from one piece of a warp to its next: 8 pieces of 64 weight bytes, 8 scale bytes and
+  // 128 x values
+  constexpr int kWStep = 64 * kDirectWarps, kSStep = 8 * kDirectWarps, kXStep = 128 * kDirectWarps;
+  for (int m0 = blockIdx.y * kDirectRows; m0 < M; m0 += gridDim.y * kDirectRows) {
+    const int rows = min(kDirectRows, M - m0);
+    const uint8_t *wl_p = w_lo, *wh_p = w_hi, *sl_p = s_lo, *sh_p = s_hi;
+    const __nv_bfloat16* xp = static_cast<const __nv_bfloat16*>(p.x) +
+                              static_cast<size_t>(m0 + (g < rows ? g : 0)) * K + 32 * t + 128 * warp;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    // V pieces: their loads, then their decode and mma, then the pointers past them
+    const auto round = [&](auto v_const) {
+      constexpr int V = decltype(v_const)::value;
+      uint4 wl[V], wh[V], xv[V][4];
+      uint32_t sl[V], sh[V];
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        wl[u] = ld_stream_v4(wl_p + kWStep * u);
+        wh[u] = ld_stream_v4(wh_p + kWStep * u);
+        sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + kSStep * u));
+        sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + kSStep * u));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xv[u][q] = __ldg(reinterpret_cast<const uint4*>(xp + kXStep * u + 8 * q));
+      }
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        const uint32_t spl = O::scale_pair(sl[u]), sph = O::scale_pair(sh[u]);
+        const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
+        const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) direct_word_mma(acc, wlw[q], whw[q], spl, sph, q, xv[u][q]);
+      }
+      wl_p += kWStep * V;
+      wh_p += kWStep * V;
+      sl_p += kSStep * V;
+      sh_p += kSStep * V;
+      xp += kXStep * V;
+    };
+    int left = mine;
+    for (; left >= U; left -= U) round(std::integral_constant<int, U>{});
+    for (; left > 0; --left) round(std::integral_constant<int, 1>{});
+    // D fragment: acc[0], acc[1] -> row g, x rows 2t, 2t + 1; acc[2], acc[3] -> row g + 8.
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+    __syncthreads();
+    direct_sum_store(red, tid, m0, rows, n0, N, so, bias, y);
+    __syncthreads();  // red is rewritten by the next token tile
+  }
+#endif  // __CUDA_ARCH__ >= 800
+}
+
 // (2026-12-06d) The direct GEMV with kTiles m16 tiles per block (16 kTiles weight rows) and kNt
 // token tiles of 8 x rows per pass: lane (g, t) loads the piece's 16 bytes of rows g, g + 8, ...,
 // g + 8 (2 kTiles - 1) and their scales, and the piece's x (4 x 16 bytes per token tile, with the
