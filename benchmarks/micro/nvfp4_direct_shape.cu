@@ -308,6 +308,110 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   sum_store(red, tid, M, N, n0, out);
 }
 
+// (2026-12-07f, after call 1: the lean form was no faster, so the instruction count is not the
+// cap; the split put ~8 us of 35 hot on the decode, ~4 on the x loads) direct_gemv_lean with
+// (kPipe) the next round's weight, scales and x loaded before this round's decode, so each warp's
+// load latency overlaps its own decode instead of other warps' only (two register sets; the last
+// round re-loads itself, a pointer select instead of a predicate), and (kAcc) the word's mma
+// spread over kAcc accumulators (word q into acc[q % kAcc], summed at the end: a different
+// order of fp32 sums, checked against the same bound), so the 8 mma of a piece are not one chain.
+template <int U, int kMinBlocks, bool kPipe, int kAcc>
+__global__ void __launch_bounds__(256, kMinBlocks)
+    direct_gemv_lean2(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                      const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                      int hot_tiles) {
+  __shared__ float red[8][8][16];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int pieces = K / 128;
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int n0 = blockIdx.x * 16;
+  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * warp;
+  const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * warp;
+  const uint8_t* sl_p = S + rlo * sb + 2 * t + 8 * warp;
+  const uint8_t* sh_p = S + rhi * sb + 2 * t + 8 * warp;
+  const __nv_bfloat16* xp = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t + 128 * warp;
+  float acc[kAcc][4] = {};
+  struct Set {
+    uint4 wl[U], wh[U], xv[U][4];
+    uint32_t sl[U], sh[U];
+  };
+  // round loads at the pointers + `ahead` pieces of this warp (0 or U)
+  const auto load = [&](Set& st, int ahead, auto v_const) {
+    constexpr int V = decltype(v_const)::value;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const int a = ahead + u;
+      st.wl[u] = torchquant::ld_stream_v4(wl_p + 512 * a);
+      st.wh[u] = torchquant::ld_stream_v4(wh_p + 512 * a);
+      st.sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + 64 * a));
+      st.sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + 64 * a));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) st.xv[u][q] = __ldg(reinterpret_cast<const uint4*>(xp + 1024 * a + 8 * q));
+    }
+  };
+  const auto compute = [&](const Set& st, auto v_const) {
+    constexpr int V = decltype(v_const)::value;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const uint32_t spl = e4m3x2_to_bf16x2_x2p119(st.sl[u]), sph = e4m3x2_to_bf16x2_x2p119(st.sh[u]);
+      const uint32_t wlw[4] = {st.wl[u].x, st.wl[u].y, st.wl[u].z, st.wl[u].w};
+      const uint32_t whw[4] = {st.wh[u].x, st.wh[u].y, st.wh[u].z, st.wh[u].w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) word_mma(acc[(4 * u + q) % kAcc], wlw[q], whw[q], spl, sph, q, st.xv[u][q]);
+    }
+  };
+  const auto advance = [&](int v) {
+    wl_p += 512 * v;
+    wh_p += 512 * v;
+    sl_p += 64 * v;
+    sh_p += 64 * v;
+    xp += 1024 * v;
+  };
+  using CU = std::integral_constant<int, U>;
+  using C1 = std::integral_constant<int, 1>;
+  int left = warp < pieces ? (pieces - warp + 7) / 8 : 0;
+  const int full = left / U;
+  if constexpr (kPipe) {
+    if (full > 0) {
+      Set cur, nxt;
+      load(cur, 0, CU{});
+#pragma unroll 2  // (so the two sets alternate instead of being copied)
+      for (int r = 0; r < full; ++r) {
+        load(nxt, r + 1 < full ? U : 0, CU{});  // the last round re-loads itself
+        compute(cur, CU{});
+        cur = nxt;
+        advance(U);
+      }
+    }
+  } else {
+    for (int r = 0; r < full; ++r) {
+      Set cur;
+      load(cur, 0, CU{});
+      compute(cur, CU{});
+      advance(U);
+    }
+  }
+  for (left -= full * U; left > 0; --left) {
+    Set cur;
+    load(cur, 0, C1{});
+    compute(cur, C1{});
+    advance(1);
+  }
+#pragma unroll
+  for (int j = 1; j < kAcc; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc[0][r] += acc[j][r];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[0][r];
+  __syncthreads();
+  sum_store(red, tid, M, N, n0, out);
+}
+
 // (2026-12-06c; T = 4 added 2026-12-06d) T m16 tiles per block, 16 T weight rows: lane (g, t) loads
 // the piece's bytes of rows g, g + 8, ..., g + 8 (2T - 1), and each x load (made with the round's
 // weight, predicated to g < M, as kXr) feeds all T tiles' mma, so the x loads per weight byte fall
@@ -562,6 +666,14 @@ int main(int argc, char** argv) {
                                {"L2/2", direct_gemv_lean<2, 2>, false, false},
                                {"L3/2", direct_gemv_lean<3, 2>, false, false},
                                {"L4/2", direct_gemv_lean<4, 2>, false, false},
+                               // (2026-12-07f, call 2) LP: the lean form software-pipelined; A<n>: n accumulators
+                               {"LP1/3", direct_gemv_lean2<1, 3, true, 1>, false, false},
+                               {"LP1/2", direct_gemv_lean2<1, 2, true, 1>, false, false},
+                               {"LP2/2", direct_gemv_lean2<2, 2, true, 1>, false, false},
+                               {"L1A2/3", direct_gemv_lean2<1, 3, false, 2>, false, false},
+                               {"L1A4/3", direct_gemv_lean2<1, 3, false, 4>, false, false},
+                               {"LP1A2/3", direct_gemv_lean2<1, 3, true, 2>, false, false},
+                               {"LP1A4/2", direct_gemv_lean2<1, 2, true, 4>, false, false},
                                // (2026-12-06c) 32 rows per block, x loaded once for both tiles
                                {"R32U1/3", direct_gemv_rows<2, 1, 3>, false, false, false, false, 32},
                                {"R32U1/2", direct_gemv_rows<2, 1, 2>, false, false, false, false, 32},
