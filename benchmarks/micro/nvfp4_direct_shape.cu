@@ -251,7 +251,17 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 // a warp's pieces are counted up front, so the rounds of U run with no bounds test and the last
 // count % U pieces one by one. Pointers advance by constants (the loads' offsets within a round
 // are immediates). Same pieces, same order of sums per output as U=Uxr: the same bits.
-template <int U, int kMinBlocks>
+// kXq (call 3): the x loads predicated to lanes of real x rows (g < M) as U=Uxr's, but with no
+// zero fill (the other lanes' registers are left as they are: their D columns are never stored),
+// since call 2 found the unpredicated x loads 6 us slower at M = 4 with the weight in L2.
+__device__ __forceinline__ uint4 ldg16_cached_nofill(const void* p, bool pred) {
+  uint4 r;
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n @q ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "r"(static_cast<int>(pred)));
+  return r;
+}
+template <int U, int kMinBlocks, bool kXq = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv_lean(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                      const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
@@ -283,7 +293,9 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + 64 * u));
       sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + 64 * u));
 #pragma unroll
-      for (int q = 0; q < 4; ++q) xv[u][q] = __ldg(reinterpret_cast<const uint4*>(xp + 1024 * u + 8 * q));
+      for (int q = 0; q < 4; ++q)
+        xv[u][q] = kXq ? ldg16_cached_nofill(xp + 1024 * u + 8 * q, g < M)
+                       : __ldg(reinterpret_cast<const uint4*>(xp + 1024 * u + 8 * q));
     }
 #pragma unroll
     for (int u = 0; u < V; ++u) {
@@ -666,6 +678,10 @@ int main(int argc, char** argv) {
                                {"L2/2", direct_gemv_lean<2, 2>, false, false},
                                {"L3/2", direct_gemv_lean<3, 2>, false, false},
                                {"L4/2", direct_gemv_lean<4, 2>, false, false},
+                               // (2026-12-07f, call 3) lean with the x loads predicated, no zero fill
+                               {"L1q/3", direct_gemv_lean<1, 3, true>, false, false},
+                               {"L2q/3", direct_gemv_lean<2, 3, true>, false, false},
+                               {"L2q/2", direct_gemv_lean<2, 2, true>, false, false},
                                // (2026-12-07f, call 2) LP: the lean form software-pipelined; A<n>: n accumulators
                                {"LP1/3", direct_gemv_lean2<1, 3, true, 1>, false, false},
                                {"LP1/2", direct_gemv_lean2<1, 2, true, 1>, false, false},
