@@ -261,7 +261,16 @@ __device__ __forceinline__ uint4 ldg16_cached_nofill(const void* p, bool pred) {
       : "l"(p), "r"(static_cast<int>(pred)));
   return r;
 }
-template <int U, int kMinBlocks, bool kXq = false>
+// kScT / kWT (call 4; docs/nvfp4_gemv.md 39): call 2's split priced each load instruction by
+// the 128-byte lines it touches (x at M = 1 / 2 / 4 / 8, 1 / 1 / 2 / 4 lines per piece and lane
+// group, costs 27.9 / 30.0 / 38.0 / 55.1 us hot without the decode). The weight loads touch 8
+// lines each (8 rows x 64 bytes) and the scale loads 8 lines each for 16 bytes, so a piece costs
+// 16 + 16 line touches before its x. Here the operands are stored per 16-row tile and piece:
+// kScT: the tile's 16 rows x 8 scale bytes of the piece in one 128-byte line (row r at 8 r), so
+// a piece's two scale loads touch one line each; kWT: its 16 rows x 64 weight bytes as two
+// 512-byte runs (rows 0..7, then 8..15; row g at 64 g, lane t's 16 bytes at 16 t), so each weight
+// load reads 4 whole lines. N % 16 == 0 (the host skips other N).
+template <int U, int kMinBlocks, bool kXq = false, bool kScT = false, bool kWT = false>
 __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv_lean(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                      const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
@@ -276,10 +285,12 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
   const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
-  const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * warp;
-  const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * warp;
-  const uint8_t* sl_p = S + rlo * sb + 2 * t + 8 * warp;
-  const uint8_t* sh_p = S + rhi * sb + 2 * t + 8 * warp;
+  const size_t tp = static_cast<size_t>(a0 / 16) * pieces + warp;  // tiled: (tile, piece) index
+  const uint8_t* wl_p = kWT ? W + tp * 1024 + 64 * g + 16 * t : W + rlo * rb + 16 * t + 64 * warp;
+  const uint8_t* wh_p = kWT ? wl_p + 512 : W + rhi * rb + 16 * t + 64 * warp;
+  const uint8_t* sl_p = kScT ? S + tp * 128 + 8 * g + 2 * t : S + rlo * sb + 2 * t + 8 * warp;
+  const uint8_t* sh_p = kScT ? sl_p + 64 : S + rhi * sb + 2 * t + 8 * warp;
+  constexpr int kW = kWT ? 8 * 1024 : 512, kS = kScT ? 8 * 128 : 64;  // a warp's next piece
   const __nv_bfloat16* xp = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t + 128 * warp;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
   const auto round = [&](auto n_const) {
@@ -288,10 +299,10 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     uint32_t sl[V], sh[V];
 #pragma unroll
     for (int u = 0; u < V; ++u) {
-      wl[u] = torchquant::ld_stream_v4(wl_p + 512 * u);
-      wh[u] = torchquant::ld_stream_v4(wh_p + 512 * u);
-      sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + 64 * u));
-      sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + 64 * u));
+      wl[u] = torchquant::ld_stream_v4(wl_p + kW * u);
+      wh[u] = torchquant::ld_stream_v4(wh_p + kW * u);
+      sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + kS * u));
+      sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + kS * u));
 #pragma unroll
       for (int q = 0; q < 4; ++q)
         xv[u][q] = kXq ? ldg16_cached_nofill(xp + 1024 * u + 8 * q, g < M)
@@ -305,10 +316,10 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 #pragma unroll
       for (int q = 0; q < 4; ++q) word_mma(acc, wlw[q], whw[q], spl, sph, q, xv[u][q]);
     }
-    wl_p += 512 * V;
-    wh_p += 512 * V;
-    sl_p += 64 * V;
-    sh_p += 64 * V;
+    wl_p += kW * V;
+    wh_p += kW * V;
+    sl_p += kS * V;
+    sh_p += kS * V;
     xp += 1024 * V;
   };
   int left = warp < pieces ? (pieces - warp + 7) / 8 : 0;  // this warp's pieces: warp, warp + 8, ...
@@ -617,6 +628,8 @@ struct Variant {
   int rows = 16;       // weight rows per block (direct_gemv_rows: 16 T)
   int threads = 256;   // block size (direct_gemv_xreg: 32 NW)
   int pieces = 0;      // direct_gemv_xreg: the K / 128 it is built for (other K: not run)
+  bool wt = false;     // the weight stored per 16-row tile and piece (direct_gemv_lean kWT)
+  bool st = false;     // the scales stored so (kScT)
 };
 
 int main(int argc, char** argv) {
@@ -682,6 +695,12 @@ int main(int argc, char** argv) {
                                {"L1q/3", direct_gemv_lean<1, 3, true>, false, false},
                                {"L2q/3", direct_gemv_lean<2, 3, true>, false, false},
                                {"L2q/2", direct_gemv_lean<2, 2, true>, false, false},
+                               // (2026-12-07f, call 4) tiled scales (S), tiled weight and scales (WS)
+                               {"L1qS/3", direct_gemv_lean<1, 3, true, true>, false, false, false, false, 16, 256, 0, false, true},
+                               {"L2qS/3", direct_gemv_lean<2, 3, true, true>, false, false, false, false, 16, 256, 0, false, true},
+                               {"L1qWS/3", direct_gemv_lean<1, 3, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
+                               {"L2qWS/3", direct_gemv_lean<2, 3, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
+                               {"L2qWS/2", direct_gemv_lean<2, 2, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
                                // (2026-12-07f, call 2) LP: the lean form software-pipelined; A<n>: n accumulators
                                {"LP1/3", direct_gemv_lean2<1, 3, true, 1>, false, false},
                                {"LP1/2", direct_gemv_lean2<1, 2, true, 1>, false, false},
@@ -733,12 +752,35 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> hw(wbytes), hs(sbytes);
     for (size_t j = 0; j < wbytes; ++j) hw[j] = static_cast<uint8_t>((j * 2654435761u) >> 13);
     for (size_t j = 0; j < sbytes; ++j) hs[j] = static_cast<uint8_t>(0x30 + ((j * 40503u) >> 7) % 0x20);
-    std::vector<uint8_t*> w(copies), s(copies);
+    std::vector<uint8_t*> w(copies), s(copies), w_t(copies, nullptr), s_t(copies, nullptr);
+    bool tiled = false;
+    for (const Variant& v : vars) tiled = tiled || v.wt || v.st;
+    tiled = tiled && sh.N % 16 == 0;
+    std::vector<uint8_t> hwt, hst;
+    if (tiled) {  // per 16-row tile T and piece p: weight [T][p][2][8 rows][64 B], scales [T][p][16 rows][8 B]
+      const int pieces = sh.K / 128;
+      hwt.resize(wbytes);
+      hst.resize(sbytes);
+      for (int T = 0; T < sh.N / 16; ++T)
+        for (int pc = 0; pc < pieces; ++pc)
+          for (int r = 0; r < 16; ++r) {
+            const size_t tpi = static_cast<size_t>(T) * pieces + pc;
+            std::memcpy(&hwt[tpi * 1024 + (r / 8) * 512 + (r % 8) * 64],
+                        &hw[static_cast<size_t>(T * 16 + r) * (sh.K / 2) + pc * 64], 64);
+            std::memcpy(&hst[tpi * 128 + r * 8], &hs[static_cast<size_t>(T * 16 + r) * (sh.K / 16) + pc * 8], 8);
+          }
+    }
     for (size_t i = 0; i < copies; ++i) {
       CK(cudaMalloc(&w[i], wbytes));
       CK(cudaMalloc(&s[i], sbytes));
       CK(cudaMemcpy(w[i], hw.data(), wbytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(s[i], hs.data(), sbytes, cudaMemcpyHostToDevice));
+      if (tiled) {
+        CK(cudaMalloc(&w_t[i], wbytes));
+        CK(cudaMalloc(&s_t[i], sbytes));
+        CK(cudaMemcpy(w_t[i], hwt.data(), wbytes, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(s_t[i], hst.data(), sbytes, cudaMemcpyHostToDevice));
+      }
     }
     const int Mmax = 8;
     std::vector<uint16_t> hx(static_cast<size_t>(Mmax) * sh.K);
@@ -810,6 +852,7 @@ int main(int argc, char** argv) {
         const size_t smem = (v.xs || v.xn) ? static_cast<size_t>(M) * sh.K * 2 : 0;
         if (smem > 64 * 1024) continue;  // xn at large M x K: not run
         if (v.pieces && v.pieces != sh.K / 128) continue;  // xreg: built for one K
+        if ((v.wt || v.st) && !tiled) continue;              // tiled operands: N % 16 == 0
         CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
         int bps = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, v.fn, v.threads, smem));
@@ -818,8 +861,8 @@ int main(int argc, char** argv) {
         const int tiles = (sh.N + v.rows - 1) / v.rows;
         const int grid = v.pers ? std::min(tiles, bps * sms) : tiles;
         auto one = [&](int r, cudaStream_t st) {
-          const uint8_t* wp = w[r % copies];
-          const uint8_t* sp = s[r % copies];
+          const uint8_t* wp = v.wt ? w_t[r % copies] : w[r % copies];
+          const uint8_t* sp = v.st ? s_t[r % copies] : s[r % copies];
           int Mv = M, Nv = sh.N, Kv = sh.K;
           int hv = hot_tiles;
           void* args[] = {(void*)&wp, (void*)&sp, (void*)&x,   (void*)&Mv,
@@ -848,6 +891,8 @@ int main(int argc, char** argv) {
     }
     for (auto p : w) CK(cudaFree(p));
     for (auto p : s) CK(cudaFree(p));
+    for (auto p : w_t) if (p) CK(cudaFree(p));
+    for (auto p : s_t) if (p) CK(cudaFree(p));
     CK(cudaFree(x));
     CK(cudaFree(out));
   }

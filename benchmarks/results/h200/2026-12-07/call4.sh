@@ -7,7 +7,9 @@
 # (LP: software-pipelined, two register sets) or splitting the mma chain (A<n> accumulators) help?
 # Call 3 (an H100): neither helped (LP 42.7, A2 38.8 against U=1xr 38.4 us hot at M = 1), and the
 # lean form's unpredicated x loads cost 6 us hot at M = 4 (46.5 against 40.0): here the lean form
-# with U=1xr's predicated x loads, without their zero fill (L<U>q).
+# with U=1xr's predicated x loads, without their zero fill (L<U>q), and with the scales (S) or the
+# weight and the scales (WS) stored per 16-row tile and piece, so a scale load touches one
+# 128-byte line (8 now) and a weight load 4 whole lines (8 half lines now).
 # On an H200: call1.sh (every check owed there) in CAP - 60 s, then the probe hot and cold; on
 # any other card: the probe hot (24 MB in L2) and cold. 28672x8192 and 4096x4096 cold.
 # Run from the repository root, carry=[".prebuilt"] (the probe binary in .prebuilt/probe, built
@@ -23,7 +25,7 @@ if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $B 256x256 > "$P/probe_start.
   (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $B nvfp4_direct_shape.cu) > "$P/probe_build.log" 2>&1
   echo "probe rebuilt rc=$? $(( $(date +%s) - t0 )) s"
 fi
-V=U=1xr,U=2xr/3,L1/3,L2/3,L1q/3,L2q/3,L2q/2
+V=U=1xr,U=2xr/3,L1/3,L1q/3,L2q/3,L1qS/3,L2qS/3,L1qWS/3,L2qWS/3,L2qWS/2
 PROBE_VARIANTS=$V,U=1nox PROBE_HOT_MB=24 timeout 60 $B 28672x8192 > "$P/probe_hot24.log" 2>&1
 echo "probe hot rc=$? $(( $(date +%s) - t0 )) s"
 PROBE_VARIANTS=$V timeout 70 $B 28672x8192 4096x4096 > "$P/probe_cold.log" 2>&1
