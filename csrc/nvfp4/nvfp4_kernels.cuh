@@ -1295,12 +1295,14 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 // SASS of build 8), of which the decode, the scale fold, the 8 mma and the 8 loads are ~116; the
 // rest is address arithmetic redone for every piece (64-bit products of a selected piece index),
 // the zero fills and predicates of the bounds-tested loads and the per-piece bounds test. Here
-// no load is predicated: a row past N reads the tile's first row (a row of the weight; its D
-// rows are never stored), a lane of an x row past the tile reads the tile's first x row (its D
-// columns are never stored: an mma column depends on its own B column only), and each warp
+// no weight or scale load is predicated: a row past N reads the tile's first row (a row of the
+// weight; its D rows are never stored); the x loads are predicated to the lanes of real x rows,
+// as build 7's (an x load's cost is the 128-byte lines its active lanes touch, so unpredicated
+// loads of the tile's first x row were 6 us slower at M = 4 from L2: docs/nvfp4_gemv.md 39;
+// without the zero fill the U = 2, 3-blocks build spilled), and each warp
 // counts its pieces (warp, warp + 8, ...) up front, so it runs its rounds of U with no bounds
 // test and its last count % U pieces one at a time, through pointers advanced by constants (the
-// offsets within a round are immediates): ~132 instructions per piece at U = 2. The pieces, and
+// offsets within a round are immediates): ~140 instructions per piece at U = 2. The pieces, and
 // the order of each output's sums, are the other builds': the same bits.
 template <int U, int kMinBlocks>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_lean_kernel(const GemvParams p) {
@@ -1331,8 +1333,9 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
   for (int m0 = blockIdx.y * kDirectRows; m0 < M; m0 += gridDim.y * kDirectRows) {
     const int rows = min(kDirectRows, M - m0);
     const uint8_t *wl_p = w_lo, *wh_p = w_hi, *sl_p = s_lo, *sh_p = s_hi;
+    const bool x_real = g < rows;
     const __nv_bfloat16* xp = static_cast<const __nv_bfloat16*>(p.x) +
-                              static_cast<size_t>(m0 + (g < rows ? g : 0)) * K + 32 * t + 128 * warp;
+                              static_cast<size_t>(m0 + (x_real ? g : 0)) * K + 32 * t + 128 * warp;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     // V pieces: their loads, then their decode and mma, then the pointers past them
     const auto round = [&](auto v_const) {
@@ -1346,7 +1349,7 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
         sl[u] = __ldg(reinterpret_cast<const unsigned short*>(sl_p + kSStep * u));
         sh[u] = __ldg(reinterpret_cast<const unsigned short*>(sh_p + kSStep * u));
 #pragma unroll
-        for (int q = 0; q < 4; ++q) xv[u][q] = __ldg(reinterpret_cast<const uint4*>(xp + kXStep * u + 8 * q));
+        for (int q = 0; q < 4; ++q) xv[u][q] = ld_cached_v4_if(xp + kXStep * u + 8 * q, x_real);
       }
 #pragma unroll
       for (int u = 0; u < V; ++u) {
