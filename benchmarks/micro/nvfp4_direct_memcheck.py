@@ -1,7 +1,7 @@
 """nvfp4_gemv path 'direct' (weight layout 3, docs/nvfp4_gemv.md 27-28) for compute-sanitizer:
 ragged N (rows past N never loaded or stored), one and several token tiles, K of 1 to 64 pieces,
 bias, and misaligned views of x, w_packed and w_scale (copied by the op), with every load-depth
-build of the kernel (TORCHQUANT_NVFP4_DIRECT=1..17, nvfp4_gemv.cu direct_kernel). Each result is compared
+build of the kernel (TORCHQUANT_NVFP4_DIRECT=1..15, nvfp4_gemv.cu direct_kernel). Each result is compared
 with the CPU op on the same weight (within the fp32 accumulation bound of the tests; here just
 finite and close), and with the result of the aligned operands (same bits).
 
@@ -17,7 +17,7 @@ from torchquant import ops
 
 torch.manual_seed(0)
 checked = 0
-for build in sys.argv[1:] or [str(b) for b in range(1, 18)]:
+for build in sys.argv[1:] or [str(b) for b in range(1, 16)]:
     os.environ["TORCHQUANT_NVFP4_DIRECT"] = build
     for N, K in ((1, 128), (17, 1152), (257, 4096), (33, 8192), (100, 1024)):
         w = torch.randn(N, K, device="cuda") * 0.05

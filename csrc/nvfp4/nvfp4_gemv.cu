@@ -637,7 +637,7 @@ nvfp4::GemvParams gemv_params(const at::Tensor& x, const void* w, const void* s,
 
 // The direct GEMV's load depth (nvfp4_kernels.cuh): U pieces per lane per round, blocks per
 // SM, next round issued before the decode, x loaded with the weight. TORCHQUANT_NVFP4_DIRECT
-// forces one (1..17 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
+// forces one (1..15 below; the A/B of docs/nvfp4_gemv.md 29-30 and 33-34, up to the int8 GEMV's
 // 96 KB per SM in flight: 6 x 1 KB per warp, 16 warps). Unforced, direct_build picks 7, 8, 10, 12,
 // 13, 14 or 15.
 using DirectKernel = void (*)(const nvfp4::GemvParams);
@@ -646,7 +646,7 @@ struct DirectBuild {
   int tiles;   // m16 tiles (16 weight rows each) per block
   int nt = 1;  // token tiles of 8 x rows per pass
 };
-constexpr int kDirectBuilds = 17;
+constexpr int kDirectBuilds = 15;
 constexpr int kDirectSmallGrid = 7;  // x with the weight, U = 2, 2 blocks per SM: <= 2 x SMs blocks
 constexpr int kDirectLargeGrid = 8;  // x with the weight, U = 2, 3 blocks per SM: larger grids
 // direct_rule's bounds (its comment below has the measurements)
@@ -675,9 +675,6 @@ DirectBuild direct_kernel(int variant) {
     case 13: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 1, 2, 2>, 1, 2};  // 16 rows, U = 1
     case 14: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 2, 2>, 2, 2};  // 32 rows, U = 1
     case 15: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 2, 2, 2>, 1, 2};  // 16 rows, U = 2
-    // (2026-12-07f) builds 7 and 8 without their per-piece overhead (unpredicated full rounds)
-    case 16: return {nvfp4::nvfp4_gemv_direct_lean_kernel<2, 2>, 1};  // as 7
-    case 17: return {nvfp4::nvfp4_gemv_direct_lean_kernel<2, 3>, 1};  // as 8
     default: return {nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>, 1};  // 48 KB
   }
 }

@@ -10,6 +10,9 @@
 #      on any other card (H100: the H200's SMs and clocks, so the rates from L2 hold for both):
 #      the probe on 28672x8192 with 24 MB in L2 (the lean forms and the split of the no-x bound's
 #      gap: nox, xrskel, dnox, xrnos, wrong by design) and cold.
+# (Ran once, on an H100: results/h100/2026-12-07f/call2. Builds 16 / 17 were removed again in
+# session 12-07f's last commits (no faster at M = 1..4; their reworked form never reached a GPU),
+# so step 1 no longer applies at later commits.)
 # Run from the repository root, carry=[".prebuilt"] (the extension build and the probe binary,
 # .prebuilt/probe, built here with nvcc -O3 -arch=sm_90; rebuilt on the device if it does not
 # start): bash <this> $OUT [CAP]
