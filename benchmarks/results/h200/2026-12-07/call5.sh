@@ -10,7 +10,12 @@ if [[ "$gpu" != *H200* ]]; then echo "not an H200: nothing owed here"; exit 0; f
 OUT=${1:?}; CAP=${2:-450}
 bash benchmarks/results/h200/2026-12-07/call1.sh "$OUT" $(( CAP - 30 ))
 P=$OUT/p; mkdir -p "$P"; t0=$(date +%s)
-B=.prebuilt/probe/nvfp4_direct_shape
+B=.prebuilt/probe/nvfp4_direct_shape  # carried; built here if absent or not starting
+if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $B 256x256 > "$P/probe_start.log" 2>&1; then
+  B=/tmp/nvfp4_direct_shape
+  (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $B nvfp4_direct_shape.cu) > "$P/probe_build.log" 2>&1
+  echo "probe built rc=$? $(( $(date +%s) - t0 )) s"
+fi
 V=U=1xr,U=2xr/3,L1q/3,L2q/3,L1qS/3,L2qS/3,L1qWS/3,L2qWS/3,L2qWS/2
 PROBE_VARIANTS=$V,U=1nox PROBE_HOT_MB=24 timeout 30 $B 28672x8192 > "$P/probe_hot24.log" 2>&1
 echo "probe hot rc=$? $(( $(date +%s) - t0 )) s"
