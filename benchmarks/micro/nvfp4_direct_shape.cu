@@ -331,6 +331,88 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   sum_store(red, tid, M, N, n0, out);
 }
 
+// (2026-12-07f, after call 4; not yet run) The tiled scales' gain without a storage change: each
+// warp takes its P8 = K / 1024 pieces contiguously (warp w: pieces w P8 .. w P8 + P8 - 1, not every
+// 8th), so a row's scales for all of them are one run of 8 P8 bytes, loaded once per warp before
+// the loop (lane (g, t): bytes 2 P8 t .. of rows g and g + 8; 2 loads per warp, touching 16 lines,
+// where the interleaved form's 2 loads per piece touch 16 lines each piece); piece j's 2 bytes
+// of a row reach lane (g, t) by two shuffles from lane (g, 4 j / P8) and a select. The weight and
+// x loads are the lean form's with predicated x (q), at a pointer step of one piece. K == 1024 P8.
+template <int P8, int U, int kMinBlocks>
+__global__ void __launch_bounds__(256, kMinBlocks)
+    direct_gemv_contig(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
+                       const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
+                       int hot_tiles) {
+  static_assert(P8 == 2 || P8 == 4 || P8 == 8, "a lane's scale bytes: 4, 8 or 16");
+  static_assert(P8 % U == 0, "whole rounds");
+  constexpr int SW = P8 / 2;  // 32-bit words of scales per lane per row
+  __shared__ float red[8][8][16];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  torchquant::pdl_launch_dependents();
+  torchquant::pdl_wait();
+  const int n0 = blockIdx.x * 16;
+  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
+  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
+  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const int c0 = warp * P8;
+  const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * c0;
+  const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * c0;
+  const __nv_bfloat16* xp = X + static_cast<size_t>(g < M ? g : 0) * K + 32 * t + 128 * c0;
+  uint32_t scl[SW], sch[SW];
+  {
+    const uint8_t* sl = S + rlo * sb + 8 * c0 + 2 * P8 * t;
+    const uint8_t* sh = S + rhi * sb + 8 * c0 + 2 * P8 * t;
+    if constexpr (SW == 4) {
+      const uint4 a = __ldg(reinterpret_cast<const uint4*>(sl)), b = __ldg(reinterpret_cast<const uint4*>(sh));
+      scl[0] = a.x; scl[1] = a.y; scl[2] = a.z; scl[3] = a.w;
+      sch[0] = b.x; sch[1] = b.y; sch[2] = b.z; sch[3] = b.w;
+    } else if constexpr (SW == 2) {
+      const uint2 a = __ldg(reinterpret_cast<const uint2*>(sl)), b = __ldg(reinterpret_cast<const uint2*>(sh));
+      scl[0] = a.x; scl[1] = a.y;
+      sch[0] = b.x; sch[1] = b.y;
+    } else {
+      scl[0] = __ldg(reinterpret_cast<const unsigned*>(sl));
+      sch[0] = __ldg(reinterpret_cast<const unsigned*>(sh));
+    }
+  }
+  // piece j's two scale bytes of a row (byte 8 j + 2 t of the run): word (8 j + 2 t) / 4 of the
+  // run, held by lane t' = 4 j / P8 as its word (8 j % (2 P8)) / 4 + t / 2
+  const auto scale_of = [&](const uint32_t (&r)[SW], int j) -> uint32_t {
+    const int src = (lane & ~3) | (4 * j / P8);
+    const int w0 = (8 * j % (2 * P8)) / 4;
+    const uint32_t lo = __shfl_sync(0xffffffffu, r[w0], src);
+    const uint32_t hi = SW > 1 ? __shfl_sync(0xffffffffu, r[SW > 1 ? w0 + 1 : 0], src) : lo;
+    const uint32_t v = (t >> 1) ? hi : lo;
+    return (t & 1) ? v >> 16 : v & 0xffffu;
+  };
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (int j0 = 0; j0 < P8; j0 += U) {
+    uint4 wl[U], wh[U], xv[U][4];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      wl[u] = torchquant::ld_stream_v4(wl_p + 64 * (j0 + u));
+      wh[u] = torchquant::ld_stream_v4(wh_p + 64 * (j0 + u));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) xv[u][q] = ldg16_cached_nofill(xp + 128 * (j0 + u) + 8 * q, g < M);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint32_t spl = e4m3x2_to_bf16x2_x2p119(scale_of(scl, j0 + u));
+      const uint32_t sph = e4m3x2_to_bf16x2_x2p119(scale_of(sch, j0 + u));
+      const uint32_t wlw[4] = {wl[u].x, wl[u].y, wl[u].z, wl[u].w};
+      const uint32_t whw[4] = {wh[u].x, wh[u].y, wh[u].z, wh[u].w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) word_mma(acc, wlw[q], whw[q], spl, sph, q, xv[u][q]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+  __syncthreads();
+  sum_store(red, tid, M, N, n0, out);
+}
+
 // (2026-12-07f, after call 1: the lean form was no faster, so the instruction count is not the
 // cap; the split put ~8 us of 35 hot on the decode, ~4 on the x loads) direct_gemv_lean with
 // (kPipe) the next round's weight, scales and x loaded before this round's decode, so each warp's
@@ -701,6 +783,14 @@ int main(int argc, char** argv) {
                                {"L1qWS/3", direct_gemv_lean<1, 3, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
                                {"L2qWS/3", direct_gemv_lean<2, 3, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
                                {"L2qWS/2", direct_gemv_lean<2, 2, true, true, true>, false, false, false, false, 16, 256, 0, true, true},
+                               // (2026-12-07f, after call 4) contiguous pieces per warp, scales by shuffle
+                               // (C<P8>: built for K = 1024 P8; the last field is K / 128)
+                               {"C8U1/3", direct_gemv_contig<8, 1, 3>, false, false, false, false, 16, 256, 64},
+                               {"C8U2/3", direct_gemv_contig<8, 2, 3>, false, false, false, false, 16, 256, 64},
+                               {"C8U2/2", direct_gemv_contig<8, 2, 2>, false, false, false, false, 16, 256, 64},
+                               {"C4U1/3", direct_gemv_contig<4, 1, 3>, false, false, false, false, 16, 256, 32},
+                               {"C4U2/3", direct_gemv_contig<4, 2, 3>, false, false, false, false, 16, 256, 32},
+                               {"C4U2/2", direct_gemv_contig<4, 2, 2>, false, false, false, false, 16, 256, 32},
                                // (2026-12-07f, call 2) LP: the lean form software-pipelined; A<n>: n accumulators
                                {"LP1/3", direct_gemv_lean2<1, 3, true, 1>, false, false},
                                {"LP1/2", direct_gemv_lean2<1, 2, true, 1>, false, false},
