@@ -78,6 +78,17 @@ __device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, 
   }
 }
 
+// A 16-row block's ending (the 2026-12-07f forms): each warp's D fragment (acc[0], acc[1]: row g,
+// tokens 2t, 2t + 1; acc[2], acc[3]: row g + 8) into red, then the warp-ordered sums stored.
+__device__ __forceinline__ void finish16(float (&red)[8][8][16], const float (&acc)[4], int tid, int M, int N,
+                                         int n0, float* __restrict__ out) {
+  const int warp = tid >> 5, g = (tid & 31) >> 2, t = tid & 3;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
+  __syncthreads();
+  sum_store(red, tid, M, N, n0, out);
+}
+
 // Word q (codes 32t + 8q .. + 7 of the piece) of rows g (wl) and g + 8 (wh) into acc: the layout-1
 // decode, the block scales folded (spl / sph: the piece's two scale pairs of each row, as
 // e4m3x2_to_bf16x2_x2p119 gives them), and the word's two m16n8k16 with x pairs xv.
@@ -325,10 +336,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   int left = warp < pieces ? (pieces - warp + 7) / 8 : 0;  // this warp's pieces: warp, warp + 8, ...
   for (; left >= U; left -= U) round(std::integral_constant<int, U>{});
   for (; left > 0; --left) round(std::integral_constant<int, 1>{});
-#pragma unroll
-  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
-  __syncthreads();
-  sum_store(red, tid, M, N, n0, out);
+  finish16(red, acc, tid, M, N, n0, out);
 }
 
 // (2026-12-07f, after call 4; not yet run) The tiled scales' gain without a storage change: each
@@ -407,10 +415,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       for (int q = 0; q < 4; ++q) word_mma(acc, wlw[q], whw[q], spl, sph, q, xv[u][q]);
     }
   }
-#pragma unroll
-  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[r];
-  __syncthreads();
-  sum_store(red, tid, M, N, n0, out);
+  finish16(red, acc, tid, M, N, n0, out);
 }
 
 // (2026-12-07f, after call 1: the lean form was no faster, so the instruction count is not the
@@ -511,10 +516,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   for (int j = 1; j < kAcc; ++j)
 #pragma unroll
     for (int r = 0; r < 4; ++r) acc[0][r] += acc[j][r];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) red[warp][2 * t + (r & 1)][g + 8 * (r >> 1)] = acc[0][r];
-  __syncthreads();
-  sum_store(red, tid, M, N, n0, out);
+  finish16(red, acc[0], tid, M, N, n0, out);
 }
 
 // (2026-12-06c; T = 4 added 2026-12-06d) T m16 tiles per block, 16 T weight rows: lane (g, t) loads

@@ -20,7 +20,7 @@ if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $B 256x256 > "$P/probe_start.
   (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $B nvfp4_direct_shape.cu) > "$P/probe_build.log" 2>&1
   echo "probe rebuilt rc=$? $(( $(date +%s) - t0 )) s"
 fi
-V=U=1xr,U=2xr/3,L1/3,LP1/3,LP1/2,LP2/2,L1A2/3,L1A4/3,LP1A2/3,LP1A4/2
+V=${PROBE_V:-U=1xr,U=2xr/3,L1/3,LP1/3,LP1/2,LP2/2,L1A2/3,L1A4/3,LP1A2/3,LP1A4/2}  # (call4.sh: its own)
 PROBE_VARIANTS=$V,U=1nox PROBE_HOT_MB=24 timeout 60 $B 28672x8192 > "$P/probe_hot24.log" 2>&1
 echo "probe hot rc=$? $(( $(date +%s) - t0 )) s"
 PROBE_VARIANTS=$V timeout 70 $B 28672x8192 4096x4096 > "$P/probe_cold.log" 2>&1
