@@ -78,6 +78,21 @@ __device__ __forceinline__ void sum_store(const float (&red)[8][8][R], int tid, 
   }
 }
 
+// A 16-row block's lanes and rows (the 2026-12-07f forms): lane (g, t) of warp `warp`; the block's
+// first output row n0 and the first row it reads a0 (hot_tiles > 0: tile blockIdx.x % hot_tiles,
+// so the grid streams an L2-resident footprint); rows g and g + 8 as read (rlo, rhi; a row past N
+// reads a0's row: its D rows are never stored); rb / sb: a row's weight / scale bytes.
+struct Block16 {
+  int tid, lane, warp, g, t, pieces, n0, a0;
+  size_t rb, sb, rlo, rhi;
+  __device__ __forceinline__ Block16(int N, int K, int hot_tiles)
+      : tid(static_cast<int>(threadIdx.x)), lane(tid & 31), warp(tid >> 5), g(lane >> 2), t(lane & 3),
+        pieces(K / 128), n0(static_cast<int>(blockIdx.x) * 16),
+        a0((hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16),
+        rb(static_cast<size_t>(K) / 2), sb(static_cast<size_t>(K) / 16),
+        rlo(n0 + g < N ? a0 + g : a0), rhi(n0 + g + 8 < N ? a0 + g + 8 : a0) {}
+};
+
 // A 16-row block's ending (the 2026-12-07f forms): each warp's D fragment (acc[0], acc[1]: row g,
 // tokens 2t, 2t + 1; acc[2], acc[3]: row g + 8) into red, then the warp-ordered sums stored.
 __device__ __forceinline__ void finish16(float (&red)[8][8][16], const float (&acc)[4], int tid, int M, int N,
@@ -287,15 +302,11 @@ __global__ void __launch_bounds__(256, kMinBlocks)
                      const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
                      int hot_tiles) {
   __shared__ float red[8][8][16];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int pieces = K / 128;
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  const int n0 = blockIdx.x * 16;
-  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
-  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const Block16 b(N, K, hot_tiles);
+  const int tid = b.tid, warp = b.warp, g = b.g, t = b.t, pieces = b.pieces, n0 = b.n0, a0 = b.a0;
+  const size_t rb = b.rb, sb = b.sb, rlo = b.rlo, rhi = b.rhi;
   const size_t tp = static_cast<size_t>(a0 / 16) * pieces + warp;  // tiled: (tile, piece) index
   const uint8_t* wl_p = kWT ? W + tp * 1024 + 64 * g + 16 * t : W + rlo * rb + 16 * t + 64 * warp;
   const uint8_t* wh_p = kWT ? wl_p + 512 : W + rhi * rb + 16 * t + 64 * warp;
@@ -355,14 +366,11 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   static_assert(P8 % U == 0, "whole rounds");
   constexpr int SW = P8 / 2;  // 32-bit words of scales per lane per row
   __shared__ float red[8][8][16];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  const int n0 = blockIdx.x * 16;
-  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
-  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const Block16 b(N, K, hot_tiles);
+  const int tid = b.tid, lane = b.lane, warp = b.warp, g = b.g, t = b.t, n0 = b.n0;
+  const size_t rb = b.rb, sb = b.sb, rlo = b.rlo, rhi = b.rhi;
   const int c0 = warp * P8;
   const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * c0;
   const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * c0;
@@ -431,15 +439,11 @@ __global__ void __launch_bounds__(256, kMinBlocks)
                       const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
                       int hot_tiles) {
   __shared__ float red[8][8][16];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int pieces = K / 128;
   torchquant::pdl_launch_dependents();
   torchquant::pdl_wait();
-  const int n0 = blockIdx.x * 16;
-  const int a0 = (hot_tiles > 0 ? static_cast<int>(blockIdx.x) % hot_tiles : static_cast<int>(blockIdx.x)) * 16;
-  const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const size_t rlo = n0 + g < N ? a0 + g : a0, rhi = n0 + g + 8 < N ? a0 + g + 8 : a0;
+  const Block16 b(N, K, hot_tiles);
+  const int tid = b.tid, warp = b.warp, g = b.g, t = b.t, pieces = b.pieces, n0 = b.n0;
+  const size_t rb = b.rb, sb = b.sb, rlo = b.rlo, rhi = b.rhi;
   const uint8_t* wl_p = W + rlo * rb + 16 * t + 64 * warp;
   const uint8_t* wh_p = W + rhi * rb + 16 * t + 64 * warp;
   const uint8_t* sl_p = S + rlo * sb + 2 * t + 8 * warp;
