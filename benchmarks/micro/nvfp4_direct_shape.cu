@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     direct_gemv_contig(const uint8_t* __restrict__ W, const uint8_t* __restrict__ S,
                        const __nv_bfloat16* __restrict__ X, int M, int N, int K, float* __restrict__ out,
                        int hot_tiles) {
-  static_assert(P8 == 2 || P8 == 4 || P8 == 8, "a lane's scale bytes: 4, 8 or 16");
+  static_assert(P8 == 4 || P8 == 8, "a lane's scale bytes: 8 or 16 (with 4, a piece's 8 would span two lanes)");
   static_assert(P8 % U == 0, "whole rounds");
   constexpr int SW = P8 / 2;  // 32-bit words of scales per lane per row
   __shared__ float red[8][8][16];
@@ -383,13 +383,10 @@ __global__ void __launch_bounds__(256, kMinBlocks)
       const uint4 a = __ldg(reinterpret_cast<const uint4*>(sl)), b = __ldg(reinterpret_cast<const uint4*>(sh));
       scl[0] = a.x; scl[1] = a.y; scl[2] = a.z; scl[3] = a.w;
       sch[0] = b.x; sch[1] = b.y; sch[2] = b.z; sch[3] = b.w;
-    } else if constexpr (SW == 2) {
+    } else {
       const uint2 a = __ldg(reinterpret_cast<const uint2*>(sl)), b = __ldg(reinterpret_cast<const uint2*>(sh));
       scl[0] = a.x; scl[1] = a.y;
       sch[0] = b.x; sch[1] = b.y;
-    } else {
-      scl[0] = __ldg(reinterpret_cast<const unsigned*>(sl));
-      sch[0] = __ldg(reinterpret_cast<const unsigned*>(sh));
     }
   }
   // piece j's two scale bytes of a row (byte 8 j + 2 t of the run): word (8 j + 2 t) / 4 of the
@@ -398,7 +395,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
     const int src = (lane & ~3) | (4 * j / P8);
     const int w0 = (8 * j % (2 * P8)) / 4;
     const uint32_t lo = __shfl_sync(0xffffffffu, r[w0], src);
-    const uint32_t hi = SW > 1 ? __shfl_sync(0xffffffffu, r[SW > 1 ? w0 + 1 : 0], src) : lo;
+    const uint32_t hi = __shfl_sync(0xffffffffu, r[w0 + 1], src);
     const uint32_t v = (t >> 1) ? hi : lo;
     return (t & 1) ? v >> 16 : v & 0xffffu;
   };
