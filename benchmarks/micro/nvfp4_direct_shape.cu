@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
 // a warp's pieces are counted up front, so the rounds of U run with no bounds test and the last
 // count % U pieces one by one. Pointers advance by constants (the loads' offsets within a round
 // are immediates). Same pieces, same order of sums per output as U=Uxr: the same bits.
-// kXq (call 3): the x loads predicated to lanes of real x rows (g < M) as U=Uxr's, but with no
+// kXq (call 4): the x loads predicated to lanes of real x rows (g < M) as U=Uxr's, but with no
 // zero fill (the other lanes' registers are left as they are: their D columns are never stored),
 // since call 2 found the unpredicated x loads 6 us slower at M = 4 with the weight in L2.
 __device__ __forceinline__ uint4 ldg16_cached_nofill(const void* p, bool pred) {
@@ -288,9 +288,9 @@ __device__ __forceinline__ uint4 ldg16_cached_nofill(const void* p, bool pred) {
   return r;
 }
 // kScT / kWT (call 4; docs/nvfp4_gemv.md 39): call 2's split priced each load instruction by
-// the 128-byte lines it touches (x at M = 1 / 2 / 4 / 8, 1 / 1 / 2 / 4 lines per piece and lane
-// group, costs 27.9 / 30.0 / 38.0 / 55.1 us hot without the decode). The weight loads touch 8
-// lines each (8 rows x 64 bytes) and the scale loads 8 lines each for 16 bytes, so a piece costs
+// the 128-byte lines it touches (the x loads, one line per x row, cost 27.9 / 30.0 / 38.0 / 55.1
+// us hot without the decode at M = 1 / 2 / 4 / 8). The weight loads touch 8 lines each (8 rows x
+// 64 bytes) and the scale loads 8 lines each for 64 bytes, so a piece costs
 // 16 + 16 line touches before its x. Here the operands are stored per 16-row tile and piece:
 // kScT: the tile's 16 rows x 8 scale bytes of the piece in one 128-byte line (row r at 8 r), so
 // a piece's two scale loads touch one line each; kWT: its 16 rows x 64 weight bytes as two
@@ -423,7 +423,7 @@ __global__ void __launch_bounds__(256, kMinBlocks)
   finish16(red, acc, tid, M, N, n0, out);
 }
 
-// (2026-12-07f, after call 1: the lean form was no faster, so the instruction count is not the
+// (2026-12-07f, after call 2: the lean form was no faster, so the instruction count is not the
 // cap; the split put ~8 us of 35 hot on the decode, ~4 on the x loads) direct_gemv_lean with
 // (kPipe) the next round's weight, scales and x loaded before this round's decode, so each warp's
 // load latency overlaps its own decode instead of other warps' only (two register sets; the last
@@ -776,7 +776,7 @@ int main(int argc, char** argv) {
                                {"L2/2", direct_gemv_lean<2, 2>, false, false},
                                {"L3/2", direct_gemv_lean<3, 2>, false, false},
                                {"L4/2", direct_gemv_lean<4, 2>, false, false},
-                               // (2026-12-07f, call 3) lean with the x loads predicated, no zero fill
+                               // (2026-12-07f, call 4) lean with the x loads predicated, no zero fill
                                {"L1q/3", direct_gemv_lean<1, 3, true>, false, false},
                                {"L2q/3", direct_gemv_lean<2, 3, true>, false, false},
                                {"L2q/2", direct_gemv_lean<2, 2, true>, false, false},
@@ -794,7 +794,7 @@ int main(int argc, char** argv) {
                                {"C4U1/3", direct_gemv_contig<4, 1, 3>, false, false, false, false, 16, 256, 32},
                                {"C4U2/3", direct_gemv_contig<4, 2, 3>, false, false, false, false, 16, 256, 32},
                                {"C4U2/2", direct_gemv_contig<4, 2, 2>, false, false, false, false, 16, 256, 32},
-                               // (2026-12-07f, call 2) LP: the lean form software-pipelined; A<n>: n accumulators
+                               // (2026-12-07f, call 3) LP: the lean form software-pipelined; A<n>: n accumulators
                                {"LP1/3", direct_gemv_lean2<1, 3, true, 1>, false, false},
                                {"LP1/2", direct_gemv_lean2<1, 2, true, 1>, false, false},
                                {"LP2/2", direct_gemv_lean2<2, 2, true, 1>, false, false},

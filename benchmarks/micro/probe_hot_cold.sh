@@ -8,12 +8,7 @@
 set -uo pipefail
 out=${1:?usage: probe_hot_cold.sh OUTDIR SHAPE...}; shift; mkdir -p "$out"
 t0=$(date +%s)
-B=.prebuilt/probe/nvfp4_direct_shape
-if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $B 256x256 > "$out/probe_start.log" 2>&1; then
-  B=/tmp/nvfp4_direct_shape
-  (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $B nvfp4_direct_shape.cu) > "$out/probe_build.log" 2>&1
-  echo "probe built rc=$? $(( $(date +%s) - t0 )) s"
-fi
+B=$(bash benchmarks/micro/probe_bin.sh "$out")
 for mb in 24 0; do
   PROBE_HOT_MB=$mb timeout ${PROBE_S:-120} $B "$@" > "$out/probe_hot$mb.log" 2>&1
   echo "probe hot=$mb MB rc=$? $(( $(date +%s) - t0 )) s"

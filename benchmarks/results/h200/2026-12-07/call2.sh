@@ -35,12 +35,7 @@ if [[ "$gpu" == *H200* ]]; then
 fi
 LEAN=U=1xr,U=2xr,U=2xr/3,L1/3,L2/3,L2/2,L3/2,L4/2
 SPLIT=U=1nox,U=1xrskel,U=1dnox,U=1xrnos,U=2nox,U=2xrskel/3,U=2dnox/3,U=2xrnos/3
-P=.prebuilt/probe/nvfp4_direct_shape
-if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $P 256x256 > "$R/probe_start.log" 2>&1; then
-  P=/tmp/nvfp4_direct_shape
-  (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $P nvfp4_direct_shape.cu) > "$R/probe_build.log" 2>&1
-  echo "probe rebuilt rc=$? $(( $(date +%s) - t0 )) s"
-fi
+P=$(bash benchmarks/micro/probe_bin.sh "$R")
 PROBE_VARIANTS=$LEAN,$SPLIT PROBE_HOT_MB=24 timeout 120 $P 28672x8192 > "$R/probe_hot24.log" 2>&1
 echo "probe hot rc=$? $(( $(date +%s) - t0 )) s"
 PROBE_VARIANTS=$LEAN,U=1nox timeout 100 $P 28672x8192 4096x4096 > "$R/probe_cold.log" 2>&1

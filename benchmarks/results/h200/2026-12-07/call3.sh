@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-07f call 3, either card. Call 2 (an H100, results/h100/2026-12-07f/call1) found the lean
+# 2026-12-07f call 3, either card. Call 2 (an H100, results/h100/2026-12-07f/call2) found the lean
 # form (builds 16 / 17; the probe's L<U>) no faster at M = 1..4 with ~27 % fewer instructions,
 # and split the no-x bound's gap with the weight in L2 (28672x8192 M = 1, us): nox 24.2, x loads
 # alone (xrskel) 27.9, decode and scale fold alone (dnox) 32.3, both (U=1xr) 35.0. So each warp's
@@ -14,12 +14,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 OUT=${1:?}; CAP=${2:-450}
 if [[ "$gpu" == *H200* ]]; then bash benchmarks/results/h200/2026-12-07/call1.sh "$OUT" $(( CAP - 60 )); fi
 P=$OUT/p; mkdir -p "$P"; t0=$(date +%s)
-B=.prebuilt/probe/nvfp4_direct_shape
-if ! PROBE_VARIANTS=none PROBE_HOT_MB=1 timeout 60 $B 256x256 > "$P/probe_start.log" 2>&1; then
-  B=/tmp/nvfp4_direct_shape
-  (cd benchmarks/micro && timeout 120 nvcc -O3 -arch=sm_90 -I../../csrc -o $B nvfp4_direct_shape.cu) > "$P/probe_build.log" 2>&1
-  echo "probe rebuilt rc=$? $(( $(date +%s) - t0 )) s"
-fi
+B=$(bash benchmarks/micro/probe_bin.sh "$P")
 V=${PROBE_V:-U=1xr,U=2xr/3,L1/3,LP1/3,LP1/2,LP2/2,L1A2/3,L1A4/3,LP1A2/3,LP1A4/2}  # (call4.sh: its own)
 PROBE_VARIANTS=$V,U=1nox PROBE_HOT_MB=24 timeout 60 $B 28672x8192 > "$P/probe_hot24.log" 2>&1
 echo "probe hot rc=$? $(( $(date +%s) - t0 )) s"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-07f call 4, either card: call3.sh with other probe forms. Call 2 (an H100, results/h100/2026-12-07f/call1) found the lean
+# 2026-12-07f call 4, either card: call3.sh with other probe forms. Call 2 (an H100, results/h100/2026-12-07f/call2) found the lean
 # form (builds 16 / 17; the probe's L<U>) no faster at M = 1..4 with ~27 % fewer instructions,
 # and split the no-x bound's gap with the weight in L2 (28672x8192 M = 1, us): nox 24.2, x loads
 # alone (xrskel) 27.9, decode and scale fold alone (dnox) 32.3, both (U=1xr) 35.0. So each warp's
