@@ -107,7 +107,9 @@ TORCH_LIBRARY(torchquant, m) {
   // x fp16 or bf16 [M, K], output in x's dtype, K a multiple of 16.
   // CUDA kernels: "fma" (scalar, sm_75+), "mma" (mma.sync m16n8k16, sm_80+).
   // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 / 2 the bf16 /
-  // fp16 decode order (nvfp4_relayout), x of that dtype only, CUDA paths "mma" and "wgmma".
+  // fp16 decode order (nvfp4_relayout), x of that dtype only, CUDA paths "mma" and "wgmma"; 3 the
+  // bf16 order on adjacent codes (also path "direct"); 4 layout 3 tiled, weight and scales
+  // (nvfp4_relayout / nvfp4_relayout_scale(.., 4)): bf16 x, CUDA path "direct" only.
   // static_weight: as fp8_block_gemv's, for w_packed and w_scale (the mma GEMV).
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "
@@ -115,8 +117,12 @@ TORCH_LIBRARY(torchquant, m) {
       "bool static_weight=False) -> Tensor");
 
   // The packed weight in another word layout: layout 0 -> `layout`, or back with inverse.
-  // Same shape and dtype; a bit permutation inside each 4-byte word of a row, exact both ways.
+  // Same shape and dtype; a bit permutation inside each 4-byte word of a row, exact both ways
+  // (layout 4: layout 3's words, then the rows' 64-byte pieces tiled by 16 rows).
   m.def("nvfp4_relayout(Tensor w_packed, int layout, bool inverse=False) -> Tensor");
+  // The block scales for a weight in `layout`: a copy for the word layouts 0..3, the tiled order
+  // of layout 4 (nvfp4/nvfp4_tiles.h; N % 16 == 0, K % 128 == 0), or back from it with inverse.
+  m.def("nvfp4_relayout_scale(Tensor w_scale, int layout, bool inverse=False) -> Tensor");
 
   // global = amax / (448 * 6) (1 for an all-zero tensor);
   // block_scale = e4m3(min(block_amax / 6 / global, 448));
@@ -189,7 +195,7 @@ TORCH_LIBRARY(torchquant, m) {
 // autograd, with a one-time warning when an input requires grad.
 TORCH_LIBRARY_IMPL(torchquant, Autograd, m) {
   for (const char* op : {"int8_matmul", "quantize_int8", "fp8_block_gemv", "quantize_fp8_block",
-                         "quantize_fp8_act", "dequantize_fp8_block", "nvfp4_gemv", "nvfp4_relayout",
+                         "quantize_fp8_act", "dequantize_fp8_block", "nvfp4_gemv", "nvfp4_relayout", "nvfp4_relayout_scale",
                          "quantize_nvfp4", "dequantize_nvfp4", "prune24", "compress24",
                          "decompress24", "sparse24_gemv", "sparse24_int8_matmul"})
     m.impl(op, torchquant::inference_only_kernel());

@@ -282,11 +282,11 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                 names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w3, ws, gs, bias, "auto", 3)))
                 builds = []  # (rows per block, U, blocks per SM, x with the weight, token tiles per pass)
                 for n in names:
-                    b = re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+), (true|false), (true|false)>", n)
+                    b = re.search(r"nvfp4_gemv_direct_kernel<(\d+), (\d+), (true|false), (true|false), false>", n)
                     if b:
                         assert b[3] == "false", names  # no pipelined build is picked
                         builds.append((16, int(b[1]), int(b[2]), b[4] == "true", 1))
-                    r = re.search(r"nvfp4_gemv_direct_rows_kernel<(\d+), (\d+), (\d+), (\d+)>", n)
+                    r = re.search(r"nvfp4_gemv_direct_rows_kernel<(\d+), (\d+), (\d+), (\d+), false>", n)
                     if r:
                         builds.append((16 * int(r[1]), int(r[2]), int(r[3]), True, int(r[4])))
                 direct = bool(builds)
@@ -312,6 +312,75 @@ def test_gemv_direct_auto_rule(monkeypatch, K):
                 want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct" if direct else "wgmma" if wg else "mma", 3)
                 assert torch.equal(out["y"].view(torch.int16), want.view(torch.int16)), (N, K, M, knob)
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT_MAX_M")
+
+
+# ------------------------ (b1') direct GEMV, layout 4 (layout 3 tiled) ----
+# nvfp4_tiles.h, docs/nvfp4_gemv.md 40: the weight and scales per 16-row tile and 64-byte piece;
+# the direct GEMV's builds read the same bytes into the same registers as from layout 3.
+TILED_BUILDS = ("7", "8", "10", "12", "13", "14", "15")  # direct_kernel_tiled's
+
+
+@pytest.mark.parametrize("build", ("",) + TILED_BUILDS)
+def test_gemv_direct_tiled_same_bits_as_layout3(monkeypatch, build):
+    """Each tiled build (and the unforced pick) gives layout 3's bits in the same build, over whole
+    and partial blocks of 32 / 64 rows (N = 16, 48, 80 ...), one to several rounds (K = 128 ..
+    8192), M = 1..17 and 40 (partial token tiles and passes, several passes), bias or none, on a
+    poisoned allocator; static_weight and path 'direct' give auto's bits; and the float64
+    reference's bound holds."""
+    _need_direct()
+    monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT", build)
+    for N, K in ((16, 128), (48, 2176 - 128), (80, 8192), (272, 1024)):
+        x_all, wp, ws, gs, bias = _operands(40, N, K, torch.bfloat16, seed=N * 131 + K)
+        wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+        w3 = ops.nvfp4_relayout(wp, 3)
+        w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+        for M in list(range(1, 18)) + [40]:
+            x = x_all[:M].contiguous()
+            for b in (None, bias):
+                y3 = ops.nvfp4_gemv(x, w3, ws, gs, b, "direct", 3)
+                _poison()
+                y4 = ops.nvfp4_gemv(x, w4, s4, gs, b, "auto", 4)
+                assert torch.equal(y4.view(torch.int16), y3.view(torch.int16)), (build, N, K, M, b is not None)
+                _poison()
+                yd = ops.nvfp4_gemv(x, w4, s4, gs, b, "direct", 4, True)
+                assert torch.equal(yd.view(torch.int16), y3.view(torch.int16)), (build, N, K, M)
+                frac = ref.worst_fraction(y4, ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+                assert frac <= 1.0, (build, N, K, M, frac)
+
+
+def test_gemv_direct_tiled_picks_and_refusals(monkeypatch):
+    """Unforced, layout 4 runs the tiled form of the build direct_build picks (the kernel name's
+    last template argument), at every M, on every grid; a forced build with no tiled form and the
+    other paths are refused with a clear error; misaligned views and graph replay give the bits."""
+    _need_direct()
+    monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
+    monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT_MAX_M", raising=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for N, K in ((16 * sms - 16, 4096), (48 * sms + 16, 256), (128 * sms, 8192)):
+        x_all, wp, ws, gs, bias = _operands(20, N, K, torch.bfloat16, seed=N + K)
+        w3 = ops.nvfp4_relayout(wp, 3)
+        w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+        for M in (1, 4, 8, 12, 16, 20):
+            x = x_all[:M].contiguous()
+            out = {}
+            names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)))
+            direct = [n for n in names if "nvfp4_gemv_direct" in n]
+            assert len(direct) == 1 and re.search(r"direct\w*kernel<[^>]*, true>", direct[0]), (N, K, M, names)
+            assert all("direct" in n for n in names), names  # nothing else: no copy, no other GEMV
+            want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3)
+            assert torch.equal(out["y"].view(torch.int16), want.view(torch.int16)), (N, K, M)
+    x, wp, ws, gs, bias = _operands(5, 48, 1152, torch.bfloat16, seed=5)
+    w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+    y = ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)
+    for xb, wb, sb in ((8, 0, 0), (0, 4, 0), (0, 0, 1)):
+        _poison()
+        got = ops.nvfp4_gemv(misaligned(x, xb), misaligned(w4, wb), misaligned(s4, sb), gs, bias, "auto", 4)
+        assert torch.equal(got.view(torch.int16), y.view(torch.int16)), (xb, wb, sb)
+    graph_replay_matches_eager(lambda: ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4), replays=2, poison=True)
+    for build in ("1", "2", "9", "11"):
+        monkeypatch.setenv("TORCHQUANT_NVFP4_DIRECT", build)
+        with pytest.raises(RuntimeError, match=f"TORCHQUANT_NVFP4_DIRECT={build} has no layout-4"):
+            ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)
 
 
 def test_gemv_direct_views_graph_and_many_tiles():

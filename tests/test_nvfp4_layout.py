@@ -11,6 +11,9 @@ codes (csrc/nvfp4/nvfp4_layout.h, docs/nvfp4_gemv.md 23, 27).
 (b) nvfp4_relayout on CPU and CUDA equals the pure-torch formats.relayout_nvfp4 and round-trips.
 (c) nvfp4_gemv with a layout gives the same bits as layout 0 (CPU here; every CUDA kernel form
     in test_nvfp4_cuda.py), and bad layouts raise.
+(d) Layout 4 (nvfp4_tiles.h): nvfp4_relayout(w, 4) and nvfp4_relayout_scale(s, 4) put every
+    byte where an independent reference (a loop over tiles, pieces and rows) puts it, round-trip,
+    and nvfp4_gemv reads them to the same bits as layouts 0 and 3; bad shapes raise.
 """
 
 import math
@@ -255,12 +258,21 @@ def test_layout_errors(device):
     w1 = ops.nvfp4_relayout(wp, 1)
     w3 = ops.nvfp4_relayout(wp, 3)
     cases = [
-        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 4), "layout must be 0"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 5), "layout must be 0"),
         (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", -1), "layout must be 0"),
+        # layout 4 needs bf16 x, then whole tiles (N = 8 here) and pieces (K = 64)
+        (lambda: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, "auto", 4), "layout 4 is the bf16 decode order"),
+        (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 4), "needs N % 16 == 0 and K % 128 == 0, got N = 8, K = 64"),
+        (lambda: ops.nvfp4_relayout(wp, 4), "needs N % 16 == 0 and K % 128 == 0, got N = 8"),
+        (lambda: ops.nvfp4_relayout_scale(ws, 4), "needs N % 16 == 0 and K % 128 == 0, got N = 8"),
+        (lambda: ops.nvfp4_relayout_scale(ws, 5), "layout must be 0"),
+        (lambda: ops.nvfp4_relayout_scale(ws.view(torch.uint8), 0), "w_scale must be"),
+        (lambda: ops.nvfp4_relayout_scale(ws.t(), 0), "contiguous"),
+        (lambda: ops.nvfp4_relayout_scale(ws.reshape(-1), 0), "w_scale must be"),
         (lambda: ops.nvfp4_gemv(x.half(), w1, ws, gs, None, "auto", 1), "needs bfloat16 x"),
         (lambda: ops.nvfp4_gemv(x.half(), w3, ws, gs, None, "auto", 3), "needs bfloat16 x"),
         (lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "auto", 2), "needs float16 x"),
-        (lambda: ops.nvfp4_relayout(wp, 4), "layout must be 0"),
+        (lambda: ops.nvfp4_relayout(wp, 5), "layout must be 0"),
         (lambda: ops.nvfp4_relayout(wp[:, :4].contiguous(), 1), "multiple of 16"),
         (lambda: ops.nvfp4_relayout(wp.view(torch.int8), 1), "w_packed must be"),
         (lambda: ops.nvfp4_relayout(wp.reshape(-1), 1), "w_packed must be"),
@@ -276,9 +288,60 @@ def test_layout_errors(device):
             cases.append((lambda l=layout: ops.nvfp4_gemv(x, w1, ws, gs, None, "direct", l), "path 'direct' reads layout 3"))
         # K = 64 here: the direct GEMV reads whole 128-code pieces (auto takes the mma GEMV instead)
         cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "needs K % 128 == 0"))
+        # layout 4: path 'direct' alone (whole tiles: 16 x 256 here)
+        x4, wp4, ws4, gs4, _ = (t.to(device) for t in _operands(2, 16, 256, seed=2))
+        w4, s4 = ops.nvfp4_relayout(wp4, 4), ops.nvfp4_relayout_scale(ws4, 4)
+        for path in ("fma", "mma", "tile", "wgmma"):
+            cases.append((lambda p=path: ops.nvfp4_gemv(x4, w4, s4, gs4, None, p, 4), "runs on path 'direct' only"))
     else:
         cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
         cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "not a CPU path"))
     for fn, msg in cases:
         with pytest.raises(RuntimeError, match=msg):
             fn()
+
+
+def _tile_reference(a, chunk):
+    """Layout 4's order built byte by byte: tile T's piece p is rows 16 T .. 16 T + 15 of the
+    piece's `chunk` bytes, one after another; pieces of a tile follow, then the next tile."""
+    N, C = a.shape
+    P = C // chunk
+    src = a.view(torch.uint8).reshape(N, C)
+    out = torch.empty(N * C, dtype=torch.uint8)
+    o = 0
+    for T in range(N // 16):
+        for p in range(P):
+            for r in range(16):
+                out[o:o + chunk] = src[16 * T + r, chunk * p:chunk * (p + 1)]
+                o += chunk
+    return out.view(N, C)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("N,K", [(16, 128), (48, 384), (32, 1024)])
+def test_tiled_relayout_matches_reference(device, N, K):
+    g = torch.Generator().manual_seed(N + K)
+    wp = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    ws = torch.randint(0, 0x7F, (N, K // 16), dtype=torch.uint8, generator=g).view(torch.float8_e4m3fn)
+    w4 = ops.nvfp4_relayout(wp.to(device), 4)
+    s4 = ops.nvfp4_relayout_scale(ws.to(device), 4)
+    assert w4.shape == wp.shape and w4.dtype == torch.uint8 and w4.device.type == device
+    assert s4.shape == ws.shape and s4.dtype == torch.float8_e4m3fn and s4.device.type == device
+    assert torch.equal(w4.cpu(), _tile_reference(F.relayout_nvfp4(wp, 3), 64))
+    assert torch.equal(s4.cpu().view(torch.uint8), _tile_reference(ws, 8))
+    assert torch.equal(ops.nvfp4_relayout(w4, 4, inverse=True).cpu(), wp)
+    assert torch.equal(ops.nvfp4_relayout_scale(s4, 4, inverse=True).cpu().view(torch.uint8), ws.view(torch.uint8))
+    for layout in (0, 1, 2, 3):  # the word layouts' scales: a copy
+        c = ops.nvfp4_relayout_scale(ws.to(device), layout, inverse=layout == 2)
+        assert torch.equal(c.cpu().view(torch.uint8), ws.view(torch.uint8))
+
+
+@pytest.mark.parametrize("M", [1, 3, 8, 9, 16, 40])
+@pytest.mark.parametrize("N,K", [(16, 128), (48, 384), (160, 4096)])
+def test_gemv_tiled_same_bits_cpu(M, N, K):
+    x, wp, ws, gs, b = _operands(M, N, K, seed=M * 5 + N)
+    w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+    for bias in (None, b):
+        y0 = ops.nvfp4_gemv(x, wp, ws, gs, bias)
+        y4 = ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)
+        assert torch.equal(y0.view(torch.int16), y4.view(torch.int16))

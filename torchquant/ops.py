@@ -139,7 +139,10 @@ def nvfp4_gemv(
     keeps its choice of wgmma and takes mma where it would choose fma or tile); 3 for
     nvfp4_relayout(w_packed, 3), the bf16 decode order on adjacent codes (bf16 x; on CUDA the
     paths mma, wgmma and 'direct', the last sm_80+ with K % 128 == 0, which auto takes at
-    M <= 8 on layers of SMs .. 3 x SMs blocks of 16 rows with K <= 4096: docs/nvfp4_gemv.md 27-29).
+    M <= 8 on layers of SMs .. 3 x SMs blocks of 16 rows with K <= 4096: docs/nvfp4_gemv.md 27-29);
+    4 for nvfp4_relayout(w_packed, 4) with w_scale from nvfp4_relayout_scale(w_scale, 4), layout 3
+    with weight and scales stored per 16-row tile and 64-byte piece (bf16 x, N % 16 == 0, K % 128 ==
+    0; on CUDA path 'direct' alone, which auto takes at every M: docs/nvfp4_gemv.md 40).
     static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 
@@ -149,6 +152,14 @@ def nvfp4_relayout(w_packed: Tensor, layout: int, inverse: bool = False) -> Tens
     formats.md packing): a bit permutation inside every 4-byte word of a row, exact both ways."""
     _tensor_arg(w_packed, "nvfp4_relayout", "w_packed")
     return _ops.nvfp4_relayout(w_packed, layout, inverse)
+
+
+def nvfp4_relayout_scale(w_scale: Tensor, layout: int, inverse: bool = False) -> Tensor:
+    """The block scales (e4m3 [N, K/16]) for a weight in `layout`: a copy for layouts 0..3, whose
+    scales are the formats.md ones; for layout 4 stored per 16-row tile and 64-byte piece of the
+    weight ([N/16][K/128][16][8]; N % 16 == 0, K % 128 == 0), or back from there with inverse."""
+    _tensor_arg(w_scale, "nvfp4_relayout_scale", "w_scale")
+    return _ops.nvfp4_relayout_scale(w_scale, layout, inverse)
 
 
 def quantize_nvfp4(w: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -650,20 +661,31 @@ def _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op="nvfp4_gem
     return M, N, K
 
 
-def _check_nvfp4_layout_value(layout: int, op: str) -> None:
+def _check_nvfp4_layout_value(layout: int, op: str, tiled_ok: bool = False) -> None:
     torch._check(
-        layout in (0, 1, 2, 3),
+        layout in (0, 1, 2, 3) or (tiled_ok and layout == 4),
         lambda: f"{op}: layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "
-        f"decode order) or 3 (the bf16 decode order on adjacent codes), got {layout}",
+        f"decode order) or 3 (the bf16 decode order on adjacent codes)"
+        + (", or 4 (layout 3 tiled)" if tiled_ok else " (layout 4, tiled, is nvfp4_gemv's alone)")
+        + f", got {layout}",
     )
 
 
-def _check_nvfp4_layout(layout: int, x_dtype, op: str) -> None:
-    """checks.h check_nvfp4_layout: layouts 1 and 3 with bf16 x, 2 with fp16."""
-    _check_nvfp4_layout_value(layout, op)
+def _check_nvfp4_tiled_shape(N: int, K: int, op: str) -> None:
+    """checks.h check_nvfp4_tiled_shape."""
+    torch._check(
+        N % 16 == 0 and K % 128 == 0,
+        lambda: f"{op}: layout 4 (tiles of 16 rows x 128 codes) needs N % 16 == 0 and K % 128 == 0, got N = {N}, "
+        f"K = {K}; use layout 3 for other shapes",
+    )
+
+
+def _check_nvfp4_layout(layout: int, x_dtype, op: str, tiled_ok: bool = False) -> None:
+    """checks.h check_nvfp4_layout: layouts 1, 3 and 4 with bf16 x, 2 with fp16."""
+    _check_nvfp4_layout_value(layout, op, tiled_ok)
     if layout == 0:
         return
-    bf16 = layout in (1, 3)
+    bf16 = layout in (1, 3, 4)
     torch._check(
         x_dtype == (torch.bfloat16 if bf16 else torch.float16),
         lambda: f"{op}: layout {layout} is the {'bf16' if bf16 else 'fp16'} decode order and needs "
@@ -686,17 +708,29 @@ def _check_nvfp4_wgmma(x, M, N, K, op: str) -> None:
 def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto", layout=0, static_weight=False):
     op = "nvfp4_gemv"
     M, N, K = _validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, op)
-    _check_nvfp4_layout(layout, x.dtype, op)
-    if _check_path(path, x, op):  # nvfp4_gemv.cu
+    _check_nvfp4_layout(layout, x.dtype, op, tiled_ok=True)
+    if not _check_path(path, x, op):  # nvfp4_cpu.cpp
+        if layout == 4:
+            _check_nvfp4_tiled_shape(N, K, op)
+    else:  # nvfp4_gemv.cu
         _check_all(
             (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+        if layout == 4:
+            torch._check(
+                path in ("auto", "direct"),
+                lambda: f"{op}: layout 4 (tiled) runs on path 'direct' only (auto takes it), got path '{path}'; "
+                "nvfp4_relayout(w_packed, 4, inverse=True) and nvfp4_relayout_scale(w_scale, 4, inverse=True) "
+                "give the layout-0 operands the other paths read",
+            )
+            _check_nvfp4_tiled_shape(N, K, op)
+            return x.new_empty((M, N))
         if path == "direct":
             torch._check(
                 layout == 3,
-                lambda: f"{op}: path 'direct' reads layout 3 (nvfp4_relayout(w_packed, 3)), got layout {layout}",
+                lambda: f"{op}: path 'direct' reads layout 3 (nvfp4_relayout(w_packed, 3)) or 4, got layout {layout}",
             )
             torch._check(
                 K % 128 == 0,
@@ -744,7 +778,7 @@ def _nvfp4_gemv_sm90a_fake(x, w_packed, w_scale, global_scale, bias=None, layout
 @torch.library.register_fake("torchquant::nvfp4_relayout")
 def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
     op = "nvfp4_relayout"
-    _check_nvfp4_layout_value(layout, op)
+    _check_nvfp4_layout_value(layout, op, tiled_ok=True)
     _check_dim(w_packed, 2, op, "w_packed")
     _check_dtype(w_packed, torch.uint8, op, "w_packed")
     _check_contiguous(w_packed, op, "w_packed")
@@ -752,7 +786,21 @@ def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
         w_packed.shape[1] % 8 == 0,
         lambda: f"{op}: K = 2 * w_packed.size(1) must be a multiple of 16, got {w_packed.shape[1] * 2}",
     )
+    if layout == 4:
+        _check_nvfp4_tiled_shape(w_packed.shape[0], w_packed.shape[1] * 2, op)
     return torch.empty_like(w_packed, memory_format=torch.contiguous_format)
+
+
+@torch.library.register_fake("torchquant::nvfp4_relayout_scale")
+def _nvfp4_relayout_scale_fake(w_scale, layout, inverse=False):
+    op = "nvfp4_relayout_scale"
+    _check_nvfp4_layout_value(layout, op, tiled_ok=True)
+    _check_dim(w_scale, 2, op, "w_scale")
+    _check_dtype(w_scale, torch.float8_e4m3fn, op, "w_scale")
+    _check_contiguous(w_scale, op, "w_scale")
+    if layout == 4:
+        _check_nvfp4_tiled_shape(w_scale.shape[0], w_scale.shape[1] * 16, op)
+    return torch.empty_like(w_scale, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("torchquant::quantize_nvfp4")

@@ -193,6 +193,9 @@ def capability_report() -> List[str]:
                          "on layers of SMs .. 3 x SMs 16-row blocks (K % 128 == 0, K <= 4096; on cards of <= 15 "
                          "DRAM bytes per SM clock also long rows and larger layers), the mma / wgmma "
                          "GEMVs otherwise (x unpermuted)")
+            lines.append("    nvfp4_gemv      weight layout 4 (layout 3 tiled: nvfp4_relayout(w, 4), "
+                         "nvfp4_relayout_scale(s, 4); bf16 x, N % 16 == 0, K % 128 == 0): the direct GEMV at "
+                         "every M, the only kernel that reads it")
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"

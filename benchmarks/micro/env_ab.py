@@ -61,7 +61,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   (--op nvfp4 --var layout --values 0,1 (bf16) or 0,2 (--act-dtype fp16): nvfp4_gemv's layout
   argument, each layout timed on its own nvfp4_relayout copies; docs/nvfp4_gemv.md 23; layout 3
   (bf16, sections 27-29) with --path auto (the direct GEMV by direct_rule), direct, mma or wgmma;
-  --layout L: every value of another knob timed on the weight in layout L)
+  --layout L: every value of another knob timed on the weight in layout L; layout 4, layout 3
+  tiled with its scales (nvfp4_relayout_scale), path auto or direct: docs/nvfp4_gemv.md 40)
   TORCHQUANT_NVFP4_DIRECT=1..15   the direct GEMV's load depth: U = 2 / 3 blocks per SM,
                                   U = 3 / 3, U = 4 / 2, U = 2 with the next round issued early / 2,
                                   U = 6 / 2, U = 3 issued early / 2; x loaded with the weight
@@ -137,7 +138,7 @@ def main() -> None:
     ap.add_argument("--x-gelu", type=float, default=0.0,
                     help="x = gelu(S * randn) in fp32, then cast (0: plain randn): an FFN down projection's "
                          "input, with the tiny negative tail that leaves fp16's exact range")
-    ap.add_argument("--layout", type=int, choices=[0, 1, 2, 3], default=0,
+    ap.add_argument("--layout", type=int, choices=[0, 1, 2, 3, 4], default=0,
                     help="nvfp4: every value timed on the weight in this layout (1: bf16 x, 2: --act-dtype "
                          "fp16; the layout QuantLinear keeps on sm_80+), when --var is not layout")
     ap.add_argument("--env", action="append", default=[],
@@ -145,9 +146,9 @@ def main() -> None:
     args = timing.micro_args(ap)
     if args is None:
         return
-    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2", "3"}):
-        ap.error("--var layout: --op nvfp4 and --values from 0,1,2,3 (nvfp4_gemv's layout argument; 1 and 3 "
-                 "with bf16 x, 2 with --act-dtype fp16)")
+    if args.var == "layout" and (args.op != "nvfp4" or set(args.values.split(",")) - {"0", "1", "2", "3", "4"}):
+        ap.error("--var layout: --op nvfp4 and --values from 0,1,2,3,4 (nvfp4_gemv's layout argument; 1, 3 "
+                 "and 4 with bf16 x, 2 with --act-dtype fp16)")
     if args.layout and (args.op != "nvfp4" or args.var == "layout" or args.path == "gemm_sm90a"):
         ap.error("--layout: --op nvfp4 on nvfp4_gemv's paths, with a --var other than layout")
     timing.set_env(args.env)
@@ -164,7 +165,7 @@ def main() -> None:
         if args.op == "nvfp4":
             wp, ws, gs = ops.quantize_nvfp4(w)
             if args.layout:
-                wp = ops.nvfp4_relayout(wp, args.layout)
+                wp, ws = ops.nvfp4_relayout(wp, args.layout), ops.nvfp4_relayout_scale(ws, args.layout)
             # path "gemm_sm90a": the Hopper dequantizing wgmma GEMM (QuantLinear's prefill op)
             fn = lambda x, a, b: (ops._nvfp4_gemm_sm90a(x, a, b, gs, None)  # noqa: E731
                                   if args.path == "gemm_sm90a" else
@@ -190,7 +191,9 @@ def main() -> None:
         copies = timing.shared_copies((wp, ws), nbytes)
         # --var layout (nvfp4): the values are nvfp4_gemv's layout argument, each timed on its
         # own copies of the weight in that layout (nvfp4_relayout)
-        by_layout = ({v: (copies if v == "0" else timing.shared_copies((ops.nvfp4_relayout(wp, int(v)), ws), nbytes))
+        # (layout 4 with its tiled scales)
+        by_layout = ({v: (copies if v == "0" else timing.shared_copies(
+                          (ops.nvfp4_relayout(wp, int(v)), ops.nvfp4_relayout_scale(ws, int(v))), nbytes))
                       for v in set(args.values.split(","))} if args.var == "layout" else None)
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):

@@ -321,32 +321,44 @@ inline void validate_dequantize_nvfp4(const at::Tensor& w_packed, const at::Tens
 
 // nvfp4_gemv's layout argument (nvfp4/nvfp4_layout.h): 0 (formats.md), 1 (the bf16 decode
 // order, bf16 x only), 2 (the fp16 decode order, fp16 x only) or 3 (the bf16 decode order on
-// adjacent codes, bf16 x only).
-inline void check_nvfp4_layout_value(int64_t layout, const char* op) {
-  TORCH_CHECK(layout >= 0 && layout < nvfp4::kNumLayouts, op,
+// adjacent codes, bf16 x only); where tiled_ok (nvfp4_gemv, nvfp4_relayout and
+// nvfp4_relayout_scale), also 4 (layout 3 tiled, bf16 x only).
+inline void check_nvfp4_layout_value(int64_t layout, const char* op, bool tiled_ok = false) {
+  TORCH_CHECK((layout >= 0 && layout < nvfp4::kNumLayouts) || (tiled_ok && layout == nvfp4::kLayoutTiled), op,
               ": layout must be 0 (formats.md packing), 1 (the bf16 decode order), 2 (the fp16 "
-              "decode order) or 3 (the bf16 decode order on adjacent codes), got ", layout);
+              "decode order) or 3 (the bf16 decode order on adjacent codes)",
+              tiled_ok ? ", or 4 (layout 3 tiled)" : " (layout 4, tiled, is nvfp4_gemv's alone)", ", got ", layout);
 }
-// A layout the op's kernels read with x of this dtype (layouts 1 and 3: bf16, 2: fp16).
-inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op) {
-  check_nvfp4_layout_value(layout, op);
+// A layout the op's kernels read with x of this dtype (layouts 1, 3 and 4: bf16, 2: fp16).
+inline void check_nvfp4_layout(int64_t layout, at::ScalarType x_dtype, const char* op, bool tiled_ok = false) {
+  check_nvfp4_layout_value(layout, op, tiled_ok);
   if (layout == nvfp4::kLayoutStd) return;
-  const bool bf16 = layout == nvfp4::kLayoutBf16 || layout == nvfp4::kLayoutBf16Adj;
+  const bool bf16 = layout == nvfp4::kLayoutBf16 || layout == nvfp4::kLayoutBf16Adj || layout == nvfp4::kLayoutTiled;
   TORCH_CHECK(x_dtype == (bf16 ? at::kBFloat16 : at::kHalf), op, ": layout ", layout, " is the ",
               bf16 ? "bf16" : "fp16", " decode order and needs ", bf16 ? "bfloat16" : "float16",
               " x, got ", x_dtype, "; give other x the layout-0 weight (nvfp4_relayout(w_packed, ",
               layout, ", inverse=True))");
 }
 
-// nvfp4_relayout: a packed weight (uint8 [N, K/2], K % 16 == 0, contiguous) and a layout.
+// A layout-4 operand's shape (nvfp4/nvfp4_tiles.h): N rows of a K-wide weight, N % 16 == 0 and
+// K % 128 == 0.
+inline void check_nvfp4_tiled_shape(int64_t N, int64_t K, const char* op) {
+  TORCH_CHECK(N % nvfp4::kTileRows == 0 && K % 128 == 0, op,
+              ": layout 4 (tiles of 16 rows x 128 codes) needs N % 16 == 0 and K % 128 == 0, got N = ", N,
+              ", K = ", K, "; use layout 3 for other shapes");
+}
+
+// nvfp4_relayout: a packed weight (uint8 [N, K/2], K % 16 == 0, contiguous) and a layout
+// (4: N % 16 == 0 and K % 128 == 0 as well).
 inline void validate_nvfp4_relayout(const at::Tensor& w_packed, int64_t layout) {
   const char* op = "nvfp4_relayout";
-  check_nvfp4_layout_value(layout, op);
+  check_nvfp4_layout_value(layout, op, /*tiled_ok=*/true);
   check_dim(w_packed, 2, op, "w_packed");
   check_dtype(w_packed, at::kByte, op, "w_packed");
   check_contiguous(w_packed, op, "w_packed");
   TORCH_CHECK(w_packed.size(1) % 8 == 0, op,
               ": K = 2 * w_packed.size(1) must be a multiple of 16, got ", w_packed.size(1) * 2);
+  if (layout == nvfp4::kLayoutTiled) check_nvfp4_tiled_shape(w_packed.size(0), w_packed.size(1) * 2, op);
 }
 
 // ----------------------------------------------------------------- 2:4 ----

@@ -40,6 +40,7 @@
 
 #include "common/checks.h"
 #include "cpu/cpu_common.h"
+#include "nvfp4/nvfp4_tiles.h"
 
 #ifdef TQ_HAVE_F16C_PATH
 #include <immintrin.h>
@@ -211,6 +212,9 @@ float read_global_scale(const at::Tensor& g) {
 
 at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool inverse) {
   validate_nvfp4_relayout(w_packed, layout);
+  if (layout == nvfp4::kLayoutTiled)  // layout 3's words, tiled (nvfp4_tiles.h)
+    return inverse ? nvfp4_relayout_cpu(nvfp4::tile_weight(w_packed, true), nvfp4::kLayoutBf16Adj, true)
+                   : nvfp4::tile_weight(nvfp4_relayout_cpu(w_packed, nvfp4::kLayoutBf16Adj, false), false);
   at::Tensor out = at::empty(w_packed.sizes(), w_packed.options());
   if (layout == nvfp4::kLayoutStd) return out.copy_(w_packed);
   const uint8_t* src = w_packed.data_ptr<uint8_t>();
@@ -221,14 +225,23 @@ at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool i
   return out;
 }
 
+at::Tensor nvfp4_relayout_scale_cpu(const at::Tensor& w_scale, int64_t layout, bool inverse) {
+  return nvfp4::relayout_scale(w_scale, layout, inverse);
+}
+
 at::Tensor nvfp4_gemv_cpu(const at::Tensor& x, const at::Tensor& w_packed,
                           const at::Tensor& w_scale, const at::Tensor& global_scale,
                           const c10::optional<at::Tensor>& bias, c10::string_view kernel,
                           int64_t layout, bool /*static_weight: a CUDA launch hint*/) {
   const char* op = "nvfp4_gemv";
   const GemvShape sh = validate_nvfp4_gemv(x, w_packed, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x.scalar_type(), op);
+  check_nvfp4_layout(layout, x.scalar_type(), op, /*tiled_ok=*/true);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
+  if (layout == nvfp4::kLayoutTiled) {  // untiled copies, then layout 3 (the same sums)
+    check_nvfp4_tiled_shape(sh.N, sh.K, op);
+    return nvfp4_gemv_cpu(x, nvfp4::tile_weight(w_packed, true), nvfp4::tile_scales(w_scale, true),
+                          global_scale, bias, kernel, nvfp4::kLayoutBf16Adj, false);
+  }
 
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
   at::Tensor bias_f;
@@ -353,6 +366,7 @@ at::Tensor dequantize_nvfp4_cpu(const at::Tensor& w_packed, const at::Tensor& sc
 TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
   m.impl("nvfp4_gemv", &torchquant::cpu::nvfp4_gemv_cpu);
   m.impl("nvfp4_relayout", &torchquant::cpu::nvfp4_relayout_cpu);
+  m.impl("nvfp4_relayout_scale", &torchquant::cpu::nvfp4_relayout_scale_cpu);
   m.impl("quantize_nvfp4", &torchquant::cpu::quantize_nvfp4_cpu);
   m.impl("dequantize_nvfp4", &torchquant::cpu::dequantize_nvfp4_cpu);
 }

@@ -51,6 +51,7 @@
 #include "common/pdl.h"
 #include "common/sm90a_op.h"
 #include "nvfp4/nvfp4_kernels.cuh"
+#include "nvfp4/nvfp4_tiles.h"
 
 namespace torchquant {
 namespace {
@@ -118,6 +119,10 @@ constexpr int64_t kTileMinM = 48;
 //                      |         |        | direct_rule;
 //                      |         |        | build by direct_build
 //                      |         |        | (docs/nvfp4_gemv.md 27-34)
+//   layout 4, >= 8.0   | every M,| direct | layout 3 tiled (nvfp4_tiles.h): the
+//                      | N % 16, |        | direct builds direct_build picks,
+//                      | K % 128 |        | the only kernels that read it
+//                      |         |        | (docs/nvfp4_gemv.md 40)
 // The mma launch shape (n-tiles, K-split) is picked in mma_config below.
 // -------------------------------------------------------------------------
 // Measured exception (H200, cold L2, graph replay, 2026-11-30), M = 1: with
@@ -678,6 +683,20 @@ DirectBuild direct_kernel(int variant) {
     default: return {nvfp4::nvfp4_gemv_direct_kernel<nvfp4::kDirectU, 3>, 1};  // 48 KB
   }
 }
+// Layout 4's builds (the weight and scales tiled: nvfp4_tiles.h): those direct_build picks,
+// reading the tiled order; {nullptr} for the others (forced A/B builds of layout 3 only).
+DirectBuild direct_kernel_tiled(int variant) {
+  switch (variant) {
+    case kDirectSmallGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 2, false, true, true>, 1};
+    case kDirectLargeGrid: return {nvfp4::nvfp4_gemv_direct_kernel<2, 3, false, true, true>, 1};
+    case 10: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 3, 1, true>, 2};
+    case 12: return {nvfp4::nvfp4_gemv_direct_rows_kernel<4, 1, 2, 1, true>, 4};
+    case 13: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 1, 2, 2, true>, 1, 2};
+    case 14: return {nvfp4::nvfp4_gemv_direct_rows_kernel<2, 1, 2, 2, true>, 2, 2};
+    case 15: return {nvfp4::nvfp4_gemv_direct_rows_kernel<1, 2, 2, 2, true>, 1, 2};
+    default: return {nullptr, 0};
+  }
+}
 // Which build runs a grid of `blocks` blocks. Builds 7 and 8 load each piece's x with its weight
 // (docs/nvfp4_gemv.md 33: with the weight in L2 the x loads, one before each word's mma, held the
 // kernel's SM side to ~3.3 TB/s on an H100, 4.3 without them). A grid that fits 2 blocks per SM
@@ -859,13 +878,16 @@ bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K) {
 at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& w_scale,
                       const at::Tensor& global_scale, const std::optional<at::Tensor>& bias,
                       int64_t M, int64_t N, int64_t K, int device, const DeviceCaps& caps,
-                      bool static_weight) {
+                      bool static_weight, bool tiled = false) {
   const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
   const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
   at::Tensor y = at::empty({M, N}, x.options());
   const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
-  const DirectBuild build = direct_kernel(direct_build(caps, M, N));
+  const int variant = direct_build(caps, M, N);
+  const DirectBuild build = tiled ? direct_kernel_tiled(variant) : direct_kernel(variant);
+  TORCH_CHECK(build.fn != nullptr, kGemvOp, ": TORCHQUANT_NVFP4_DIRECT=", variant,
+              " has no layout-4 (tiled) build; those are 7, 8, 10 and 12-15");
   const int64_t rows = 16 * int64_t{build.tiles};
   const int64_t token_tiles = (M + nvfp4::kDirectRows * build.nt - 1) / (nvfp4::kDirectRows * build.nt);
   const dim3 grid(static_cast<unsigned>((N + rows - 1) / rows),
@@ -885,7 +907,7 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
                            int64_t layout, bool static_weight) {
   const GemvShape shape = validate_nvfp4_gemv(x_in, w_in, w_scale, global_scale, bias);
-  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp);
+  check_nvfp4_layout(layout, x_in.scalar_type(), kGemvOp, /*tiled_ok=*/true);
   const std::string kernel(kernel_sv.data(), kernel_sv.size());
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma", "direct"}, kGemvOp, "CUDA");
   TORCH_CHECK(x_in.is_cuda(), kGemvOp, ": x must be a CUDA tensor, got ", x_in.device());
@@ -899,9 +921,22 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
+  if (layout == nvfp4::kLayoutTiled) {  // read by the direct GEMV alone, at every M
+    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp, ": layout 4 (tiled) runs on path "
+                "'direct' only (auto takes it), got path '", kernel, "'; nvfp4_relayout(w_packed, 4, "
+                "inverse=True) and nvfp4_relayout_scale(w_scale, 4, inverse=True) give the layout-0 "
+                "operands the other paths read");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout 4 runs on path 'direct', which needs mma.sync "
+                "m16n8k16 bf16 (compute capability 8.0+); this device is sm_", caps.cc(),
+                ". Use layout 0 (nvfp4_relayout(w_packed, 4, inverse=True), nvfp4_relayout_scale(w_scale, "
+                "4, inverse=True))");
+    check_nvfp4_tiled_shape(N, K, kGemvOp);
+    return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, caps, static_weight,
+                      /*tiled=*/true);
+  }
   if (kernel == "direct") {
     TORCH_CHECK(layout == nvfp4::kLayoutBf16Adj, kGemvOp, ": path 'direct' reads layout 3 "
-                "(nvfp4_relayout(w_packed, 3)), got layout ", layout);
+                "(nvfp4_relayout(w_packed, 3)) or 4, got layout ", layout);
     TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": path 'direct' needs mma.sync m16n8k16 bf16 (compute "
                 "capability 8.0+); this device is sm_", caps.cc(),
                 ". Use layout 0 (nvfp4_relayout(w_packed, 3, inverse=True))");
@@ -1104,6 +1139,9 @@ at::Tensor dequantize_nvfp4_cuda(const at::Tensor& w_packed, const at::Tensor& s
 at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inverse) {
   validate_nvfp4_relayout(w_in, layout);
   const c10::cuda::CUDAGuard device_guard(w_in.device());
+  if (layout == nvfp4::kLayoutTiled)  // layout 3's words, tiled (nvfp4_tiles.h)
+    return inverse ? nvfp4_relayout_cuda(nvfp4::tile_weight(w_in, true), nvfp4::kLayoutBf16Adj, true)
+                   : nvfp4::tile_weight(nvfp4_relayout_cuda(w_in, nvfp4::kLayoutBf16Adj, false), false);
   // Words are 4-byte groups from each row's start; K % 16 == 0 makes the flat byte array's
   // groups those words. A view whose base is not 4-byte aligned is copied first.
   const at::Tensor w = aligned_to(w_in.data_ptr(), 4) ? w_in : w_in.clone();
@@ -1133,11 +1171,17 @@ at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inve
   return out;
 }
 
+at::Tensor nvfp4_relayout_scale_cuda(const at::Tensor& w_scale, int64_t layout, bool inverse) {
+  const c10::cuda::CUDAGuard device_guard(w_scale.device());
+  return nvfp4::relayout_scale(w_scale, layout, inverse);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("nvfp4_gemv", &nvfp4_gemv_cuda);
   m.impl("nvfp4_relayout", &nvfp4_relayout_cuda);
+  m.impl("nvfp4_relayout_scale", &nvfp4_relayout_scale_cuda);
   m.impl("quantize_nvfp4", &quantize_nvfp4_cuda);
   m.impl("dequantize_nvfp4", &dequantize_nvfp4_cuda);
 }

@@ -1196,8 +1196,12 @@ __device__ __forceinline__ void direct_sum_store(const float (&red)[kDirectWarps
 // the round's issue, so the x loads' latency overlaps the weight's instead of standing before
 // each word's mma, and only lanes of real x rows (g < rows) load it (the others hold zeros: their
 // D columns are never stored). docs/nvfp4_gemv.md 33: on an H100 with the weight in L2 the x
-// loads, not the decode, held this kernel's SM side to ~3.3 TB/s.
-template <int U, int kMinBlocks = 3, bool kPipe = false, bool kXr = false>
+// loads, not the decode, held this kernel's SM side to ~3.3 TB/s. kTiled: the weight and scales
+// in layout 4 (nvfp4_tiles.h; N % 16 == 0): piece pc of the block's tile is one 1 KB run (row r at
+// 64 r) and its scales one 128-byte line (row r at 8 r), so a weight load reads 4 whole lines and
+// a scale load 1 (8 half lines and 8 lines in rows; docs/nvfp4_gemv.md 39-40). Same bytes into
+// the same registers: the same bits.
+template <int U, int kMinBlocks = 3, bool kPipe = false, bool kXr = false, bool kTiled = false>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<__nv_bfloat16>;
@@ -1211,10 +1215,14 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
   const int n0 = blockIdx.x * 16;
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;  // rows past N: never loaded or stored
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const uint8_t* const w_lo = p.w + static_cast<size_t>(v_lo ? n0 + g : 0) * rb + 16 * t;
-  const uint8_t* const w_hi = p.w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * rb + 16 * t;
-  const uint8_t* const s_lo = p.s + static_cast<size_t>(v_lo ? n0 + g : 0) * sb + 2 * t;
-  const uint8_t* const s_hi = p.s + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * sb + 2 * t;
+  const size_t tp = static_cast<size_t>(blockIdx.x) * pieces;  // kTiled: (tile, piece 0)'s index
+  const uint8_t* const w_lo = kTiled ? p.w + tp * 1024 + 64 * g + 16 * t
+                                     : p.w + static_cast<size_t>(v_lo ? n0 + g : 0) * rb + 16 * t;
+  const uint8_t* const w_hi = kTiled ? w_lo + 512 : p.w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * rb + 16 * t;
+  const uint8_t* const s_lo = kTiled ? p.s + tp * 128 + 8 * g + 2 * t
+                                     : p.s + static_cast<size_t>(v_lo ? n0 + g : 0) * sb + 2 * t;
+  const uint8_t* const s_hi = kTiled ? s_lo + 64 : p.s + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * sb + 2 * t;
+  constexpr int kWp = kTiled ? 1024 : 64, kSp = kTiled ? 128 : 8;  // a piece's stride
   const float so = __fmul_rn(__ldg(p.gs), 128.0f);  // 2^7 * global: undoes the decode's 2^-7
   const __nv_bfloat16* const bias = static_cast<const __nv_bfloat16*>(p.bias);
   __nv_bfloat16* const y = static_cast<__nv_bfloat16*>(p.y);
@@ -1236,10 +1244,10 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
         const int cc = c + kDirectWarps * u;
         const bool in = cc < pieces;
         const size_t pc = in ? static_cast<size_t>(cc) : 0;
-        l[u] = ld_stream_v4_if(w_lo + 64 * pc, in && v_lo);
-        h[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
-        s0[u] = ld_u16_if(s_lo + 8 * pc, in && v_lo);
-        s1[u] = ld_u16_if(s_hi + 8 * pc, in && v_hi);
+        l[u] = ld_stream_v4_if(w_lo + kWp * pc, in && v_lo);
+        h[u] = ld_stream_v4_if(w_hi + kWp * pc, in && v_hi);
+        s0[u] = ld_u16_if(s_lo + kSp * pc, in && v_lo);
+        s1[u] = ld_u16_if(s_hi + kSp * pc, in && v_hi);
         if constexpr (kXr) {
 #pragma unroll
           for (int q = 0; q < 4; ++q) xr[u][q] = ld_cached_v4_if(xrow + 128 * pc + 8 * q, in && x_real);
@@ -1298,8 +1306,9 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 // M = 8 on a 4096-wide x, 64 KB per block against the block's 32 kTiles KB of weight). Each word is
 // decoded once for the kNt token tiles (M = 9..16 in one pass with kNt = 2, where the 16-row
 // kernel reads and decodes the weight once per tile). docs/nvfp4_gemv.md 34 has the probe and the
-// A/B. Otherwise as nvfp4_gemv_direct_kernel: the same pieces, order of sums per output and bits.
-template <int kTiles, int U, int kMinBlocks, int kNt = 1>
+// A/B. Otherwise as nvfp4_gemv_direct_kernel: the same pieces, order of sums per output and bits
+// (kTiled as there: row g + 8 r in half r % 2 of tile r / 2's runs).
+template <int kTiles, int U, int kMinBlocks, int kNt = 1, bool kTiled = false>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_rows_kernel(const GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using O = Ops<__nv_bfloat16>;
@@ -1316,8 +1325,13 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
   // row g + 8 r of the block at w0 + 8 r rb (s0 + 8 r sb); bit r of valid: that row is < N (rows
   // past N are never loaded or stored)
   const size_t rb = static_cast<size_t>(K) / 2, sb = static_cast<size_t>(K) / 16;
-  const uint8_t* const w0 = p.w + static_cast<size_t>(n0 + g) * rb + 16 * t;
-  const uint8_t* const s0 = p.s + static_cast<size_t>(n0 + g) * sb + 2 * t;
+  const size_t tp = static_cast<size_t>(n0 / 16) * pieces;  // kTiled: (first tile, piece 0)'s index
+  const uint8_t* const w0 = kTiled ? p.w + tp * 1024 + 64 * g + 16 * t : p.w + static_cast<size_t>(n0 + g) * rb + 16 * t;
+  const uint8_t* const s0 = kTiled ? p.s + tp * 128 + 8 * g + 2 * t : p.s + static_cast<size_t>(n0 + g) * sb + 2 * t;
+  // row g + 8 r's offset, and a piece's stride
+  const auto w_row = [&](int r) { return kTiled ? (r / 2) * static_cast<size_t>(pieces) * 1024 + (r % 2) * 512 : 8 * r * rb; };
+  const auto s_row = [&](int r) { return kTiled ? (r / 2) * static_cast<size_t>(pieces) * 128 + (r % 2) * 64 : 8 * r * sb; };
+  constexpr int kWp = kTiled ? 1024 : 64, kSp = kTiled ? 128 : 8;
   uint32_t valid = 0;
 #pragma unroll
   for (int r = 0; r < kR; ++r) valid |= (n0 + g + 8 * r < N ? 1u : 0u) << r;
@@ -1348,8 +1362,8 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks) nvfp4_gemv_direct_
 #pragma unroll
         for (int r = 0; r < kR; ++r) {
           const bool ok = in && ((valid >> r) & 1u);
-          w[u][r] = ld_stream_v4_if(w0 + 8 * r * rb + 64 * pc, ok);
-          sc[u][r] = ld_u16_if(s0 + 8 * r * sb + 8 * pc, ok);
+          w[u][r] = ld_stream_v4_if(w0 + w_row(r) + kWp * pc, ok);
+          sc[u][r] = ld_u16_if(s0 + s_row(r) + kSp * pc, ok);
         }
 #pragma unroll
         for (int j = 0; j < kNt; ++j)

@@ -46,7 +46,15 @@ constexpr int kLayoutStd = 0;   // formats.md
 constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
 constexpr int kLayoutF16 = 2;   // the fp16 decode order (above)
 constexpr int kLayoutBf16Adj = 3;  // layout 1's decode on adjacent codes (below)
-constexpr int kNumLayouts = 4;
+constexpr int kNumLayouts = 4;  // the word layouts 0..3
+// Layout 4 (nvfp4_gemv's path 'direct' only): layout 3's words, with the weight and its scales
+// stored per 16-row tile and 64-byte piece (nvfp4_tiles.h; docs/nvfp4_gemv.md 40). Not a word
+// layout: nvfp4_relayout(w, 4) is relayout 3 followed by the tiling, nvfp4_relayout_scale the
+// scales' tiling.
+constexpr int kLayoutTiled = 4;
+constexpr int kTileRows = 16;         // weight rows per tile
+constexpr int kTilePieceBytes = 64;   // packed weight bytes of a row per piece (128 codes)
+constexpr int kTilePieceScales = 8;   // scale bytes of a row per piece
 
 constexpr uint32_t kBf16PairMask = 0x81C081C0u;   // P: magnitude 6..8 / 22..24, sign 15 / 31
 constexpr uint32_t kL1MulMask = 0x001B001Bu;      // bits 0, 1, 3, 4, 16, 17, 19, 20 (pair h3)
