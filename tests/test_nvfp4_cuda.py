@@ -350,7 +350,8 @@ def test_gemv_direct_tiled_same_bits_as_layout3(monkeypatch, build):
 
 def test_gemv_direct_tiled_picks_and_refusals(monkeypatch):
     """Unforced, layout 4 runs the tiled form of the build direct_build picks (the kernel name's
-    last template argument), at every M, on every grid; a forced build with no tiled form and the
+    last template argument), at every M, on every grid (at M = 4 the 16-row build where layout 3
+    takes the row builds: kDirectRowsMinMTiled); a forced build with no tiled form and the
     other paths are refused with a clear error; misaligned views and graph replay give the bits."""
     _need_direct()
     monkeypatch.delenv("TORCHQUANT_NVFP4_DIRECT", raising=False)
@@ -366,6 +367,12 @@ def test_gemv_direct_tiled_picks_and_refusals(monkeypatch):
             names = kernels_launched(lambda: out.setdefault("y", ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)))
             direct = [n for n in names if "nvfp4_gemv_direct" in n]
             assert len(direct) == 1 and re.search(r"direct\w*kernel<[^>]*, true>", direct[0]), (N, K, M, names)
+            blocks = (N + 15) // 16
+            if M <= 4:  # 16 rows, x with the weight, U = 2; 3 blocks per SM above 2 x SMs (rows from M = 5)
+                assert f"nvfp4_gemv_direct_kernel<2, {3 if blocks > 2 * sms else 2}, false, true, true>" in direct[0], \
+                    (N, K, M, direct)
+            elif M == 8 and blocks > 3 * sms:  # 64 rows per block ((N + 63) / 64 <= 4 x SMs here)
+                assert "nvfp4_gemv_direct_rows_kernel<4, 1, 2, 1, true>" in direct[0], (N, K, M, direct)
             assert all("direct" in n for n in names), names  # nothing else: no copy, no other GEMV
             want = ops.nvfp4_gemv(x, w3, ws, gs, bias, "direct", 3)
             assert torch.equal(out["y"].view(torch.int16), want.view(torch.int16)), (N, K, M)

@@ -740,6 +740,11 @@ DirectBuild direct_kernel_tiled(int variant) {
 // M = 8: 7.5-7.6 / 8.7 / 10.0-10.4). The H200 has the same SMs and clocks, but whether these builds
 // win there too is not measured (its A/B: results/h200/2026-12-06d/call11.sh).
 constexpr int64_t kDirectRowsMinM = 4;
+// Layout 4 (tiled operands) takes the row builds from M = 5: at M = 4 build 8 beat them there
+// (H100, path direct, forced builds, us, results/h100/2026-12-07g call 3, build 8 / the row build
+// direct_build picks: 28672x8192 47.8 / 49.7 (12), 14336x4096 14.3 / 14.9 (12), 128256x4096
+// 100.9 / 102.4 (10)); at M = 8 the picks stand (50.7 / 50.7, 15.5 / 15.4, 110.2 / 105.0).
+constexpr int64_t kDirectRowsMinMTiled = 5;
 constexpr int kDirectRows32 = 10;
 constexpr int kDirectRows64 = 12;
 constexpr int64_t kDirectRows64MaxGrid = 4;  // x SMs blocks of 64 rows
@@ -760,7 +765,7 @@ constexpr int kDirectPassBuild16 = 15;  // <= 2 x SMs blocks
 constexpr int kDirectPassBuild16U1 = 13;  // <= 3 x SMs blocks, M <= 12
 constexpr int kDirectPassBuild32 = 14;
 constexpr int64_t kDirectPassU1MaxM = 12;
-int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
+int direct_build(const DeviceCaps& caps, int64_t M, int64_t N, bool tiled) {
   const int v = env_int("TORCHQUANT_NVFP4_DIRECT");
   if (v >= 1 && v <= kDirectBuilds) return v;
   const int64_t sms = caps.sm_count;
@@ -770,7 +775,8 @@ int direct_build(const DeviceCaps& caps, int64_t M, int64_t N) {
     return b16 <= 3 * sms && M <= kDirectPassU1MaxM ? kDirectPassBuild16U1 : kDirectPassBuild32;
   }
   const int64_t blocks = (N + 15) / 16 * ((M + nvfp4::kDirectRows - 1) / nvfp4::kDirectRows);
-  if (blocks > 3 * sms && M >= kDirectRowsMinM && M <= nvfp4::kDirectRows)  // one token tile
+  if (blocks > 3 * sms && M >= (tiled ? kDirectRowsMinMTiled : kDirectRowsMinM) &&
+      M <= nvfp4::kDirectRows)  // one token tile
     return (N + 63) / 64 <= kDirectRows64MaxGrid * sms ? kDirectRows64 : kDirectRows32;
   return blocks > 2 * sms ? kDirectLargeGrid : kDirectSmallGrid;
 }
@@ -884,7 +890,7 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   const at::Tensor sc = aligned_to(w_scale.data_ptr(), 2) ? w_scale : w_scale.clone();
   at::Tensor y = at::empty({M, N}, x.options());
   const nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
-  const int variant = direct_build(caps, M, N);
+  const int variant = direct_build(caps, M, N, tiled);
   const DirectBuild build = tiled ? direct_kernel_tiled(variant) : direct_kernel(variant);
   TORCH_CHECK(build.fn != nullptr, kGemvOp, ": TORCHQUANT_NVFP4_DIRECT=", variant,
               " has no layout-4 (tiled) build; those are 7, 8, 10 and 12-15");
