@@ -775,13 +775,19 @@ def _nvfp4_gemv_sm90a_fake(x, w_packed, w_scale, global_scale, bias=None, layout
     return x.new_empty((M, N))
 
 
+def _check_relayout_operand(t, layout, dtype, op: str, name: str) -> None:
+    """The relayout ops' shared checks (checks.h validate_nvfp4_relayout, nvfp4_tiles.h
+    relayout_scale): a layout 0..4, a contiguous 2-D tensor of the operand's dtype."""
+    _check_nvfp4_layout_value(layout, op, tiled_ok=True)
+    _check_dim(t, 2, op, name)
+    _check_dtype(t, dtype, op, name)
+    _check_contiguous(t, op, name)
+
+
 @torch.library.register_fake("torchquant::nvfp4_relayout")
 def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
     op = "nvfp4_relayout"
-    _check_nvfp4_layout_value(layout, op, tiled_ok=True)
-    _check_dim(w_packed, 2, op, "w_packed")
-    _check_dtype(w_packed, torch.uint8, op, "w_packed")
-    _check_contiguous(w_packed, op, "w_packed")
+    _check_relayout_operand(w_packed, layout, torch.uint8, op, "w_packed")
     torch._check(
         w_packed.shape[1] % 8 == 0,
         lambda: f"{op}: K = 2 * w_packed.size(1) must be a multiple of 16, got {w_packed.shape[1] * 2}",
@@ -794,10 +800,7 @@ def _nvfp4_relayout_fake(w_packed, layout, inverse=False):
 @torch.library.register_fake("torchquant::nvfp4_relayout_scale")
 def _nvfp4_relayout_scale_fake(w_scale, layout, inverse=False):
     op = "nvfp4_relayout_scale"
-    _check_nvfp4_layout_value(layout, op, tiled_ok=True)
-    _check_dim(w_scale, 2, op, "w_scale")
-    _check_dtype(w_scale, torch.float8_e4m3fn, op, "w_scale")
-    _check_contiguous(w_scale, op, "w_scale")
+    _check_relayout_operand(w_scale, layout, torch.float8_e4m3fn, op, "w_scale")
     if layout == 4:
         _check_nvfp4_tiled_shape(w_scale.shape[0], w_scale.shape[1] * 16, op)
     return torch.empty_like(w_scale, memory_format=torch.contiguous_format)
