@@ -149,7 +149,9 @@ def nvfp4_gemv(
 
 def nvfp4_relayout(w_packed: Tensor, layout: int, inverse: bool = False) -> Tensor:
     """The packed nvfp4 weight in word layout `layout` (or, with inverse, from it back to the
-    formats.md packing): a bit permutation inside every 4-byte word of a row, exact both ways."""
+    formats.md packing): a bit permutation inside every 4-byte word of a row, exact both ways;
+    layout 4 is layout 3's words with the rows' 64-byte pieces stored per 16-row tile (N % 16 ==
+    0, K % 128 == 0; its scales from nvfp4_relayout_scale)."""
     _tensor_arg(w_packed, "nvfp4_relayout", "w_packed")
     return _ops.nvfp4_relayout(w_packed, layout, inverse)
 
