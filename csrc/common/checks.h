@@ -348,14 +348,21 @@ inline void check_nvfp4_tiled_shape(int64_t N, int64_t K, const char* op) {
               ", K = ", K, "; use layout 3 for other shapes");
 }
 
+// The relayout ops' shared checks (nvfp4_relayout, nvfp4_relayout_scale): a layout 0..4 and a
+// contiguous 2-D operand of its dtype.
+inline void check_nvfp4_relayout_operand(const at::Tensor& t, int64_t layout, at::ScalarType dtype,
+                                         const char* op, const char* name) {
+  check_nvfp4_layout_value(layout, op, /*tiled_ok=*/true);
+  check_dim(t, 2, op, name);
+  check_dtype(t, dtype, op, name);
+  check_contiguous(t, op, name);
+}
+
 // nvfp4_relayout: a packed weight (uint8 [N, K/2], K % 16 == 0, contiguous) and a layout
 // (4: N % 16 == 0 and K % 128 == 0 as well).
 inline void validate_nvfp4_relayout(const at::Tensor& w_packed, int64_t layout) {
   const char* op = "nvfp4_relayout";
-  check_nvfp4_layout_value(layout, op, /*tiled_ok=*/true);
-  check_dim(w_packed, 2, op, "w_packed");
-  check_dtype(w_packed, at::kByte, op, "w_packed");
-  check_contiguous(w_packed, op, "w_packed");
+  check_nvfp4_relayout_operand(w_packed, layout, at::kByte, op, "w_packed");
   TORCH_CHECK(w_packed.size(1) % 8 == 0, op,
               ": K = 2 * w_packed.size(1) must be a multiple of 16, got ", w_packed.size(1) * 2);
   if (layout == nvfp4::kLayoutTiled) check_nvfp4_tiled_shape(w_packed.size(0), w_packed.size(1) * 2, op);

@@ -212,9 +212,7 @@ float read_global_scale(const at::Tensor& g) {
 
 at::Tensor nvfp4_relayout_cpu(const at::Tensor& w_packed, int64_t layout, bool inverse) {
   validate_nvfp4_relayout(w_packed, layout);
-  if (layout == nvfp4::kLayoutTiled)  // layout 3's words, tiled (nvfp4_tiles.h)
-    return inverse ? nvfp4_relayout_cpu(nvfp4::tile_weight(w_packed, true), nvfp4::kLayoutBf16Adj, true)
-                   : nvfp4::tile_weight(nvfp4_relayout_cpu(w_packed, nvfp4::kLayoutBf16Adj, false), false);
+  if (layout == nvfp4::kLayoutTiled) return nvfp4::relayout_tiled(w_packed, inverse, nvfp4_relayout_cpu);
   at::Tensor out = at::empty(w_packed.sizes(), w_packed.options());
   if (layout == nvfp4::kLayoutStd) return out.copy_(w_packed);
   const uint8_t* src = w_packed.data_ptr<uint8_t>();

@@ -1145,9 +1145,7 @@ at::Tensor dequantize_nvfp4_cuda(const at::Tensor& w_packed, const at::Tensor& s
 at::Tensor nvfp4_relayout_cuda(const at::Tensor& w_in, int64_t layout, bool inverse) {
   validate_nvfp4_relayout(w_in, layout);
   const c10::cuda::CUDAGuard device_guard(w_in.device());
-  if (layout == nvfp4::kLayoutTiled)  // layout 3's words, tiled (nvfp4_tiles.h)
-    return inverse ? nvfp4_relayout_cuda(nvfp4::tile_weight(w_in, true), nvfp4::kLayoutBf16Adj, true)
-                   : nvfp4::tile_weight(nvfp4_relayout_cuda(w_in, nvfp4::kLayoutBf16Adj, false), false);
+  if (layout == nvfp4::kLayoutTiled) return nvfp4::relayout_tiled(w_in, inverse, nvfp4_relayout_cuda);
   // Words are 4-byte groups from each row's start; K % 16 == 0 makes the flat byte array's
   // groups those words. A view whose base is not 4-byte aligned is copied first.
   const at::Tensor w = aligned_to(w_in.data_ptr(), 4) ? w_in : w_in.clone();

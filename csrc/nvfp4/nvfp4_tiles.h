@@ -35,14 +35,19 @@ inline at::Tensor tile_scales(const at::Tensor& w_scale, bool inverse) {
   return tile_rows(w_scale, kTilePieceScales, inverse);
 }
 
+// nvfp4_relayout(w, 4) on either backend: layout 3's words (`words(w, layout, inverse)`, the
+// backend's word relayout), then the tiling; with inverse the tiling undone first.
+template <class Words>
+at::Tensor relayout_tiled(const at::Tensor& w_packed, bool inverse, Words&& words) {
+  return inverse ? words(tile_weight(w_packed, true), kLayoutBf16Adj, true)
+                 : tile_weight(words(w_packed, kLayoutBf16Adj, false), false);
+}
+
 // nvfp4_relayout_scale (CPU and CUDA): the scales for a weight in `layout`: a copy for the word
 // layouts 0..3 (their scales are the formats.md ones), the tiling (or its inverse) for layout 4.
 inline at::Tensor relayout_scale(const at::Tensor& w_scale, int64_t layout, bool inverse) {
   const char* op = "nvfp4_relayout_scale";
-  check_nvfp4_layout_value(layout, op, /*tiled_ok=*/true);
-  check_dim(w_scale, 2, op, "w_scale");
-  check_dtype(w_scale, at::kFloat8_e4m3fn, op, "w_scale");
-  check_contiguous(w_scale, op, "w_scale");
+  check_nvfp4_relayout_operand(w_scale, layout, at::kFloat8_e4m3fn, op, "w_scale");
   if (layout != kLayoutTiled) return at::empty(w_scale.sizes(), w_scale.options()).copy_(w_scale);
   check_nvfp4_tiled_shape(w_scale.size(0), w_scale.size(1) * 16, op);
   return tile_scales(w_scale, inverse);
