@@ -77,7 +77,13 @@ TORCH_LIBRARY(torchquant, m) {
   // the CPU and by the other kernels.
   m.def(
       "fp8_block_gemv(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None, str path='auto', bool static_weight=False) -> Tensor");
+      "Tensor? bias=None, str path='auto', bool static_weight=False, bool tiled=False) -> Tensor");
+  // tiled: w_q and w_scale from fp8_block_tile (the rows' bytes stored per 16-row tile; N % 16
+  // == 0, K % 64 == 0): on CUDA path "direct" only (sm_89+, block_size % 64 == 0), at every M.
+
+  // The weight and its block scales in the tiled order of fp8/fp8_tiles.h, or back (inverse).
+  // Same shapes and dtypes; a permutation of whole elements, exact both ways.
+  m.def("fp8_block_tile(Tensor w_q, Tensor w_scale, bool inverse=False) -> (Tensor w_q, Tensor w_scale)");
 
   // scale = block_amax / 448 (1 for an all-zero block),
   // w_q = e4m3(clamp(w / scale, -448, 448)). Returns (w_q [N, K] e4m3,
@@ -195,7 +201,7 @@ TORCH_LIBRARY(torchquant, m) {
 // autograd, with a one-time warning when an input requires grad.
 TORCH_LIBRARY_IMPL(torchquant, Autograd, m) {
   for (const char* op : {"int8_matmul", "quantize_int8", "fp8_block_gemv", "quantize_fp8_block",
-                         "quantize_fp8_act", "dequantize_fp8_block", "nvfp4_gemv", "nvfp4_relayout", "nvfp4_relayout_scale",
+                         "quantize_fp8_act", "dequantize_fp8_block", "fp8_block_tile", "nvfp4_gemv", "nvfp4_relayout", "nvfp4_relayout_scale",
                          "quantize_nvfp4", "dequantize_nvfp4", "prune24", "compress24",
                          "decompress24", "sparse24_gemv", "sparse24_int8_matmul"})
     m.impl(op, torchquant::inference_only_kernel());

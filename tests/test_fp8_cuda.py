@@ -15,6 +15,7 @@ write cannot pass.
 """
 
 import math
+import re
 
 import pytest
 import torch
@@ -471,6 +472,108 @@ def test_gemv_direct_knob_and_refusals(monkeypatch):
     w1040, s1040 = make_weight(n, 1040, 64, gen)
     with pytest.raises(RuntimeError, match=r"path 'direct' needs"):
         OPS.fp8_block_gemv(x1040, w1040, s1040, block_size=64, path="direct")
+
+
+# ------------------------------------------- GEMV: the tiled weight (fp8_tiles.h) --
+def tiled(w_q, w_scale):
+    return OPS.fp8_block_tile(w_q, w_scale)
+
+
+def test_tile_cuda_matches_cpu():
+    """fp8_block_tile on CUDA: the CPU op's bytes both ways (a ragged last scale block, nb = 3)."""
+    gen = torch.Generator().manual_seed(41)
+    w_q, w_scale = make_weight(48, 64 * 5, 128, gen)
+    tq, ts = tiled(w_q, w_scale)
+    cq, cs = OPS.fp8_block_tile(w_q.cpu(), w_scale.cpu())
+    assert torch.equal(tq.cpu().view(torch.uint8), cq.view(torch.uint8)) and torch.equal(ts.cpu(), cs)
+    bq, bs_ = OPS.fp8_block_tile(tq, ts, inverse=True)
+    assert torch.equal(bq.view(torch.uint8), w_q.view(torch.uint8)) and torch.equal(bs_, w_scale)
+
+
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", [64, 128, 192, 256])
+def test_gemv_direct_tiled_same_bits(monkeypatch, dtype, bs):
+    """Every direct build's tiled form (kTiled: other load addresses only) gives the row-major
+    weight's bits in the same build, within the bound: rounds ending past the row (37 pieces),
+    ragged last scale blocks, M = 1..17 and 40 (one to three token tiles of either height), bias,
+    static_weight, and path auto on the tiled weight (the direct GEMV at every M)."""
+    gen = torch.Generator().manual_seed(bs + 7)
+    n, k = 144, 64 * 37
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    tq, ts = tiled(w_q, w_scale)
+    bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+    for m in list(range(1, 18)) + [40]:
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        for build in ("1", "2", "3", "4", "5"):
+            monkeypatch.setenv("TORCHQUANT_FP8_DIRECT_BUILD", build)
+            want = run_gemv(x, w_q, w_scale, bs, bias, "direct")
+            poison_output((m, n), dtype)
+            got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, path="direct", tiled=True)
+            torch.cuda.synchronize()
+            assert torch.equal(got, want), f"tiled build {build} {dtype} bs={bs} M={m}"
+            poison_output((m, n), dtype)
+            got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, path="direct", static_weight=True,
+                                     tiled=True)
+            torch.cuda.synchronize()
+            assert torch.equal(got, want), f"tiled static_weight build {build} M={m}"
+        monkeypatch.delenv("TORCHQUANT_FP8_DIRECT_BUILD")
+        poison_output((m, n), dtype)
+        got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True)
+        torch.cuda.synchronize()
+        assert torch.equal(got, run_gemv(x, w_q, w_scale, bs, bias, "direct")), f"tiled auto M={m}"
+        check_against_reference(got, x, w_q, w_scale, bs, bias, f"tiled {dtype} bs={bs} M={m}")
+
+
+@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
+def test_gemv_direct_tiled_kernels_views_graph():
+    """Auto on a tiled weight launches the tiled direct kernel (kTiled = true in its name) and the
+    row-major weight does not; misaligned views (copied) and CUDA graph replay give the same bits."""
+    gen = torch.Generator().manual_seed(43)
+    n, k, bs = 256, 1024, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    tq, ts = tiled(w_q, w_scale)
+    x = torch.randn(3, k, generator=gen).bfloat16().cuda()
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, tiled=True))
+    assert any(re.search(r"fp8_gemv_direct_kernel<__nv_bfloat16, \d+, \d+, \d+, true>", k) for k in names), names
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path="direct"))
+    assert any(re.search(r"fp8_gemv_direct_kernel<__nv_bfloat16, \d+, \d+, \d+, false>", k) for k in names), names
+    want = run_gemv(x, w_q, w_scale, bs, None, "direct")
+    xm, tqm = misaligned(x, 2), misaligned(tq, 1)  # copied to aligned storage by the op
+    got = OPS.fp8_block_gemv(xm, tqm, ts, block_size=bs, tiled=True)
+    assert torch.equal(got, want)
+    g = torch.cuda.CUDAGraph()
+    xs = x.clone()
+    with torch.cuda.graph(g):
+        yg = OPS.fp8_block_gemv(xs, tq, ts, block_size=bs, tiled=True)
+    xs.copy_(torch.randn(3, k, generator=gen).bfloat16().cuda())
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(yg, run_gemv(xs, w_q, w_scale, bs, None, "direct"))
+
+
+def test_gemv_tiled_refusals():
+    """A tiled weight runs on path direct only: other paths, block sizes that are not multiples of
+    64, untileable shapes (and cards below sm_89) raise naming the inverse."""
+    gen = torch.Generator().manual_seed(44)
+    w_q, w_scale = make_weight(64, 512, 128, gen)
+    tq, ts = tiled(w_q, w_scale)
+    x = torch.randn(2, 512, generator=gen).bfloat16().cuda()
+    for path in ("fma", "mma", "tile", "wgmma"):
+        with pytest.raises(RuntimeError, match=f"runs on path 'direct' only .auto takes it., got path '{path}'; "
+                                               r"fp8_block_tile\(w_q, w_scale, inverse=True\)"):
+            OPS.fp8_block_gemv(x, tq, ts, block_size=128, path=path, tiled=True)
+    w32, s32 = make_weight(64, 512, 32, gen)
+    with pytest.raises(RuntimeError, match="which needs block_size % 64 == 0"):
+        OPS.fp8_block_gemv(x, *tiled(w32, s32), block_size=32, tiled=True)
+    w24, s24 = make_weight(24, 512, 128, gen)
+    with pytest.raises(RuntimeError, match="needs N % 16 == 0 and K % 64 == 0 .* got N = 24, K = 512"):
+        OPS.fp8_block_gemv(x, w24, s24, block_size=128, tiled=True)
+    with pytest.raises(RuntimeError, match="fp8_block_tile: the tiled fp8 weight needs N % 16 == 0"):
+        OPS.fp8_block_tile(w24, s24)
+    if not HAS_DIRECT:
+        with pytest.raises(RuntimeError, match="needs the hardware e4m3 conversion"):
+            OPS.fp8_block_gemv(x, tq, ts, block_size=128, tiled=True)
 
 
 # ------------------------------------------------------ GEMV: bad inputs --

@@ -40,6 +40,10 @@ def _opcheck_cases(device):
     vals, meta = F.compress24(pruned)
     hv, hm = F.compress24(F.prune24(w.cpu().half())[0])
     iv, im = F.compress24(F.prune24(wq)[0])
+    tq, ts = F.quantize_fp8_block(_rand(32, 128, seed=6), 64)  # N % 16, K % 64: tileable
+    tqt, tst = ops.fp8_block_tile(tq, ts)
+    # on CUDA the tiled weight runs on path direct only (sm_89+)
+    tiled_gemv = device == "cpu" or torch.cuda.get_device_capability() >= (8, 9)
     return [
         (ops.int8_matmul, (d(aq), d(sa), d(za), d(wq), d(sw), d(cs), d(_rand(24, seed=3)), torch.float16, "auto")),
         (ops.int8_matmul, (d(aq), d(sa), None, d(wq), d(sw), None, None, None, "auto")),
@@ -48,6 +52,10 @@ def _opcheck_cases(device):
         (ops.quantize_int8, (x, False, True)),
         (ops.fp8_block_gemv, (xh, d(fq), d(fs), 32, None, "auto")),
         (ops.fp8_block_gemv, (xh, d(fq), d(fs), 32, None, "auto", True)),
+        (ops.fp8_block_tile, (d(tq), d(ts), False)),
+        (ops.fp8_block_tile, (d(tqt), d(tst), True)),
+        *([(ops.fp8_block_gemv, (d(_rand(3, 128, seed=7).bfloat16()), d(tqt), d(tst), 64, None, "auto", False, True))]
+          if tiled_gemv else []),
         (ops.quantize_fp8_block, (w, 32)),
         (ops.quantize_fp8_act, (xh, 32)),
         (ops.dequantize_fp8_block, (d(fq), d(fs), 32, torch.bfloat16)),
@@ -414,7 +422,8 @@ def _fake_args():
     return {
         "int8_matmul": [aq, sa, za, wq, sw, F.int8_colsum(wq), b32, torch.float16, "auto"],
         "quantize_int8": [x, True, False],
-        "fp8_block_gemv": [xh, fq, fs, 32, b32.half(), "auto", False],
+        "fp8_block_gemv": [xh, fq, fs, 32, b32.half(), "auto", False, False],
+        "fp8_block_tile": [*F.quantize_fp8_block(_rand(32, 128, seed=6), 64), False],
         "quantize_fp8_block": [w, 32],
         "quantize_fp8_act": [xh, 32],
         "dequantize_fp8_block": [fq, fs, 32, torch.bfloat16],
@@ -494,6 +503,22 @@ _BAD_FAKE_CASES = [
     ("fp8-bias-dtype", "fp8_block_gemv", {4: lambda t: t.float()}, "bias dtype Float must match x dtype Half"),
     ("fp8-bias-int", "fp8_block_gemv", {4: lambda t: t.int()}, "bias must be float32, float16 or bfloat16"),
     ("fp8-path-tile", "fp8_block_gemv", {5: "tile"}, "path 'tile' is not a CPU path"),
+    ("fp8-tiled-N24", "fp8_block_gemv", {7: True},
+     "the tiled fp8 weight needs N % 16 == 0 and K % 64 == 0 .whole 16-row tiles of 64-byte pieces., got N = 24, K = 64"),
+    # fp8_block_tile: w_q [32, 128] e4m3, w_scale [32, 2]
+    ("tile-N24", "fp8_block_tile", {0: lambda t: t[:24], 1: lambda t: t[:24]},
+     "fp8_block_tile: the tiled fp8 weight needs N % 16 == 0 and K % 64 == 0 .* got N = 24, K = 128"),
+    ("tile-K96", "fp8_block_tile", {0: lambda t: t[:, :96].contiguous()}, "got N = 32, K = 96"),
+    ("tile-scale-rows", "fp8_block_tile", {1: lambda t: t[:16]},
+     r"w_scale must be \[N, nb\] with N = 32 and nb >= 1 .quantize_fp8_block's scales., got \[16, 2\]"),
+    ("tile-scale-empty", "fp8_block_tile", {1: lambda t: t[:, :0]}, r"w_scale must be \[N, nb\]"),
+    ("tile-empty", "fp8_block_tile", {0: lambda t: t[:0], 1: lambda t: t[:0]}, r"empty weight \[0, 128\]"),
+    ("tile-w_q-dtype", "fp8_block_tile", {0: lambda t: t.view(torch.uint8)}, "w_q must be Float8_e4m3fn, got Byte"),
+    ("tile-w_scale-dtype", "fp8_block_tile", {1: lambda t: t.double()}, "w_scale must be Float, got Double"),
+    ("tile-w_q-strided", "fp8_block_tile", {0: lambda t: _strided(t.view(torch.uint8)).view(torch.float8_e4m3fn)},
+     "w_q must be contiguous"),
+    ("tile-w_scale-stride0", "fp8_block_tile", {1: _bcast}, "w_scale must be contiguous"),
+    ("tile-dim", "fp8_block_tile", {1: lambda t: t.reshape(-1)}, "w_scale must be 2-D"),
     ("fp8-K16", "fp8_block_gemv", {0: lambda t: t[:, :40].contiguous(), 1: lambda t: t[:, :40].contiguous()},
      "K must be a multiple of 16, got 40"),
     ("fp8-x-fp32", "fp8_block_gemv", {0: lambda t: t.float()}, "x must be float16 or bfloat16, got Float"),
@@ -646,6 +671,8 @@ def _good_fake_cases():
         ("nvfp4_relayout", [pk, 0, True]),
         ("nvfp4_relayout", [torch.randint(0, 256, (32, 128), dtype=torch.uint8), 4, False]),
         ("nvfp4_relayout_scale", [F.quantize_nvfp4(_rand(32, 256, seed=9))[1], 4, True]),
+        ("fp8_block_tile", [*a["fp8_block_tile"][:2], True]),
+        ("fp8_block_gemv", [_rand(3, 128, seed=7).bfloat16(), *a["fp8_block_tile"][:2], 64, None, "auto", False, True]),
         ("nvfp4_gemv", [_rand(3, 256, seed=8).bfloat16(), *F.quantize_nvfp4(_rand(32, 256, seed=9)), None, "auto", 4, False]),
     ]
     return cases

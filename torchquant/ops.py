@@ -89,6 +89,7 @@ def fp8_block_gemv(
     bias: Optional[Tensor] = None,
     path: str = "auto",
     static_weight: bool = False,
+    tiled: bool = False,
 ) -> Tensor:
     """y = x @ (w_q * w_scale per K block)^T + bias, in x's dtype.
 
@@ -99,8 +100,22 @@ def fp8_block_gemv(
     values; it changes nothing else (same results), and nothing on the CPU.
 
     path: "auto", or on CUDA one of "fma", "mma", "tile", "wgmma" (sm_90 with _C_sm90a) and
-    "direct" (sm_89+, block_size % 64 == 0, K % 64 == 0: docs/fp8_gemv.md "The direct GEMV")."""
-    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight)
+    "direct" (sm_89+, block_size % 64 == 0, K % 64 == 0: docs/fp8_gemv.md "The direct GEMV").
+
+    tiled: w_q and w_scale come from fp8_block_tile (N % 16 == 0, K % 64 == 0). On CUDA only path
+    "direct" reads them (auto takes it, at every M); the CPU untiles them first. Same results as
+    the row-major operands on the same path."""
+    return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight, tiled)
+
+
+def fp8_block_tile(w_q: Tensor, w_scale: Tensor, inverse: bool = False) -> Tuple[Tensor, Tensor]:
+    """quantize_fp8_block's (w_q, w_scale) stored per 16-row tile (csrc/fp8/fp8_tiles.h: the
+    weight as [N/16][K/64][16][64] bytes, the scales as [N/16][nb][16]), for
+    fp8_block_gemv(..., tiled=True); inverse=True undoes it. Same shapes and dtypes, exact both
+    ways; N % 16 == 0 and K % 64 == 0."""
+    _tensor_arg(w_q, "fp8_block_tile", "w_q")
+    _tensor_arg(w_scale, "fp8_block_tile", "w_scale")
+    return _ops.fp8_block_tile(w_q, w_scale, inverse)
 
 
 def quantize_fp8_block(w: Tensor, block_size: int = 128) -> Tuple[Tensor, Tensor]:
@@ -524,16 +539,42 @@ def _check_fp8_wgmma(x, block_size, M, N, K, op: str) -> None:
     _check_dq_path(x, M, N, K, op)
 
 
+def _check_fp8_tiled_shape(N, K, op: str) -> None:
+    """checks.h check_fp8_tiled_shape."""
+    _check_all(
+        (N % 16 == 0, K % 64 == 0),
+        lambda: f"{op}: the tiled fp8 weight needs N % 16 == 0 and K % 64 == 0 (whole 16-row tiles of 64-byte "
+        f"pieces), got N = {N}, K = {K}",
+    )
+
+
 @torch.library.register_fake("torchquant::fp8_block_gemv")
-def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto", static_weight=False):
+def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto", static_weight=False, tiled=False):
     op = "fp8_block_gemv"
     M, N, K = _validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias, op)
-    if _check_path(path, x, op):  # fp8_block_gemv.cu
+    if not _check_path(path, x, op):  # fp8_cpu.cpp
+        if tiled:
+            _check_fp8_tiled_shape(N, K, op)
+    else:  # fp8_block_gemv.cu
         _check_all(
             (M < _DIM_MAX, N < _DIM_MAX),
             lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
         )
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+        if tiled:
+            torch._check(
+                path in ("auto", "direct"),
+                lambda: f"{op}: a tiled weight (tiled=True) runs on path 'direct' only (auto takes it), got path "
+                f"'{path}'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other "
+                "paths read",
+            )
+            _check_fp8_tiled_shape(N, K, op)
+            torch._check(
+                block_size % 64 == 0,
+                lambda: f"{op}: a tiled weight runs on path 'direct', which needs block_size % 64 == 0 (whole "
+                f"64-wide pieces of one scale block), got block_size = {block_size}",
+            )
+            return x.new_empty((M, N))
         if path == "wgmma":
             _check_fp8_wgmma(x, block_size, M, N, K, op)
         if path == "direct":
@@ -578,6 +619,28 @@ def _fp8_rows_out(t, block_size, scale_by_block):
     f32 = torch.float32
     scale = t.new_empty((nb, R), dtype=f32).t() if scale_by_block else t.new_empty((R, nb), dtype=f32)
     return t.new_empty((R, K), dtype=torch.float8_e4m3fn), scale
+
+
+@torch.library.register_fake("torchquant::fp8_block_tile")
+def _fp8_block_tile_fake(w_q, w_scale, inverse=False):
+    op = "fp8_block_tile"  # fp8_tiles.h validate_fp8_tile
+    _check_dim(w_q, 2, op, "w_q")
+    _check_dim(w_scale, 2, op, "w_scale")
+    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
+    _check_dtype(w_scale, torch.float32, op, "w_scale")
+    _check_contiguous(w_q, op, "w_q")
+    _check_contiguous(w_scale, op, "w_scale")
+    _check_same_device(w_q, w_scale, op, "w_scale")
+    N, K = w_q.shape
+    _check_all((N > 0, K > 0), lambda: f"{op}: empty weight {_shape(w_q.shape)}")
+    _check_all(
+        (w_scale.shape[0] == N, w_scale.shape[1] >= 1),
+        lambda: f"{op}: w_scale must be [N, nb] with N = {N} and nb >= 1 (quantize_fp8_block's scales), got "
+        f"{_shape(w_scale.shape)}",
+    )
+    _check_fp8_tiled_shape(N, K, op)
+    return (torch.empty_like(w_q, memory_format=torch.contiguous_format),
+            torch.empty_like(w_scale, memory_format=torch.contiguous_format))
 
 
 @torch.library.register_fake("torchquant::quantize_fp8_block")

@@ -41,6 +41,10 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
   TORCHQUANT_FP8_DIRECT=1|-1      fp8 auto: the direct GEMV (path "direct") wherever it can run at
                                   M <= 16 (block_size % 64 == 0, K % 64 == 0, sm_89+) / never
                                   (unset: fp8_block_gemv.cu direct_rule)
+  (--op fp8 --var tiled --values 0,1: fp8_block_gemv on the row-major weight / on fp8_block_tile's
+  (tiled=True), each on its own copies, path auto (the tiled weight: the direct GEMV) or direct;
+  --tiled: every value of another knob on the tiled weight; docs/fp8_gemv.md "The tiled weight")
+  (--warm: one copy, no rotation: the weight from L2 where it fits, the kernel's SM-side time)
   TORCHQUANT_FP8_DIRECT_BUILD=1..5  fp8 path "direct": U = 2 / 3 blocks per SM, U = 3 / 2,
                                   U = 4 / 2 (one token tile); two token tiles U = 2 / 2, U = 1 / 3
                                   (unset: 3 at M <= 8, 4 above)
@@ -141,6 +145,12 @@ def main() -> None:
     ap.add_argument("--layout", type=int, choices=[0, 1, 2, 3, 4], default=0,
                     help="nvfp4: every value timed on the weight in this layout (1: bf16 x, 2: --act-dtype "
                          "fp16; the layout QuantLinear keeps on sm_80+), when --var is not layout")
+    ap.add_argument("--tiled", action="store_true",
+                    help="fp8: every value timed on the tiled weight (fp8_block_tile; fp8_block_gemv(..., "
+                         "tiled=True): path auto or direct), when --var is not tiled")
+    ap.add_argument("--warm", action="store_true",
+                    help="one copy of the weight, no rotation: from L2 where it fits (the kernel's SM side; "
+                         "not a decode number)")
     ap.add_argument("--env", action="append", default=[],
                     help="VAR=VALUE set for the whole run (repeatable), e.g. a second knob")
     args = timing.micro_args(ap)
@@ -151,6 +161,12 @@ def main() -> None:
                  "and 4 with bf16 x, 2 with --act-dtype fp16)")
     if args.layout and (args.op != "nvfp4" or args.var == "layout" or args.path == "gemm_sm90a"):
         ap.error("--layout: --op nvfp4 on nvfp4_gemv's paths, with a --var other than layout")
+    if args.var == "tiled" and (args.op != "fp8" or set(args.values.split(",")) - {"0", "1"}):
+        ap.error("--var tiled: --op fp8 and --values from 0,1 (fp8_block_gemv's tiled argument)")
+    if args.tiled and (args.op != "fp8" or args.var == "tiled"):
+        ap.error("--tiled: --op fp8, with a --var other than tiled")
+    # --warm: one copy (l2_factor 0, min_copies 1) for the copies and every timing
+    rot = dict(l2_factor=0.0, min_copies=1) if args.warm else {}
     timing.set_env(args.env)
     ceiling = timing.measure_read_ceiling()["tbps"] * 1e12
     print(f"read ceiling {ceiling / 1e12:.3f} TB/s; {args.var} in {args.values}")
@@ -158,6 +174,7 @@ def main() -> None:
     act = torch.float16 if args.act_dtype == "fp16" else torch.bfloat16
     dname = f"{args.act_dtype} F.linear"
     layout = [args.layout]  # nvfp4_gemv's layout argument (set per value by --var layout)
+    tiled = [args.tiled]  # fp8_block_gemv's tiled argument (set per value by --var tiled)
     rows = []
     for shape in args.shapes.split(","):
         N, K = (int(v) for v in shape.split("x"))
@@ -172,7 +189,9 @@ def main() -> None:
                                   ops.nvfp4_gemv(x, a, b, gs, None, args.path, layout[0]))
         elif args.op == "fp8":
             wp, ws = ops.quantize_fp8_block(w, bs)
-            fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path)  # noqa: E731
+            if args.tiled:
+                wp, ws = ops.fp8_block_tile(wp, ws)
+            fn = lambda x, a, b: ops.fp8_block_gemv(x, a, b, bs, None, args.path, False, tiled[0])  # noqa: E731
         elif args.op == "sparse24":  # bf16 2:4: values + meta
             wp, ws = ops.compress24(ops.prune24(w.to(act))[0])
             fn = lambda x, a, b: ops.sparse24_gemv(x, a, b, None, args.path)  # noqa: E731
@@ -188,14 +207,16 @@ def main() -> None:
         w_bf = w.to(act) if args.dense else None
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
-        copies = timing.shared_copies((wp, ws), nbytes)
+        copies = timing.shared_copies((wp, ws), nbytes, **rot)
         # --var layout (nvfp4): the values are nvfp4_gemv's layout argument, each timed on its
         # own copies of the weight in that layout (nvfp4_relayout)
-        # (layout 4 with its tiled scales)
+        # (layout 4 with its tiled scales); --var tiled (fp8): value 1 on fp8_block_tile's copies
         by_layout = ({v: (copies if v == "0" else timing.shared_copies(
-                          (ops.nvfp4_relayout(wp, int(v)), ops.nvfp4_relayout_scale(ws, int(v))), nbytes))
-                      for v in set(args.values.split(","))} if args.var == "layout" else None)
-        dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2) if args.dense else None
+                          (ops.nvfp4_relayout(wp, int(v)), ops.nvfp4_relayout_scale(ws, int(v))), nbytes, **rot))
+                      for v in set(args.values.split(","))} if args.var == "layout" else
+                     {"0": copies, "1": timing.shared_copies(ops.fp8_block_tile(wp, ws), nbytes, **rot)}
+                     if args.var == "tiled" else None)
+        dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2, **rot) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=act)
             if args.x_gelu > 0:
@@ -211,10 +232,13 @@ def main() -> None:
                     args.path = v
                 elif args.var == "layout":
                     layout[0] = int(v)
+                elif args.var == "tiled":
+                    tiled[0] = v == "1"
                 elif v != "auto":
                     os.environ[args.var] = v
                 try:
-                    r = timing.time_gpu(lambda a, b: fn(x, a, b), by_layout[v] if by_layout else copies, nbytes)
+                    r = timing.time_gpu(lambda a, b: fn(x, a, b), by_layout[v] if by_layout else copies, nbytes,
+                                        **rot)
                 finally:
                     os.environ.pop(args.var, None)
                 pct = 100.0 * nbytes / (r["median_us"] * 1e-6) / ceiling
@@ -223,7 +247,7 @@ def main() -> None:
                 line.append(f"{v}:{r['median_us']:.1f}")
             if args.dense:
                 xd = x if args.op not in ("int8", "sparse24_int8") else torch.randn(M, K, device="cuda", dtype=act)
-                r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2)
+                r = timing.time_gpu(lambda wb: torch.nn.functional.linear(xd, wb), dcopies, w_bf.numel() * 2, **rot)
                 rows.append(dict(op=dname, N=N, K=K, M=M, env="", var="", value="",
                                  us=round(r["median_us"], 2),
                                  pct=round(100.0 * w_bf.numel() * 2 / (r["median_us"] * 1e-6) / ceiling, 1)))

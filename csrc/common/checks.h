@@ -216,6 +216,14 @@ inline GemvShape validate_fp8_block_gemv(const at::Tensor& x, const at::Tensor& 
   return {M, N, K};
 }
 
+// The tiled fp8 weight (fp8/fp8_tiles.h; fp8_block_gemv(..., tiled=True) and fp8_block_tile):
+// whole 16-row tiles of 64-byte pieces.
+inline void check_fp8_tiled_shape(int64_t N, int64_t K, const char* op) {
+  TORCH_CHECK(N % 16 == 0 && K % 64 == 0, op,
+              ": the tiled fp8 weight needs N % 16 == 0 and K % 64 == 0 (whole 16-row tiles of 64-byte "
+              "pieces), got N = ", N, ", K = ", K);
+}
+
 // --------------------------------------------------------------- nvfp4 ----
 inline GemvShape validate_nvfp4_gemv(const at::Tensor& x, const at::Tensor& w_packed,
                                      const at::Tensor& w_scale, const at::Tensor& global_scale,

@@ -36,6 +36,7 @@
 
 #include "common/checks.h"
 #include "cpu/cpu_common.h"
+#include "fp8/fp8_tiles.h"
 
 #ifdef TQ_HAVE_F16C_PATH
 #include <immintrin.h>
@@ -156,10 +157,15 @@ void fp8_gemv_impl(const float* xf, const uint8_t* wq, const float* wscale, cons
 at::Tensor fp8_block_gemv_cpu(const at::Tensor& x, const at::Tensor& w_q,
                               const at::Tensor& w_scale, int64_t block_size,
                               const c10::optional<at::Tensor>& bias, c10::string_view kernel,
-                              bool /*static_weight: a CUDA launch hint*/) {
+                              bool /*static_weight: a CUDA launch hint*/, bool tiled) {
   const char* op = "fp8_block_gemv";
   const GemvShape sh = validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias);
   check_kernel_name(kernel_str(kernel), {"cpu"}, op, "CPU");
+  if (tiled) {  // the tiled order (fp8/fp8_tiles.h) back to rows, then as any weight: the same sums
+    check_fp8_tiled_shape(sh.N, sh.K, op);
+    const auto rows = fp8::tile(w_q, w_scale, /*inverse=*/true);
+    return fp8_block_gemv_cpu(x, std::get<0>(rows), std::get<1>(rows), block_size, bias, kernel, false, false);
+  }
   const at::Tensor xf = x.to(at::kFloat).contiguous();  // exact widening
   at::Tensor bias_f;
   if (bias.has_value()) bias_f = bias->to(at::kFloat).contiguous();
@@ -283,4 +289,5 @@ TORCH_LIBRARY_IMPL(torchquant, CPU, m) {
   m.impl("quantize_fp8_block", &torchquant::cpu::quantize_fp8_block_cpu);
   m.impl("quantize_fp8_act", &torchquant::cpu::quantize_fp8_act_cpu);
   m.impl("dequantize_fp8_block", &torchquant::cpu::dequantize_fp8_block_cpu);
+  m.impl("fp8_block_tile", &torchquant::fp8::fp8_block_tile_op);
 }

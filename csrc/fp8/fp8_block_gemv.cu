@@ -32,6 +32,7 @@
 #include "common/pdl.h"
 #include "common/sm90a_op.h"
 #include "fp8/fp8_kernels.cuh"
+#include "fp8/fp8_tiles.h"
 
 namespace torchquant {
 namespace {
@@ -239,6 +240,7 @@ struct GemvArgs {
   uint32_t bmagic;
   // When the weight and scales were written, for the ring GEMV's early loads (common/pdl.h).
   WeightWritten written = WeightWritten::kUnknown;
+  bool tiled = false;  // w and ws in the tiled order (fp8_tiles.h): path direct only
 };
 
 // Every GEMV kernel takes the same arguments: checks the grid, opts in to the
@@ -407,9 +409,10 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
 // U 4 / 2 blocks (106-110 registers; the default at M <= 8: fastest on the grids direct_rule
 // takes, the rule's comment), all one token tile (M > 8: one block per 8 rows, each re-reading
 // the weight tile); 4 = two token tiles, U 2 / 2 blocks (the default at M > 8: the weight
-// streams once for 16 rows), 5 = two token tiles, U 1 / 3 blocks.
-template <typename T>
-void launch_direct(const GemvArgs& a, cudaStream_t stream) {
+// streams once for 16 rows), 5 = two token tiles, U 1 / 3 blocks. A tiled weight (a.tiled) runs
+// each build's kTiled form: same pieces, sums and bits, other load addresses.
+template <typename T, bool kTiled>
+void launch_direct_t(const GemvArgs& a, cudaStream_t stream) {
   int build = env_int("TORCHQUANT_FP8_DIRECT_BUILD");
   if (build < 1 || build > 5) build = a.M <= 8 ? 3 : 4;
   const int rows = build >= 4 ? 2 * fp8::kDirectRows : fp8::kDirectRows;
@@ -422,12 +425,20 @@ void launch_direct(const GemvArgs& a, cudaStream_t stream) {
     launch_gemv_kernel<T>(kernel, a, blocks, fp8::kDirectThreads, 0, m, stream, pdl);
   };
   switch (build) {
-    case 1: go(fp8::fp8_gemv_direct_kernel<T, 2, 3, 1>); break;
-    case 2: go(fp8::fp8_gemv_direct_kernel<T, 3, 2, 1>); break;
-    case 3: go(fp8::fp8_gemv_direct_kernel<T, 4, 2, 1>); break;
-    case 4: go(fp8::fp8_gemv_direct_kernel<T, 2, 2, 2>); break;
-    default: go(fp8::fp8_gemv_direct_kernel<T, 1, 3, 2>); break;
+    case 1: go(fp8::fp8_gemv_direct_kernel<T, 2, 3, 1, kTiled>); break;
+    case 2: go(fp8::fp8_gemv_direct_kernel<T, 3, 2, 1, kTiled>); break;
+    case 3: go(fp8::fp8_gemv_direct_kernel<T, 4, 2, 1, kTiled>); break;
+    case 4: go(fp8::fp8_gemv_direct_kernel<T, 2, 2, 2, kTiled>); break;
+    default: go(fp8::fp8_gemv_direct_kernel<T, 1, 3, 2, kTiled>); break;
   }
+}
+
+template <typename T>
+void launch_direct(const GemvArgs& a, cudaStream_t stream) {
+  if (a.tiled)
+    launch_direct_t<T, true>(a, stream);
+  else
+    launch_direct_t<T, false>(a, stream);
 }
 
 template <typename T>
@@ -501,7 +512,7 @@ void launch_fma(const GemvArgs& a, cudaStream_t stream) {
 at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                                const at::Tensor& w_scale, int64_t block_size,
                                const std::optional<at::Tensor>& bias,
-                               c10::string_view kernel_sv, bool static_weight) {
+                               c10::string_view kernel_sv, bool static_weight, bool tiled) {
   const GemvShape shape = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias);
   const std::string kernel(kernel_sv);
   check_kernel_name(kernel, {"fma", "mma", "tile", "wgmma", "direct"}, kGemvOp, "CUDA");
@@ -521,6 +532,20 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const auto wgmma_op = find_sm90a_op("torchquant::_fp8_block_gemv_sm90a");
   const bool have_wgmma = wgmma_op.has_value();
   Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
+  if (tiled) {  // fp8_tiles.h: only the direct GEMV reads the tiled order, at every M
+    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp,
+                ": a tiled weight (tiled=True) runs on path 'direct' only (auto takes it), got path '", kernel,
+                "'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
+    check_fp8_tiled_shape(N, K, kGemvOp);
+    TORCH_CHECK(direct_shape_ok(K, block_size), kGemvOp,
+                ": a tiled weight runs on path 'direct', which needs block_size % 64 == 0 (whole 64-wide pieces "
+                "of one scale block), got block_size = ", block_size);
+    TORCH_CHECK(caps.cc() >= kDirectMinCc, kGemvOp,
+                ": a tiled weight runs on path 'direct', which needs the hardware e4m3 conversion (compute "
+                "capability 8.9+); this device is sm_", caps.cc(),
+                ". fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
+    path = Fp8GemvKernel::kDirect;
+  }
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
@@ -579,6 +604,7 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   a.nb = static_cast<int>((K + block_size - 1) / block_size);
   // A weight copied just above was written by the kernel just before: no early loads of it.
   a.written = weight_written(static_weight, w.data_ptr() != w_in.data_ptr());
+  a.tiled = tiled;
 
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const bool half = x.scalar_type() == at::kHalf;
@@ -728,6 +754,7 @@ TORCH_LIBRARY_IMPL(torchquant, CUDA, m) {
   m.impl("quantize_fp8_block", &quantize_fp8_block_cuda);
   m.impl("quantize_fp8_act", &quantize_fp8_act_cuda);
   m.impl("dequantize_fp8_block", &dequantize_fp8_block_cuda);
+  m.impl("fp8_block_tile", &fp8::fp8_block_tile_op);
 }
 
 }  // namespace torchquant

@@ -911,7 +911,12 @@ constexpr int kDirectRows = 8;  // x rows per token tile (the mma's n8)
 
 // NT token tiles per pass (1: M <= 8 per block; 2: 16 x rows, each decoded weight word feeding
 // both tiles' mma, so the weight streams once for M = 9..16 instead of once per tile).
-template <typename T, int U, int kMinBlocks, int NT = 1>
+// kTiled: the weight and scales stored per 16-row tile (fp8_block_tile, fp8_tiles.h; N % 16 ==
+// 0): piece pc of the block's tile is one 1 KB run (row r at 64 r), so a warp's weight load reads
+// 4 whole 128-byte lines (8 half lines of 8 rows in the row-major weight), and the tile's 16 scales
+// of a block are one 64-byte run (row r at r), so a scale load reads 1 line (8 in rows): nvfp4's
+// layout-4 lever (docs/nvfp4_gemv.md 39-40). Same bytes into the same registers: the same bits.
+template <typename T, int U, int kMinBlocks, int NT = 1, bool kTiled = false>
 __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
     fp8_gemv_direct_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                            const float* __restrict__ ws, const T* __restrict__ bias,
@@ -930,10 +935,14 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
   const int rows = min(TR, M - m0);
   const int pieces = K >> 6;
   const bool v_lo = n0 + g < N, v_hi = n0 + g + 8 < N;  // rows past N: never loaded or stored
-  const uint8_t* const w_lo = w + static_cast<size_t>(v_lo ? n0 + g : 0) * K + 16 * t;
-  const uint8_t* const w_hi = w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * K + 16 * t;
-  const float* const s_lo = ws + static_cast<size_t>(v_lo ? n0 + g : 0) * nb;
-  const float* const s_hi = ws + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * nb;
+  // kTiled: the tile's bytes start where its rows' would (16 K bytes, 16 nb scales per tile)
+  const uint8_t* const w_lo = kTiled ? w + static_cast<size_t>(n0) * K + 64 * g + 16 * t
+                                     : w + static_cast<size_t>(v_lo ? n0 + g : 0) * K + 16 * t;
+  const uint8_t* const w_hi = kTiled ? w_lo + 512 : w + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * K + 16 * t;
+  const float* const s_lo = kTiled ? ws + static_cast<size_t>(n0) * nb + g
+                                   : ws + static_cast<size_t>(v_lo ? n0 + g : 0) * nb;
+  const float* const s_hi = kTiled ? s_lo + 8 : ws + static_cast<size_t>(v_hi ? n0 + g + 8 : 0) * nb;
+  constexpr int kWp = kTiled ? 1024 : 64, kSb = kTiled ? 16 : 1;  // a piece's / a block's stride
   bool x_real[NT];
   const T* xrow[NT];  // x row g + 8 j of the block's rows
 #pragma unroll
@@ -951,11 +960,11 @@ __global__ void __launch_bounds__(kDirectThreads, kMinBlocks)
       const int cc = c + kDirectWarps * u;
       const bool in = cc < pieces;
       const size_t pc = in ? static_cast<size_t>(cc) : 0;
-      wl[u] = ld_stream_v4_if(w_lo + 64 * pc, in && v_lo);
-      wh[u] = ld_stream_v4_if(w_hi + 64 * pc, in && v_hi);
+      wl[u] = ld_stream_v4_if(w_lo + kWp * pc, in && v_lo);
+      wh[u] = ld_stream_v4_if(w_hi + kWp * pc, in && v_hi);
       const int b = block_of(64 * static_cast<int>(pc), bmagic);
-      sl[u] = in && v_lo ? __ldg(s_lo + b) : 0.f;
-      sh[u] = in && v_hi ? __ldg(s_hi + b) : 0.f;
+      sl[u] = in && v_lo ? __ldg(s_lo + kSb * b) : 0.f;
+      sh[u] = in && v_hi ? __ldg(s_hi + kSb * b) : 0.f;
     }
     if (!waited) {  // pdl_early: x may be the kernel before's output
       pdl_wait();
