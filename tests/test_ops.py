@@ -512,7 +512,7 @@ _BAD_FAKE_CASES = [
     ("tile-scale-rows", "fp8_block_tile", {1: lambda t: t[:16]},
      r"w_scale must be \[N, nb\] with N = 32 and nb >= 1 .quantize_fp8_block's scales., got \[16, 2\]"),
     ("tile-scale-empty", "fp8_block_tile", {1: lambda t: t[:, :0]}, r"w_scale must be \[N, nb\]"),
-    ("tile-empty", "fp8_block_tile", {0: lambda t: t[:0], 1: lambda t: t[:0]}, r"empty weight \[0, 128\]"),
+    ("tile-empty", "fp8_block_tile", {0: lambda t: t[:0], 1: lambda t: t[:0]}, r"w_q must be non-empty, got shape \[0, 128\]"),
     ("tile-w_q-dtype", "fp8_block_tile", {0: lambda t: t.view(torch.uint8)}, "w_q must be Float8_e4m3fn, got Byte"),
     ("tile-w_scale-dtype", "fp8_block_tile", {1: lambda t: t.double()}, "w_scale must be Float, got Double"),
     ("tile-w_q-strided", "fp8_block_tile", {0: lambda t: _strided(t.view(torch.uint8)).view(torch.float8_e4m3fn)},

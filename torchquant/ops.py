@@ -621,18 +621,23 @@ def _fp8_rows_out(t, block_size, scale_by_block):
     return t.new_empty((R, K), dtype=torch.float8_e4m3fn), scale
 
 
+def _check_fp8_weight_pair(w_q, scale, op: str, scale_name: str) -> None:
+    """checks.h check_fp8_weight_pair: a stored fp8_block weight and its scales (shape: the caller's)."""
+    _check_dim(w_q, 2, op, "w_q")
+    _check_dim(scale, 2, op, scale_name)
+    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
+    _check_dtype(scale, torch.float32, op, scale_name)
+    _check_contiguous(w_q, op, "w_q")
+    _check_contiguous(scale, op, scale_name)
+    _check_same_device(w_q, scale, op, scale_name)
+    _check_all((w_q.shape[0] > 0, w_q.shape[1] > 0), lambda: f"{op}: w_q must be non-empty, got shape {_shape(w_q.shape)}")
+
+
 @torch.library.register_fake("torchquant::fp8_block_tile")
 def _fp8_block_tile_fake(w_q, w_scale, inverse=False):
     op = "fp8_block_tile"  # fp8_tiles.h validate_fp8_tile
-    _check_dim(w_q, 2, op, "w_q")
-    _check_dim(w_scale, 2, op, "w_scale")
-    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
-    _check_dtype(w_scale, torch.float32, op, "w_scale")
-    _check_contiguous(w_q, op, "w_q")
-    _check_contiguous(w_scale, op, "w_scale")
-    _check_same_device(w_q, w_scale, op, "w_scale")
+    _check_fp8_weight_pair(w_q, w_scale, op, "w_scale")
     N, K = w_q.shape
-    _check_all((N > 0, K > 0), lambda: f"{op}: empty weight {_shape(w_q.shape)}")
     _check_all(
         (w_scale.shape[0] == N, w_scale.shape[1] >= 1),
         lambda: f"{op}: w_scale must be [N, nb] with N = {N} and nb >= 1 (quantize_fp8_block's scales), got "
@@ -666,16 +671,9 @@ def _quantize_fp8_act_fake(x, block_size=128):
 def _dequantize_fp8_block_fake(w_q, scale, block_size=128, out_dtype=None):
     op = "dequantize_fp8_block"
     _check_block_size(block_size, op)
-    _check_dim(w_q, 2, op, "w_q")
-    _check_dim(scale, 2, op, "scale")
-    _check_dtype(w_q, torch.float8_e4m3fn, op, "w_q")
-    _check_dtype(scale, torch.float32, op, "scale")
-    _check_contiguous(w_q, op, "w_q")
-    _check_contiguous(scale, op, "scale")
-    _check_same_device(w_q, scale, op, "scale")
+    _check_fp8_weight_pair(w_q, scale, op, "scale")
     N, K = w_q.shape
     nb = (K + block_size - 1) // block_size
-    _check_all((N > 0, K > 0), lambda: f"{op}: w_q must be non-empty, got shape {_shape(w_q.shape)}")
     _check_all(
         (scale.shape[0] == N, scale.shape[1] == nb),
         lambda: f"{op}: scale must be [N, ceil(K / {block_size})] = [{N}, {nb}], got {_shape(scale.shape)}",

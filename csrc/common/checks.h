@@ -289,19 +289,27 @@ inline at::ScalarType dequant_out_dtype(c10::optional<at::ScalarType> out_dtype,
   return od;
 }
 
+// A stored fp8_block weight (dequantize_fp8_block, fp8_block_tile): w_q e4m3 and its fp32 block
+// scales, both 2-D, contiguous and on one device, w_q non-empty. The scales' shape is the caller's.
+inline void check_fp8_weight_pair(const at::Tensor& w_q, const at::Tensor& scale, const char* op,
+                                  const char* scale_name) {
+  check_dim(w_q, 2, op, "w_q");
+  check_dim(scale, 2, op, scale_name);
+  check_dtype(w_q, at::kFloat8_e4m3fn, op, "w_q");
+  check_dtype(scale, at::kFloat, op, scale_name);
+  check_contiguous(w_q, op, "w_q");
+  check_contiguous(scale, op, scale_name);
+  check_same_device(w_q, scale, op, scale_name);
+  TORCH_CHECK(w_q.size(0) > 0 && w_q.size(1) > 0, op, ": w_q must be non-empty, got shape ",
+              shape_str(w_q.sizes()));
+}
+
 inline void validate_dequantize_fp8_block(const at::Tensor& w_q, const at::Tensor& scale,
                                           int64_t block_size) {
   const char* op = "dequantize_fp8_block";
   check_block_size(block_size, op);
-  check_dim(w_q, 2, op, "w_q");
-  check_dim(scale, 2, op, "scale");
-  check_dtype(w_q, at::kFloat8_e4m3fn, op, "w_q");
-  check_dtype(scale, at::kFloat, op, "scale");
-  check_contiguous(w_q, op, "w_q");
-  check_contiguous(scale, op, "scale");
-  check_same_device(w_q, scale, op, "scale");
+  check_fp8_weight_pair(w_q, scale, op, "scale");
   const int64_t N = w_q.size(0), K = w_q.size(1), nb = (K + block_size - 1) / block_size;
-  TORCH_CHECK(N > 0 && K > 0, op, ": w_q must be non-empty, got shape ", shape_str(w_q.sizes()));
   TORCH_CHECK(scale.size(0) == N && scale.size(1) == nb, op, ": scale must be [N, ceil(K / ",
               block_size, ")] = [", N, ", ", nb, "], got ", shape_str(scale.sizes()));
 }

@@ -29,15 +29,8 @@ constexpr int64_t kTilePiece = 64;   // bytes (codes) per piece of a row
 // fp8_block_tile's operands: w_q e4m3 [N, K], w_scale fp32 [N, nb] (nb >= 1), both contiguous and
 // on one device, N % 16 == 0, K % 64 == 0.
 inline void validate_fp8_tile(const at::Tensor& w_q, const at::Tensor& w_scale, const char* op = "fp8_block_tile") {
-  check_dim(w_q, 2, op, "w_q");
-  check_dim(w_scale, 2, op, "w_scale");
-  check_dtype(w_q, at::kFloat8_e4m3fn, op, "w_q");
-  check_dtype(w_scale, at::kFloat, op, "w_scale");
-  check_contiguous(w_q, op, "w_q");
-  check_contiguous(w_scale, op, "w_scale");
-  check_same_device(w_q, w_scale, op, "w_scale");
+  check_fp8_weight_pair(w_q, w_scale, op, "w_scale");
   const int64_t N = w_q.size(0), K = w_q.size(1);
-  TORCH_CHECK(N > 0 && K > 0, op, ": empty weight ", shape_str(w_q.sizes()));
   TORCH_CHECK(w_scale.size(0) == N && w_scale.size(1) >= 1, op, ": w_scale must be [N, nb] with N = ", N,
               " and nb >= 1 (quantize_fp8_block's scales), got ", shape_str(w_scale.sizes()));
   check_fp8_tiled_shape(N, K, op);
