@@ -490,6 +490,31 @@ def test_tile_cuda_matches_cpu():
     assert torch.equal(bq.view(torch.uint8), w_q.view(torch.uint8)) and torch.equal(bs_, w_scale)
 
 
+def tiled_kernel(names):
+    """'direct' / 'ring' for the tiled kernel forms (kTiled = true) among the launched names."""
+    if any(re.search(r"fp8_gemv_direct_kernel<\w+, \d+, \d+, \d+, true>", n) for n in names):
+        return "direct"
+    if any(re.search(r"fp8_gemv_mma_cp_kernel<\w+, \d+, \d+, false, true>", n) for n in names):
+        return "ring"
+    return None
+
+
+def check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, bias, label):
+    """Auto on the tiled weight runs the direct GEMV where auto runs it on the row-major weight,
+    else the ring kernel, and gives that kernel's row-major bits (the ring without XR)."""
+    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True))
+    want_direct = HAS_DIRECT and auto_runs_direct(x, w_q, w_scale, bs)[0]
+    assert tiled_kernel(names) == ("direct" if want_direct else "ring"), (label, names)
+    poison_output((x.shape[0], w_q.shape[0]), x.dtype)
+    got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True)
+    torch.cuda.synchronize()
+    monkeypatch.setenv("TORCHQUANT_FP8_XRING", "0")
+    want = run_gemv(x, w_q, w_scale, bs, bias, "direct" if want_direct else "mma")
+    monkeypatch.delenv("TORCHQUANT_FP8_XRING")
+    assert torch.equal(got, want), label
+    check_against_reference(got, x, w_q, w_scale, bs, bias, label)
+
+
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bs", [64, 128, 192, 256])
@@ -497,7 +522,7 @@ def test_gemv_direct_tiled_same_bits(monkeypatch, dtype, bs):
     """Every direct build's tiled form (kTiled: other load addresses only) gives the row-major
     weight's bits in the same build, within the bound: rounds ending past the row (37 pieces),
     ragged last scale blocks, M = 1..17 and 40 (one to three token tiles of either height), bias,
-    static_weight, and path auto on the tiled weight (the direct GEMV at every M)."""
+    static_weight; and path auto on the tiled weight."""
     gen = torch.Generator().manual_seed(bs + 7)
     n, k = 144, 64 * 37
     w_q, w_scale = make_weight(n, k, bs, gen)
@@ -518,53 +543,83 @@ def test_gemv_direct_tiled_same_bits(monkeypatch, dtype, bs):
             torch.cuda.synchronize()
             assert torch.equal(got, want), f"tiled static_weight build {build} M={m}"
         monkeypatch.delenv("TORCHQUANT_FP8_DIRECT_BUILD")
-        poison_output((m, n), dtype)
-        got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True)
-        torch.cuda.synchronize()
-        assert torch.equal(got, run_gemv(x, w_q, w_scale, bs, bias, "direct")), f"tiled auto M={m}"
-        check_against_reference(got, x, w_q, w_scale, bs, bias, f"tiled {dtype} bs={bs} M={m}")
+        check_against_reference(want, x, w_q, w_scale, bs, bias, f"direct {dtype} bs={bs} M={m}")
+        check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, bias, f"tiled auto {dtype} bs={bs} M={m}")
 
 
-@pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
-def test_gemv_direct_tiled_kernels_views_graph():
-    """Auto on a tiled weight launches the tiled direct kernel (kTiled = true in its name) and the
-    row-major weight does not; misaligned views (copied) and CUDA graph replay give the same bits."""
+@pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bs", [64, 128, 192, 256])
+def test_gemv_ring_tiled_same_bits(monkeypatch, dtype, bs):
+    """The ring kernel's tiled form (path 'mma' on a tiled weight: the producer reads each unit and
+    the scales from their tiled places) fills the same stages, so it gives the row-major ring
+    kernel's bits (x in registers, TORCHQUANT_FP8_XRING=0): K = 64 * 37 (the last stage half
+    past the row), one to many K-split warps (N = 32 .. 272), M = 1..17 and 33 (8- and 16-row
+    tiles), bias, static_weight (its early weight copies)."""
+    gen = torch.Generator().manual_seed(bs + 9)
+    for n, k in ((272, 64 * 37), (32, 64 * 37), (64, 4096)):
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        tq, ts = tiled(w_q, w_scale)
+        bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+        for m in list(range(1, 18)) + [33]:
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            b = bias if m % 2 else None
+            monkeypatch.setenv("TORCHQUANT_FP8_XRING", "0")
+            want = run_gemv(x, w_q, w_scale, bs, b, "mma")
+            monkeypatch.delenv("TORCHQUANT_FP8_XRING")
+            for static in (False, True):
+                poison_output((m, n), dtype)
+                got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=b, path="mma", static_weight=static,
+                                         tiled=True)
+                torch.cuda.synchronize()
+                assert torch.equal(got, want), f"tiled ring {dtype} bs={bs} N={n} K={k} M={m} static={static}"
+            if m in (1, 8, 16, 33):
+                check_against_reference(want, x, w_q, w_scale, bs, b, f"ring {dtype} bs={bs} N={n} M={m}")
+        x = torch.randn(4, k, generator=gen).to(dtype).cuda()
+        check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, None, f"tiled auto {dtype} bs={bs} N={n}")
+
+
+@pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")
+def test_gemv_tiled_kernels_views_graph():
+    """The tiled forms run by name (kTiled = true), the row-major weight's do not; misaligned
+    views (copied by the op) and CUDA graph replay give the same bits."""
     gen = torch.Generator().manual_seed(43)
     n, k, bs = 256, 1024, 128
     w_q, w_scale = make_weight(n, k, bs, gen)
     tq, ts = tiled(w_q, w_scale)
     x = torch.randn(3, k, generator=gen).bfloat16().cuda()
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, tiled=True))
-    assert any(re.search(r"fp8_gemv_direct_kernel<__nv_bfloat16, \d+, \d+, \d+, true>", k) for k in names), names
-    names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path="direct"))
-    assert any(re.search(r"fp8_gemv_direct_kernel<__nv_bfloat16, \d+, \d+, \d+, false>", k) for k in names), names
-    want = run_gemv(x, w_q, w_scale, bs, None, "direct")
-    xm, tqm = misaligned(x, 2), misaligned(tq, 1)  # copied to aligned storage by the op
-    got = OPS.fp8_block_gemv(xm, tqm, ts, block_size=bs, tiled=True)
-    assert torch.equal(got, want)
-    g = torch.cuda.CUDAGraph()
-    xs = x.clone()
-    with torch.cuda.graph(g):
-        yg = OPS.fp8_block_gemv(xs, tq, ts, block_size=bs, tiled=True)
-    xs.copy_(torch.randn(3, k, generator=gen).bfloat16().cuda())
-    g.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(yg, run_gemv(xs, w_q, w_scale, bs, None, "direct"))
+    paths = ["mma"] + (["direct"] if HAS_DIRECT else [])
+    for path in paths:
+        names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, path=path, tiled=True))
+        assert tiled_kernel(names) == ("ring" if path == "mma" else "direct"), names
+        names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=path))
+        assert tiled_kernel(names) is None, names
+        want = run_gemv(x, w_q, w_scale, bs, None, path)
+        xm, tqm = misaligned(x, 2), misaligned(tq, 1)
+        assert torch.equal(OPS.fp8_block_gemv(xm, tqm, ts, block_size=bs, path=path, tiled=True), want), path
+        g = torch.cuda.CUDAGraph()
+        xs = x.clone()
+        with torch.cuda.graph(g):
+            yg = OPS.fp8_block_gemv(xs, tq, ts, block_size=bs, path=path, tiled=True)
+        xs.copy_(torch.randn(3, k, generator=gen).bfloat16().cuda())
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(yg, run_gemv(xs, w_q, w_scale, bs, None, path)), path
 
 
 def test_gemv_tiled_refusals():
-    """A tiled weight runs on path direct only: other paths, block sizes that are not multiples of
-    64, untileable shapes (and cards below sm_89) raise naming the inverse."""
+    """A tiled weight runs on paths direct and mma only: other paths, block sizes that are not
+    multiples of 64 and untileable shapes raise, naming the inverse or the condition."""
     gen = torch.Generator().manual_seed(44)
     w_q, w_scale = make_weight(64, 512, 128, gen)
     tq, ts = tiled(w_q, w_scale)
     x = torch.randn(2, 512, generator=gen).bfloat16().cuda()
-    for path in ("fma", "mma", "tile", "wgmma"):
-        with pytest.raises(RuntimeError, match=f"runs on path 'direct' only .auto takes it., got path '{path}'; "
+    for path in ("fma", "tile", "wgmma"):
+        with pytest.raises(RuntimeError, match=f"runs on paths 'direct' and 'mma' only, got path '{path}'; "
                                                r"fp8_block_tile\(w_q, w_scale, inverse=True\)"):
             OPS.fp8_block_gemv(x, tq, ts, block_size=128, path=path, tiled=True)
     w32, s32 = make_weight(64, 512, 32, gen)
-    with pytest.raises(RuntimeError, match="which needs block_size % 64 == 0"):
+    with pytest.raises(RuntimeError, match="a tiled weight needs block_size % 64 == 0"):
         OPS.fp8_block_gemv(x, *tiled(w32, s32), block_size=32, tiled=True)
     w24, s24 = make_weight(24, 512, 128, gen)
     with pytest.raises(RuntimeError, match="needs N % 16 == 0 and K % 64 == 0 .* got N = 24, K = 512"):
@@ -572,8 +627,8 @@ def test_gemv_tiled_refusals():
     with pytest.raises(RuntimeError, match="fp8_block_tile: the tiled fp8 weight needs N % 16 == 0"):
         OPS.fp8_block_tile(w24, s24)
     if not HAS_DIRECT:
-        with pytest.raises(RuntimeError, match="needs the hardware e4m3 conversion"):
-            OPS.fp8_block_gemv(x, tq, ts, block_size=128, tiled=True)
+        with pytest.raises(RuntimeError, match="path 'direct' needs the hardware e4m3 conversion"):
+            OPS.fp8_block_gemv(x, tq, ts, block_size=128, path="direct", tiled=True)
 
 
 # ------------------------------------------------------ GEMV: bad inputs --

@@ -102,9 +102,10 @@ def fp8_block_gemv(
     path: "auto", or on CUDA one of "fma", "mma", "tile", "wgmma" (sm_90 with _C_sm90a) and
     "direct" (sm_89+, block_size % 64 == 0, K % 64 == 0: docs/fp8_gemv.md "The direct GEMV").
 
-    tiled: w_q and w_scale come from fp8_block_tile (N % 16 == 0, K % 64 == 0). On CUDA only path
-    "direct" reads them (auto takes it, at every M); the CPU untiles them first. Same results as
-    the row-major operands on the same path."""
+    tiled: w_q and w_scale come from fp8_block_tile (N % 16 == 0, K % 64 == 0, block_size % 64 ==
+    0). On CUDA paths "direct" and "mma" (the ring kernel) read them, at every M; auto takes the
+    direct GEMV where it would for the row-major weight, else the ring kernel. The CPU untiles
+    them first. Same results as the row-major operands on the same kernel."""
     return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight, tiled)
 
 
@@ -563,16 +564,16 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
         if tiled:
             torch._check(
-                path in ("auto", "direct"),
-                lambda: f"{op}: a tiled weight (tiled=True) runs on path 'direct' only (auto takes it), got path "
+                path in ("auto", "direct", "mma"),
+                lambda: f"{op}: a tiled weight (tiled=True) runs on paths 'direct' and 'mma' only, got path "
                 f"'{path}'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other "
                 "paths read",
             )
             _check_fp8_tiled_shape(N, K, op)
             torch._check(
                 block_size % 64 == 0,
-                lambda: f"{op}: a tiled weight runs on path 'direct', which needs block_size % 64 == 0 (whole "
-                f"64-wide pieces of one scale block), got block_size = {block_size}",
+                lambda: f"{op}: a tiled weight needs block_size % 64 == 0 (whole 64-wide pieces of one scale "
+                f"block), got block_size = {block_size}",
             )
             return x.new_empty((M, N))
         if path == "wgmma":

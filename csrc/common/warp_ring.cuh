@@ -106,10 +106,16 @@ __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t 
 // Cost per stage: one address (a wide multiply-add), one compare and one copy
 // per row: 35 SASS instructions per nvfp4 stage (32 rows, 8 copies per lane;
 // 104 when each row selected a pointer and a size, before 2026-12-01).
-template <int SW, int J>
+//
+// kTiled (fp8/fp8_tiles.h: rows stored per 16-row tile as 64-byte pieces, a piece of the tile one
+// 1 KB run; N % 16 == 0): the same units land in the same places, read from the tiled order. Unit
+// u of row r at stage byte k0 lies at tile + 16 k0 + 1024 (u / 4) + 64 r + 16 (u % 4), so src
+// holds the tile, half and row offsets, the stage offset is 16 k0 and a step of 4 rows is 256
+// bytes; each copy instruction still reads 4 whole 128-byte lines.
+template <int SW, int J, bool kTiled = false>
 struct Producer {
-  const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8)
-  uint32_t stride;     // one row, bytes (< 2^31)
+  const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8); kTiled: as above
+  uint32_t stride;     // one row, bytes (< 2^31); kTiled: 64
   int jv;              // rows 4j + l / 8 with j < jv exist (0 .. J)
   int klim;            // a stage at byte offset k0 has this lane's unit iff k0 < klim
   uint32_t dst;        // shared offset of this lane's unit in row l / 8
@@ -121,16 +127,25 @@ struct Producer {
     const int u = lane & 7, r0 = lane >> 3;
     const int left = N - n0 - r0;  // rows 4j + r0 < N  <=>  j < ceil(left / 4)
     jv = left <= 0 ? 0 : min(J, (left + 3) >> 2);
-    src = base + static_cast<size_t>(left > 0 ? n0 + r0 : 0) * row_bytes + 16 * u;
-    stride = static_cast<uint32_t>(row_bytes);
+    if constexpr (kTiled) {  // n0 % 16 == 0: the tile's bytes start where its rows' would
+      src = base + static_cast<size_t>(n0) * row_bytes + 1024 * (u >> 2) + 64 * r0 + 16 * (u & 3);
+      stride = 64;
+    } else {
+      src = base + static_cast<size_t>(left > 0 ? n0 + r0 : 0) * row_bytes + 16 * u;
+      stride = static_cast<uint32_t>(row_bytes);
+    }
     klim = row_bytes - 16 * u;
     dst = unit_offset<SW>(r0, u);  // rows 4j + r0 share r0's parity
   }
   // Copies bytes [k0, k0 + 128) of the 4J rows into the stage at `stage`.
   __device__ __forceinline__ void issue(uint32_t stage, int k0) const {
-    const bool kin = k0 < klim;
+    const bool kin = k0 < klim;  // kTiled too: the unit's byte of the row is k0 + 16 u
     const uint32_t size = kin ? 16u : 0u;  // 0: zero-fill, read nothing
-    const uint8_t* p = src + (kin ? k0 : 0);
+    const uint8_t* p;
+    if constexpr (kTiled)
+      p = src + (kin ? 16 * static_cast<size_t>(k0) : 0);
+    else
+      p = src + (kin ? k0 : 0);
 #pragma unroll
     for (int j = 0; j < J; ++j)  // one independent IMAD.WIDE.U32 per row address
       cp16_if(stage + dst + 512 * j, p + static_cast<uint64_t>(stride) * static_cast<uint32_t>(4 * j),

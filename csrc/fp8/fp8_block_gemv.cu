@@ -321,6 +321,7 @@ constexpr int kXrNarrowMinKs = 16;      // the narrow rule's smallest K split (8
 template <typename T, int MT>
 void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& caps,
                      cudaStream_t stream) {
+  // A tiled weight (fp8_tiles.h): the ring kernel's tiled form, x in registers (no XR build).
   const int64_t blocks = (a.N + 15) / 16 * int64_t{mtiles};
   const size_t red = ks > 1 ? static_cast<size_t>(ks) * MT * 4 * 32 * sizeof(float) : 0;
   const size_t xbytes = static_cast<size_t>(std::min(a.M, 8 * MT)) * fp8::kMmaCpXRowBytes;
@@ -339,7 +340,9 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
   const int forced = xr_env == nullptr || *xr_env == '\0' ? kXrDefault : std::atoi(xr_env);
   const bool narrow = forced == kXrNarrow;
   int S = 0;
-  if ((forced == kS0 || forced == kS1) &&
+  if (a.tiled)
+    S = 0;
+  else if ((forced == kS0 || forced == kS1) &&
       smem_of(forced, true) <= static_cast<size_t>(caps.max_smem_optin))
     S = forced;
   else if (forced >= 1 && ks >= (narrow ? kXrNarrowMinKs : 4) && (!narrow || a.M <= kXrNarrowMaxM) &&
@@ -349,7 +352,9 @@ void launch_mma_cp_t(const GemvArgs& a, int ks, int mtiles, const DeviceCaps& ca
     launch_gemv_kernel<T>(kernel, a, blocks, ks * 32, smem, mtiles, stream,
                           pdl_mode(c10::cuda::current_device(), PdlKernel::kFp8Ring, a.written));
   };
-  if (S == kS0)
+  if (a.tiled)
+    go(fp8::fp8_gemv_mma_cp_kernel<T, MT, fp8::kMmaCpStages, false, true>, smem_of(fp8::kMmaCpStages, false));
+  else if (S == kS0)
     go(fp8::fp8_gemv_mma_cp_kernel<T, MT, kS0, true>, smem_of(kS0, true));
   else if (S == kS1)
     go(fp8::fp8_gemv_mma_cp_kernel<T, MT, kS1, true>, smem_of(kS1, true));
@@ -385,7 +390,7 @@ void launch_mma_w(const GemvArgs& a, const DeviceCaps& caps, cudaStream_t stream
     // 114.2 vs 106.1 us, run 0146.)
     // TORCHQUANT_FP8_REG_KERNEL=1 (read per call; tests and env_ab.py) runs
     // the register-prefetch kernel instead, as the other block sizes do.
-    if (env_int("TORCHQUANT_FP8_REG_KERNEL") != 1) {
+    if (a.tiled || env_int("TORCHQUANT_FP8_REG_KERNEL") != 1) {
       const int ks = choose_ksplit(ntiles * mtiles, chunks, sm_count, /*ring=*/true);
       if (MT == 1)
         launch_mma_cp_t<T, 1>(a, ks, static_cast<int>(mtiles), caps, stream);
@@ -532,19 +537,21 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const auto wgmma_op = find_sm90a_op("torchquant::_fp8_block_gemv_sm90a");
   const bool have_wgmma = wgmma_op.has_value();
   Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
-  if (tiled) {  // fp8_tiles.h: only the direct GEMV reads the tiled order, at every M
-    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp,
-                ": a tiled weight (tiled=True) runs on path 'direct' only (auto takes it), got path '", kernel,
+  if (tiled) {
+    // fp8_tiles.h: read by the direct GEMV and the ring kernel (path "mma" at block_size % 64 ==
+    // 0) alone, at every M. Auto: the direct GEMV where it takes the row-major weight
+    // (direct_rule), else the ring kernel.
+    TORCH_CHECK(kernel == "auto" || kernel == "direct" || kernel == "mma", kGemvOp,
+                ": a tiled weight (tiled=True) runs on paths 'direct' and 'mma' only, got path '", kernel,
                 "'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
     check_fp8_tiled_shape(N, K, kGemvOp);
-    TORCH_CHECK(direct_shape_ok(K, block_size), kGemvOp,
-                ": a tiled weight runs on path 'direct', which needs block_size % 64 == 0 (whole 64-wide pieces "
-                "of one scale block), got block_size = ", block_size);
-    TORCH_CHECK(caps.cc() >= kDirectMinCc, kGemvOp,
-                ": a tiled weight runs on path 'direct', which needs the hardware e4m3 conversion (compute "
-                "capability 8.9+); this device is sm_", caps.cc(),
-                ". fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
-    path = Fp8GemvKernel::kDirect;
+    TORCH_CHECK(block_size % 64 == 0, kGemvOp,
+                ": a tiled weight needs block_size % 64 == 0 (whole 64-wide pieces of one scale block), got "
+                "block_size = ", block_size);
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp,
+                ": a tiled weight runs on the mma kernels (compute capability 8.0+); this device is sm_", caps.cc(),
+                ". fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the fma kernel reads");
+    if (kernel == "auto") path = path == Fp8GemvKernel::kDirect ? Fp8GemvKernel::kDirect : Fp8GemvKernel::kMma;
   }
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {

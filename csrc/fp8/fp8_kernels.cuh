@@ -639,7 +639,11 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
 // Dynamic shared memory: ks * S * stage bytes of ring (kMmaCpStageBytes, plus
 // min(M, 8 MT) * kMmaCpXRowBytes with XR), then the K-split reduction
 // (ks * MT * 4 * 32 floats when ks > 1).
-template <typename T, int MT, int S, bool XR>
+// kTiled: w and ws in the tiled order (fp8_tiles.h; N % 16 == 0): the producer reads each unit
+// from its tiled place (ring::Producer's kTiled) and lane l's scale copy from tile + 16 block +
+// l % 16, so a stage's 32 scale copies read one 64-byte run (16 rows' lines in the row-major
+// order). Same stage contents: the same bits. Built without XR only.
+template <typename T, int MT, int S, bool XR, bool kTiled = false>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     fp8_gemv_mma_cp_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w,
                            const float* __restrict__ ws, const T* __restrict__ bias,
@@ -654,7 +658,8 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   const int lane = pl.lane, warp = pl.warp, ks = pl.ks, g = pl.g, t = pl.t, n0 = pl.n0, m0 = pl.m0;
   const int lk = t * 16;
 
-  ring::Producer<4, 4> prod;
+  static_assert(!(kTiled && XR), "the tiled ring kernel is built without XR");
+  ring::Producer<4, 4, kTiled> prod;
   prod.init(w, n0, N, K, lane);
   // XR pins the copy state: otherwise ptxas rebuilt it from the lane index (an
   // S2R and ~30 instructions) inside every stage's copy branch. (Without XR the
@@ -678,7 +683,9 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
   // Scale copy: lane l copies window h = l / 16 of row n0 + l % 16.
   const int srow = n0 + (lane & 15), sh = lane >> 4;
   const bool srow_ok = srow < N;
-  const float* sptr = keep_in_register(ws + static_cast<size_t>(srow_ok ? srow : 0) * nb);
+  const float* sptr = keep_in_register(kTiled ? ws + static_cast<size_t>(n0) * nb + (lane & 15)
+                                             : ws + static_cast<size_t>(srow_ok ? srow : 0) * nb);
+  constexpr int kSb = kTiled ? 16 : 1;  // a scale block's stride
   uint32_t sdst = ring::kStageBytes + (lane & 15) * 8 + sh * 4;
   int skw0 = srow_ok ? 64 * sh : K;  // the lane's window offset; K: never in range
   if constexpr (XR) {
@@ -712,7 +719,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32, 1)
     prod.issue(stage, k0);
     const int kw = k0 + skw0;
     const bool ok = kw < K;  // (false for a row past N: skw0 = K)
-    ring::cp4_if(stage + sdst, ok ? sptr + block_of(kw, bmagic) : sptr, ok ? 4u : 0u, true);
+    ring::cp4_if(stage + sdst, ok ? sptr + kSb * block_of(kw, bmagic) : sptr, ok ? 4u : 0u, true);
     if constexpr (XR) {
       if (with_x) issue_x(stage, k0);
     }
