@@ -187,9 +187,10 @@ def capability_report() -> List[str]:
             lines.append("    fp8_block_gemv  on cards of <= 15 DRAM bytes per SM clock (the H100; not the H200): the "
                          "direct GEMV at M <= 8 on layers of >= 8 x SMs 16-row blocks and at M = 9..16 on "
                          "SMs .. 2 x SMs blocks (block_size % 64 == 0, K % 64 == 0)")
+        if tc:
             lines.append("    fp8_block_gemv  tiled weight (fp8_block_tile(w_q, w_scale), tiled=True; N % 16 == 0, "
-                         "K % 64 == 0, block_size % 64 == 0): the direct GEMV at every M, the only kernel "
-                         "that reads it")
+                         "K % 64 == 0, block_size % 64 == 0): the direct GEMV where auto takes it for the "
+                         "row-major weight, else the ring mma GEMV, at every M")
         lines.append(f"    nvfp4_gemv      {'M <= 48: mma GEMV (prmt decode)' + nv_wg + '; above: tiled GEMM (K % 128 == 0)' if tc else 'fma (scalar, prmt decode)'}")
         if tc:
             lines.append("    nvfp4_gemv      weight layout 3 (nvfp4_relayout(w, 3), bf16 x): the direct GEMV at M <= 8 "
