@@ -5,7 +5,8 @@ with one token tile, U 2 / 1 with two), ragged N (rows past N never loaded or st
 two-tile builds' 16 rows and past them, bias, static_weight (the PDL early loads), fp16 and bf16,
 and misaligned views of x and w_q (the op copies them to aligned storage). Each result is compared
 with the CPU op on the same weight (finite and close; the tests hold the derived bound), and the
-misaligned and static_weight results with the aligned one (same bits).
+misaligned and static_weight results with the aligned one (same bits). Then the tiled weight's
+forms (the direct builds' and the ring kernel's) against the row-major weight's bits.
 
 PYTHONPATH=. compute-sanitizer --tool memcheck python benchmarks/micro/fp8_direct_memcheck.py [BUILD ...]
 (the builds given, default all)
@@ -44,5 +45,28 @@ for build in sys.argv[1:] or [str(b) for b in range(1, 6)]:
                     wb.copy_(wq)
                     assert torch.equal(ops.fp8_block_gemv(xs, wb, wsc, bs, b, "direct"), y)
                     checked += 1
+# The tiled weight (fp8_block_tile, docs/fp8_gemv.md "The tiled weight"): each build's tiled form
+# and the ring kernel's (path mma) against the row-major weight's bits in the same kernel (the ring
+# without XR), a half-filled last ring stage (K % 128 == 64) included.
+tiled = 0
+for N, K, bs in ((16, 64, 64), (48, 1152, 128), (32, 4096 + 64, 256)):
+    w = torch.randn(N, K, device="cuda") * 0.05
+    wq, wsc = ops.quantize_fp8_block(w, bs)
+    tq, ts = ops.fp8_block_tile(wq, wsc)
+    for dt in (torch.bfloat16, torch.float16):
+        for M in (1, 8, 9, 17):
+            x = torch.randn(M, K, device="cuda", dtype=dt)
+            for build in sys.argv[1:] or [str(b) for b in range(1, 6)]:
+                os.environ["TORCHQUANT_FP8_DIRECT_BUILD"] = build
+                y = ops.fp8_block_gemv(x, wq, wsc, bs, None, "direct")
+                assert torch.equal(ops.fp8_block_gemv(x, tq, ts, bs, None, "direct", False, True), y)
+                assert torch.equal(ops.fp8_block_gemv(x, tq, ts, bs, None, "direct", True, True), y)
+                tiled += 1
+            os.environ["TORCHQUANT_FP8_XRING"] = "0"
+            y = ops.fp8_block_gemv(x, wq, wsc, bs, None, "mma")
+            del os.environ["TORCHQUANT_FP8_XRING"]
+            assert torch.equal(ops.fp8_block_gemv(x, tq, ts, bs, None, "mma", False, True), y)
+            assert torch.equal(ops.fp8_block_gemv(x, tq, ts, bs, None, "mma", True, True), y)
+            tiled += 1
 torch.cuda.synchronize()
-print(f"fp8 direct memcheck: {checked} cases ok")
+print(f"fp8 direct memcheck: {checked} cases ok; tiled: {tiled} cases ok")

@@ -30,6 +30,11 @@ timeout 120 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op fp8 --var tiled
   --shapes 28672x8192,128256x4096,14336x4096,4096x14336,4096x4096 --ms 1,2,4,8,16 --out "$R/fp8_tiled_auto.csv" \
   > "$R/fp8_tiled_auto.log" 2>&1
 echo "fp8 auto rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/fp8_tiled_auto.log"
+if (( CAP - ($(date +%s) - t0) > 200 )); then  # memcheck over the tiled forms (and build 3's row-major form)
+  PYTHONPATH=. timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 $PY \
+    benchmarks/micro/fp8_direct_memcheck.py 3 > "$R/memcheck.log" 2>&1
+  echo "memcheck rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/memcheck.log"
+fi
 tar czf "$OUT/f.tgz" -C "$OUT" r && rm -rf "$R"
 left=$(( CAP - ($(date +%s) - t0) ))
 if [[ "$gpu" == *H200* && $left -gt 150 ]]; then bash benchmarks/results/h200/2026-12-07/call6.sh "$OUT" $left; fi
