@@ -390,6 +390,55 @@ def test_gemv_direct_tiled_picks_and_refusals(monkeypatch):
             ops.nvfp4_gemv(x, w4, s4, gs, bias, "auto", 4)
 
 
+@pytest.mark.parametrize("xres", ["1", "-1"])
+@pytest.mark.parametrize("splitk", ["", "2", "4"])
+def test_gemv_ring_tiled_same_bits_as_layout3(monkeypatch, xres, splitk):
+    """Layout 4 on path 'mma' (the ring kernel's tiled form: weight units and scale words copied
+    from their tiled places into the stages layout 3 gives, docs/nvfp4_gemv.md 41) gives layout
+    3's path-'mma' bits in the same launch shape: N of whole and half 32-row warps (N % 32 == 16),
+    K with a half last stage (K % 256 == 128), x resident or staged (TORCHQUANT_NVFP4_XRES), unsplit
+    or split across blocks (TORCHQUANT_NVFP4_SPLITK), M = 1..8, bias, static_weight; the float64
+    bound; misaligned views; M tiles of more than 8 rows refused."""
+    _need_direct()
+    monkeypatch.setenv("TORCHQUANT_NVFP4_XRES", xres)
+    if splitk:
+        monkeypatch.setenv("TORCHQUANT_NVFP4_SPLITK", splitk)
+    else:
+        monkeypatch.delenv("TORCHQUANT_NVFP4_SPLITK", raising=False)
+    seen = set()
+    for N, K in ((16, 128), (48, 1152), (80, 4096 + 128), (256, 8192)):
+        x_all, wp, ws, gs, bias = _operands(8, N, K, torch.bfloat16, seed=N * 7 + K)
+        wd = ref.dequantize_nvfp4_ref(wp, ws, gs)
+        w3 = ops.nvfp4_relayout(wp, 3)
+        w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+        for M in range(1, 9):
+            x = x_all[:M].contiguous()
+            b = bias if M % 2 else None
+            y3 = ops.nvfp4_gemv(x, w3, ws, gs, b, "mma", 3)
+            for static in (False, True):
+                _poison()
+                out = {}
+                names = kernels_launched(
+                    lambda: out.setdefault("y", ops.nvfp4_gemv(x, w4, s4, gs, b, "mma", 4, static)))
+                ring = [n for n in names if "nvfp4_gemv_mma_kernel" in n]
+                assert len(ring) == 1 and re.search(r"nvfp4_gemv_mma_kernel<__nv_bfloat16, 1, true, (true|false), "
+                                                    r"false, (true|false), 0, 4>", ring[0]), (N, K, M, names)
+                seen.add(ring[0].split("<")[1].split(">")[0])
+                assert torch.equal(out["y"].view(torch.int16), y3.view(torch.int16)), (N, K, M, static)
+            frac = ref.worst_fraction(out["y"], ref.linear_ref(x, wd, b), ref.fp32_accum_bound(x, wd, b, x.dtype))
+            assert frac <= 1.0, (N, K, M, frac)
+        got = ops.nvfp4_gemv(misaligned(x_all, 8), misaligned(w4, 4), misaligned(s4, 1), gs, bias, "mma", 4)
+        assert torch.equal(got.view(torch.int16), ops.nvfp4_gemv(x_all, w3, ws, gs, bias, "mma", 3).view(torch.int16))
+    # the forms this parametrization was meant to reach (kSplit and kXRes in the kernel's name:
+    # template arguments 3 and 5)
+    args = [n.split(", ") for n in seen]
+    assert not splitk or any(a[3] == "true" for a in args), (splitk, seen)
+    assert any(a[5] == "true" for a in args) if xres == "1" else all(a[5] == "false" for a in args), (xres, seen)
+    x16, wp, ws, gs, _ = _operands(16, 256, 4096, torch.bfloat16, seed=3)
+    with pytest.raises(RuntimeError, match="layout 4 on path 'mma' runs the ring kernel, whose M tiles hold at most 8"):
+        ops.nvfp4_gemv(x16, ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4), gs, None, "mma", 4)
+
+
 def test_gemv_direct_views_graph_and_many_tiles():
     """Misaligned views of x, w_packed and w_scale (copied by the op) give the aligned bits; CUDA
     graph replay gives the eager bits; more token tiles than the grid's 65535 (the kernel loops)

@@ -288,11 +288,12 @@ def test_layout_errors(device):
             cases.append((lambda l=layout: ops.nvfp4_gemv(x, w1, ws, gs, None, "direct", l), "path 'direct' reads layout 3"))
         # K = 64 here: the direct GEMV reads whole 128-code pieces (auto takes the mma GEMV instead)
         cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "needs K % 128 == 0"))
-        # layout 4: path 'direct' alone (whole tiles: 16 x 256 here)
+        # layout 4: paths 'direct' and 'mma' alone (whole tiles: 16 x 256 here)
         x4, wp4, ws4, gs4, _ = (t.to(device) for t in _operands(2, 16, 256, seed=2))
         w4, s4 = ops.nvfp4_relayout(wp4, 4), ops.nvfp4_relayout_scale(ws4, 4)
-        for path in ("fma", "mma", "tile", "wgmma"):
-            cases.append((lambda p=path: ops.nvfp4_gemv(x4, w4, s4, gs4, None, p, 4), "runs on path 'direct' only"))
+        for path in ("fma", "tile", "wgmma"):
+            cases.append((lambda p=path: ops.nvfp4_gemv(x4, w4, s4, gs4, None, p, 4),
+                          "runs on paths 'direct' and 'mma' only"))
     else:
         cases.append((lambda: ops.nvfp4_gemv(x, w1, ws, gs, None, "mma", 1), "not a CPU path"))
         cases.append((lambda: ops.nvfp4_gemv(x, w3, ws, gs, None, "direct", 3), "not a CPU path"))

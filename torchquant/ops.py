@@ -784,10 +784,10 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto",
         torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
         if layout == 4:
             torch._check(
-                path in ("auto", "direct"),
-                lambda: f"{op}: layout 4 (tiled) runs on path 'direct' only (auto takes it), got path '{path}'; "
-                "nvfp4_relayout(w_packed, 4, inverse=True) and nvfp4_relayout_scale(w_scale, 4, inverse=True) "
-                "give the layout-0 operands the other paths read",
+                path in ("auto", "direct", "mma"),
+                lambda: f"{op}: layout 4 (tiled) runs on paths 'direct' and 'mma' only (auto takes 'direct'), got "
+                f"path '{path}'; nvfp4_relayout(w_packed, 4, inverse=True) and nvfp4_relayout_scale(w_scale, 4, "
+                "inverse=True) give the layout-0 operands the other paths read",
             )
             _check_nvfp4_tiled_shape(N, K, op)
             return x.new_empty((M, N))

@@ -199,7 +199,7 @@ def capability_report() -> List[str]:
                          "GEMVs otherwise (x unpermuted)")
             lines.append("    nvfp4_gemv      weight layout 4 (layout 3 tiled: nvfp4_relayout(w, 4), "
                          "nvfp4_relayout_scale(s, 4); bf16 x, N % 16 == 0, K % 128 == 0): the direct GEMV at "
-                         "every M, the only kernel that reads it")
+                         "every M (path 'mma': the ring GEMV's tiled form, M tiles of <= 8 rows)")
         # csrc/sparse/sparse24.cu, auto_takes_sparse_wgmma (16-bit, then int8)
         sp16 = ("; sparse wgmma (K % 128 == 0) from M = 17, below it on layers of >= 8192 features"
                 " (M >= 2) or >= 6144 (M >= 4), and on layers of <= SMs / 4 tiles of 128 features"

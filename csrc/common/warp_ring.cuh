@@ -107,15 +107,16 @@ __device__ __forceinline__ void cp16_if(uint32_t dst, const void* src, uint32_t 
 // per row: 35 SASS instructions per nvfp4 stage (32 rows, 8 copies per lane;
 // 104 when each row selected a pointer and a size, before 2026-12-01).
 //
-// kTiled (fp8/fp8_tiles.h: rows stored per 16-row tile as 64-byte pieces, a piece of the tile one
-// 1 KB run; N % 16 == 0): the same units land in the same places, read from the tiled order. Unit
-// u of row r at stage byte k0 lies at tile + 16 k0 + 1024 (u / 4) + 64 r + 16 (u % 4), so src
-// holds the tile, half and row offsets, the stage offset is 16 k0 and a step of 4 rows is 256
-// bytes; each copy instruction still reads 4 whole 128-byte lines.
+// kTiled (fp8/fp8_tiles.h, nvfp4 layout 4: rows stored per 16-row tile as 64-byte pieces, a piece
+// of the tile one 1 KB run; N % 16 == 0, n0 % 16 == 0): the same units land in the same places,
+// read from the tiled order. Unit u of row 16 i + r at stage byte k0 lies at tile i + 16 k0 + 1024
+// (u / 4) + 64 r + 16 (u % 4), so src holds the first tile, half and row offsets, the stage offset
+// is 16 k0, rows 4j + l / 8 lie 256 (j % 4) further in tile j / 4 (stride: one tile's bytes); each
+// copy instruction still reads 4 whole 128-byte lines.
 template <int SW, int J, bool kTiled = false>
 struct Producer {
   const uint8_t* src;  // row n0 + l / 8 (or row 0 past N), + 16 * (l % 8); kTiled: as above
-  uint32_t stride;     // one row, bytes (< 2^31); kTiled: 64
+  uint32_t stride;     // one row, bytes (< 2^31); kTiled: one 16-row tile, bytes (< 2^31)
   int jv;              // rows 4j + l / 8 with j < jv exist (0 .. J)
   int klim;            // a stage at byte offset k0 has this lane's unit iff k0 < klim
   uint32_t dst;        // shared offset of this lane's unit in row l / 8
@@ -129,7 +130,7 @@ struct Producer {
     jv = left <= 0 ? 0 : min(J, (left + 3) >> 2);
     if constexpr (kTiled) {  // n0 % 16 == 0: the tile's bytes start where its rows' would
       src = base + static_cast<size_t>(n0) * row_bytes + 1024 * (u >> 2) + 64 * r0 + 16 * (u & 3);
-      stride = 64;
+      stride = 16 * static_cast<uint32_t>(row_bytes);
     } else {
       src = base + static_cast<size_t>(left > 0 ? n0 + r0 : 0) * row_bytes + 16 * u;
       stride = static_cast<uint32_t>(row_bytes);
@@ -147,9 +148,11 @@ struct Producer {
     else
       p = src + (kin ? k0 : 0);
 #pragma unroll
-    for (int j = 0; j < J; ++j)  // one independent IMAD.WIDE.U32 per row address
-      cp16_if(stage + dst + 512 * j, p + static_cast<uint64_t>(stride) * static_cast<uint32_t>(4 * j),
-              size, j < jv);
+    for (int j = 0; j < J; ++j) {  // one independent IMAD.WIDE.U32 per row address
+      const uint64_t off = kTiled ? static_cast<uint64_t>(stride) * static_cast<uint32_t>(j >> 2) + 256 * (j & 3)
+                                  : static_cast<uint64_t>(stride) * static_cast<uint32_t>(4 * j);
+      cp16_if(stage + dst + 512 * j, p + off, size, j < jv);
+    }
   }
 };
 

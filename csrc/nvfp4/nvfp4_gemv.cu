@@ -908,6 +908,45 @@ at::Tensor run_direct(const at::Tensor& x_in, const at::Tensor& w_in, const at::
   return y;
 }
 
+// Layout 4 on path "mma": the ring kernel's tiled form (nvfp4_gemv_mma_kernel with kLayout 4: the
+// stages layout 3's operands give, copied from the tiled places; docs/nvfp4_gemv.md 41), which
+// exists for one n-tile of <= 8 x rows per M tile with wide loads, x-resident or staged, with or
+// without the K split across blocks (no group sync: the block-wide barrier, the same bits).
+template <typename T>
+void launch_mma_tiled(const nvfp4::GemvParams& prm, const MmaConfig& c, const DeviceCaps& caps, int device,
+                      cudaStream_t stream, WeightWritten written) {
+  constexpr int L = nvfp4::kLayoutTiled;
+  if (c.xres && c.splits > 1)
+    launch_mma_t<T, 1, true, true, false, true, 0, L>(prm, c, caps, device, stream, written);
+  else if (c.xres)
+    launch_mma_t<T, 1, true, false, false, true, 0, L>(prm, c, caps, device, stream, written);
+  else if (c.splits > 1)
+    launch_mma_t<T, 1, true, true, false, false, 0, L>(prm, c, caps, device, stream, written);
+  else
+    launch_mma_t<T, 1, true, false, false, false, 0, L>(prm, c, caps, device, stream, written);
+}
+
+at::Tensor run_mma_tiled(const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& s_in,
+                         const at::Tensor& global_scale, const std::optional<at::Tensor>& bias, int64_t M,
+                         int64_t N, int64_t K, int device, const DeviceCaps& caps, bool static_weight) {
+  MmaConfig c = mma_config(caps, M, N, K);
+  c.group_sync = false;  // the block-wide staging barrier instead: the same staged values and bits
+  TORCH_CHECK(c.nt == 1, kGemvOp,
+              ": layout 4 on path 'mma' runs the ring kernel, whose M tiles hold at most 8 x rows; this "
+              "call's launch shape has tiles of ", c.tile_m, " (M = ", M,
+              "). Use path 'direct' or 'auto', which read layout 4 at every M");
+  // 16-byte copies of the weight and 4-byte copies of the scales: aligned bases (odd views copied)
+  const at::Tensor x = aligned_to(x_in.data_ptr(), 16) ? x_in : x_in.clone();
+  const at::Tensor w = aligned_to(w_in.data_ptr(), 16) ? w_in : w_in.clone();
+  const at::Tensor sc = aligned_to(s_in.data_ptr(), 4) ? s_in : s_in.clone();
+  at::Tensor y = at::empty({M, N}, x.options());
+  nvfp4::GemvParams prm = gemv_params(x, w.data_ptr(), sc.data_ptr(), global_scale, bias, y, M, N, K);
+  const WeightWritten written =
+      weight_written(static_weight, w.data_ptr() != w_in.data_ptr() || sc.data_ptr() != s_in.data_ptr());
+  launch_mma_tiled<__nv_bfloat16>(prm, c, caps, device, c10::cuda::getCurrentCUDAStream(), written);
+  return y;
+}
+
 at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                            const at::Tensor& w_scale, const at::Tensor& global_scale,
                            const std::optional<at::Tensor>& bias, c10::string_view kernel_sv,
@@ -927,16 +966,18 @@ at::Tensor nvfp4_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const int device = x_in.get_device();
   const DeviceCaps& caps = device_caps(device);
-  if (layout == nvfp4::kLayoutTiled) {  // read by the direct GEMV alone, at every M
-    TORCH_CHECK(kernel == "auto" || kernel == "direct", kGemvOp, ": layout 4 (tiled) runs on path "
-                "'direct' only (auto takes it), got path '", kernel, "'; nvfp4_relayout(w_packed, 4, "
-                "inverse=True) and nvfp4_relayout_scale(w_scale, 4, inverse=True) give the layout-0 "
-                "operands the other paths read");
-    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout 4 runs on path 'direct', which needs mma.sync "
+  if (layout == nvfp4::kLayoutTiled) {  // read by the direct GEMV (auto, every M) and the ring kernel
+    TORCH_CHECK(kernel == "auto" || kernel == "direct" || kernel == "mma", kGemvOp, ": layout 4 (tiled) "
+                "runs on paths 'direct' and 'mma' only (auto takes 'direct'), got path '", kernel,
+                "'; nvfp4_relayout(w_packed, 4, inverse=True) and nvfp4_relayout_scale(w_scale, 4, "
+                "inverse=True) give the layout-0 operands the other paths read");
+    TORCH_CHECK(caps.cc() >= 80, kGemvOp, ": layout 4 runs on the mma kernels, which need mma.sync "
                 "m16n8k16 bf16 (compute capability 8.0+); this device is sm_", caps.cc(),
                 ". Use layout 0 (nvfp4_relayout(w_packed, 4, inverse=True), nvfp4_relayout_scale(w_scale, "
                 "4, inverse=True))");
     check_nvfp4_tiled_shape(N, K, kGemvOp);
+    if (kernel == "mma")
+      return run_mma_tiled(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, caps, static_weight);
     return run_direct(x_in, w_in, w_scale, global_scale, bias, M, N, K, device, caps, static_weight,
                       /*tiled=*/true);
   }

@@ -661,7 +661,14 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   static_assert(!kXRes || (NT == 1 && kAligned && !kGroupSync), "kXRes: aligned one-n-tile ring kernel");
   static_assert(kF16 == 0 || (kXRes && std::is_same_v<T, __nv_bfloat16> && kF16 <= 1),
                 "kF16: bf16 x resident");
-  static_assert(layout_fits<T, kLayout>() && (kLayout == kLayoutStd || kF16 == 0),
+  // kLayout 4 (kLayoutTiled): layout 3's words and scales stored per 16-row tile and 64-byte piece
+  // (nvfp4_tiles.h), read by the ring form alone (one n-tile, wide loads, no group sync): its
+  // producer takes each weight unit and scale word from the tiled place (ring::Producer kTiled;
+  // the scale copies below), the stages hold what layout 3's do, so the bits are layout 3's.
+  constexpr bool kTiled = kLayout == kLayoutTiled;
+  constexpr int kWL = kTiled ? kLayoutBf16Adj : kLayout;  // the word layout the decode reads
+  static_assert(!kTiled || (NT == 1 && kAligned && !kGroupSync), "layout 4: the ring kernel only");
+  static_assert(layout_fits<T, kWL>() && (kWL == kLayoutStd || kF16 == 0),
                 "layout 1, 3 / 2 is a bf16 / fp16 decode order (kF16 reads layout 0)");
   using O = Ops<T>;
   constexpr int LW = mma_lane_words(NT);  // weight words per lane, row and chunk
@@ -733,7 +740,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     // registers: held across the K loop, one of the four staging predicates (u < n) went to
     // local memory (4 bytes, an L1 load per chunk). Laundered, n is re-read per chunk and the
     // compare recomputed instead (+5 loop instructions of ~790, no spill).
-    if constexpr (kLayout != kLayoutStd && NT == 2 && kSplit) asm volatile("" : "+r"(n));
+    if constexpr (kWL != kLayoutStd && NT == 2 && kSplit) asm volatile("" : "+r"(n));
     return n;
   };
   auto stage_load = [&](int c, int j) {
@@ -754,7 +761,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
       stage_rk(u, r, kg);
       const int kq = kg / (4 * LW), tq = (kg / LW) & 3, i = kg % LW;
       const int slot = ((((kq * LW + i) * NT + (r >> 3)) * 8 + (r & 7)) * 4 + tq) ^ (i * XS);
-      smem[buf * buf_slots + slot] = x_pairs<O, kLayout>(v);
+      smem[buf * buf_slots + slot] = x_pairs<O, kWL>(v);
     }
   };
 
@@ -787,10 +794,14 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
   // 120 us against 110 with __ldg, run 2026-12-01_0310).
   const int srow0 = col0 + (lane >> 2), sunit = lane & 3;
   const int srows = N - srow0;  // copy u has a row iff 8u < srows
+  // kTiled (layout 4: a tile's scales of a 128-code piece are one 128-byte run, row r at 8 r): row
+  // col0 + 8u + lane / 4's word sunit of the chunk lies at tile col0 / 16 + u / 2, piece kc / 128 +
+  // sunit / 2, byte 8 (8 (u % 2) + lane / 4) + 4 (sunit % 2); sring holds the parts fixed per lane.
   const uint8_t* const sring =
-      p.s + static_cast<size_t>(srows > 0 ? srow0 : 0) * (static_cast<size_t>(K) / 16) + 4 * sunit;
+      kTiled ? p.s + static_cast<size_t>(col0 / 16) * K + 128 * (sunit >> 1) + 8 * (lane >> 2) + 4 * (sunit & 1)
+             : p.s + static_cast<size_t>(srows > 0 ? srow0 : 0) * (static_cast<size_t>(K) / 16) + 4 * sunit;
   const uint32_t sdst0 = kMmaRingWeightBytes + 16 * (lane >> 2) + 4 * sunit;
-  ring::Producer<1, 4 * kMmaMT> prod;  // 32 rows: sub-stage mt = rows 16 mt ..
+  ring::Producer<1, 4 * kMmaMT, kTiled> prod;  // 32 rows: sub-stage mt = rows 16 mt ..
   uint32_t ring0 = 0, rd_off[2][2] = {{0u, 0u}, {0u, 0u}};
   int ring_slot = 0;
   if constexpr (kRing) {
@@ -811,8 +822,11 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
     const uint32_t ssz = kc + 64 * sunit < K ? 4u : 0u;
     const size_t s8 = static_cast<size_t>(K) / 2;  // 8 rows of scales, bytes
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
-      ring::cp4_if(stage + sdst0 + 128 * u, sring + kc / 16 + u * s8, ssz, 8 * u < srows);
+    for (int u = 0; u < 4; ++u) {
+      const uint8_t* const src =
+          kTiled ? sring + kc + static_cast<size_t>(u >> 1) * K + 64 * (u & 1) : sring + kc / 16 + u * s8;
+      ring::cp4_if(stage + sdst0 + 128 * u, src, ssz, 8 * u < srows);
+    }
   };
 #pragma unroll
   for (int mt = 0; mt < kMmaMT; ++mt)
@@ -891,7 +905,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
               bf16x8_range(xv, amax, bmin);
               xv = bf16x8_to_f16x8(xv);
             }
-            smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = x_pairs<Ops<C>, kLayout>(xv);
+            smem[r * stride + (v >> 5) * 32 + (v & 7) * 4 + ((v >> 3) & 3)] = x_pairs<Ops<C>, kWL>(xv);
             v += kMmaThreads;
             if (v >= per_row) {
               v = tid;
@@ -924,7 +938,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #else
   constexpr bool kPreHopper = false;
 #endif
-  constexpr bool kLateGs = NT == 2 && (kLayout != kLayoutStd || kPreHopper);
+  constexpr bool kLateGs = NT == 2 && (kWL != kLayoutStd || kPreHopper);
   const float gscale = kSplit || kLateGs ? 0.0f : __ldg(p.gs);
   // kXRes: lane (g, t)'s row of x (rows g >= rows read the last row: their D
   // columns are never stored) and group t of its k-warp's words.
@@ -1007,8 +1021,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) nvfp4_gemv_mma_kernel(const Ge
 #pragma unroll
         for (int mt = 0; mt < kMmaMT; ++mt) {
           uint32_t a[4], b[4];  // rows g and g + 8
-          decode_word<OC, kLayout>(W[mt][0][i], a);
-          decode_word<OC, kLayout>(W[mt][1][i], b);
+          decode_word<OC, kWL>(W[mt][0][i], a);
+          decode_word<OC, kWL>(W[mt][1][i], b);
           const uint32_t sa = ((i >> 1) & 1) ? dup_hi(SP[mt][0]) : dup_lo(SP[mt][0]);
           const uint32_t sbb = ((i >> 1) & 1) ? dup_hi(SP[mt][1]) : dup_lo(SP[mt][1]);
 #pragma unroll

@@ -6,7 +6,8 @@
 # nvfp4 layout 4's; then the A/B, paths direct and mma (the ring kernel) on the row-major / tiled
 # weight (the tiling's own effect, same kernels), cold L2, then from L2 (--warm, shapes that fit:
 # the SM side), then path auto on both beside bf16 cuBLAS (on the H200 auto runs the ring / wgmma
-# GEMVs on the row-major weight and the ring kernel on the tiled one: the question issue 4 asks). On an H200 call 6 (nvfp4 layout 4's A/B, then call1.sh,
+# GEMVs on the row-major weight and the ring kernel on the tiled one: the question issue 4 asks);
+# and nvfp4's ring GEMV on layout 3 / 4 (its tiled form: issue 5's H200 kernel at M = 1..4). On an H200 call 6 (nvfp4 layout 4's A/B, then call1.sh,
 # the owed checks) follows in what is left of CAP.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT [CAP]
 set -uo pipefail
@@ -26,6 +27,10 @@ for P in direct mma; do
     --shapes 4096x4096,8192x4096 --ms 1,8 --out "$R/fp8_tiled_${P}_warm.csv" > "$R/fp8_tiled_${P}_warm.log" 2>&1
   echo "fp8 $P warm rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^fp8" "$R/fp8_tiled_${P}_warm.log"
 done
+# nvfp4: the ring GEMV on layout 3 / layout 4 (its tiled form, docs/nvfp4_gemv.md 41), path mma
+timeout 90 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op nvfp4 --var layout --values 3,4,3,4 --path mma \
+  --shapes 28672x8192,128256x4096,14336x4096,4096x4096 --ms 1,4,8 --out "$R/nv_ring_tiled.csv" > "$R/nv_ring_tiled.log" 2>&1
+echo "nvfp4 ring rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^nvfp4" "$R/nv_ring_tiled.log"
 timeout 120 env PYTHONPATH=. $PY benchmarks/micro/env_ab.py --op fp8 --var tiled --values 0,1,0,1 --path auto --dense \
   --shapes 28672x8192,128256x4096,14336x4096,4096x14336,4096x4096 --ms 1,2,4,8,16 --out "$R/fp8_tiled_auto.csv" \
   > "$R/fp8_tiled_auto.log" 2>&1
