@@ -540,6 +540,15 @@ def _check_fp8_wgmma(x, block_size, M, N, K, op: str) -> None:
     _check_dq_path(x, M, N, K, op)
 
 
+def _check_gemv_limits(M, N, K, op: str) -> None:
+    """The CUDA GEMVs' size limits (fp8_block_gemv.cu, nvfp4_gemv.cu): M, N below kMaxDim, K below 2^26."""
+    _check_all(
+        (M < _DIM_MAX, N < _DIM_MAX),
+        lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
+    )
+    torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+
+
 def _check_fp8_tiled_shape(N, K, op: str) -> None:
     """checks.h check_fp8_tiled_shape."""
     _check_all(
@@ -557,11 +566,7 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
         if tiled:
             _check_fp8_tiled_shape(N, K, op)
     else:  # fp8_block_gemv.cu
-        _check_all(
-            (M < _DIM_MAX, N < _DIM_MAX),
-            lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
-        )
-        torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+        _check_gemv_limits(M, N, K, op)
         if tiled:
             torch._check(
                 path in ("auto", "direct", "mma"),
@@ -777,11 +782,7 @@ def _nvfp4_gemv_fake(x, w_packed, w_scale, global_scale, bias=None, path="auto",
         if layout == 4:
             _check_nvfp4_tiled_shape(N, K, op)
     else:  # nvfp4_gemv.cu
-        _check_all(
-            (M < _DIM_MAX, N < _DIM_MAX),
-            lambda: f"{op}: M and N must each be below 2^31 - 256, got M = {M}, N = {N}",
-        )
-        torch._check(K < 2**26, lambda: f"{op}: K = {K} must be below 2^26")
+        _check_gemv_limits(M, N, K, op)
         if layout == 4:
             torch._check(
                 path in ("auto", "direct", "mma"),
