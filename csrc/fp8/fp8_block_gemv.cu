@@ -240,7 +240,7 @@ struct GemvArgs {
   uint32_t bmagic;
   // When the weight and scales were written, for the ring GEMV's early loads (common/pdl.h).
   WeightWritten written = WeightWritten::kUnknown;
-  bool tiled = false;  // w and ws in the tiled order (fp8_tiles.h): path direct only
+  bool tiled = false;  // w and ws in the tiled order (fp8_tiles.h): the direct and ring kernels only
 };
 
 // Every GEMV kernel takes the same arguments: checks the grid, opts in to the
