@@ -79,7 +79,8 @@ TORCH_LIBRARY(torchquant, m) {
       "fp8_block_gemv(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
       "Tensor? bias=None, str path='auto', bool static_weight=False, bool tiled=False) -> Tensor");
   // tiled: w_q and w_scale from fp8_block_tile (the rows' bytes stored per 16-row tile; N % 16
-  // == 0, K % 64 == 0): on CUDA path "direct" only (sm_89+, block_size % 64 == 0), at every M.
+  // == 0, K % 64 == 0, block_size % 64 == 0): on CUDA paths "direct" (sm_89+) and "mma" (the ring
+  // kernel, sm_80+) only, at every M.
 
   // The weight and its block scales in the tiled order of fp8/fp8_tiles.h, or back (inverse).
   // Same shapes and dtypes; a permutation of whole elements, exact both ways.
@@ -115,7 +116,8 @@ TORCH_LIBRARY(torchquant, m) {
   // layout: the packed weight's word layout (nvfp4/nvfp4_layout.h): 0 as above, 1 / 2 the bf16 /
   // fp16 decode order (nvfp4_relayout), x of that dtype only, CUDA paths "mma" and "wgmma"; 3 the
   // bf16 order on adjacent codes (also path "direct"); 4 layout 3 tiled, weight and scales
-  // (nvfp4_relayout / nvfp4_relayout_scale(.., 4)): bf16 x, CUDA path "direct" only.
+  // (nvfp4_relayout / nvfp4_relayout_scale(.., 4)): bf16 x, CUDA paths "direct" and "mma" (the
+  // ring kernel, M tiles of <= 8 rows) only.
   // static_weight: as fp8_block_gemv's, for w_packed and w_scale (the mma GEMV).
   m.def(
       "nvfp4_gemv(Tensor x, Tensor w_packed, Tensor w_scale, "

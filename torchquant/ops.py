@@ -158,7 +158,8 @@ def nvfp4_gemv(
     M <= 8 on layers of SMs .. 3 x SMs blocks of 16 rows with K <= 4096: docs/nvfp4_gemv.md 27-29);
     4 for nvfp4_relayout(w_packed, 4) with w_scale from nvfp4_relayout_scale(w_scale, 4), layout 3
     with weight and scales stored per 16-row tile and 64-byte piece (bf16 x, N % 16 == 0, K % 128 ==
-    0; on CUDA path 'direct' alone, which auto takes at every M: docs/nvfp4_gemv.md 40).
+    0; on CUDA path 'direct', which auto takes at every M, and path 'mma', the ring GEMV's tiled
+    form at M tiles of <= 8 rows: docs/nvfp4_gemv.md 40-41).
     static_weight: as fp8_block_gemv's, for w_packed and w_scale."""
     return _ops.nvfp4_gemv(x, w_packed, w_scale, global_scale, bias, path, layout, static_weight)
 

@@ -47,8 +47,8 @@ constexpr int kLayoutBf16 = 1;  // the bf16 decode order (above)
 constexpr int kLayoutF16 = 2;   // the fp16 decode order (above)
 constexpr int kLayoutBf16Adj = 3;  // layout 1's decode on adjacent codes (below)
 constexpr int kNumLayouts = 4;  // the word layouts 0..3
-// Layout 4 (nvfp4_gemv's path 'direct' only): layout 3's words, with the weight and its scales
-// stored per 16-row tile and 64-byte piece (nvfp4_tiles.h; docs/nvfp4_gemv.md 40). Not a word
+// Layout 4 (nvfp4_gemv's paths 'direct' and 'mma' only): layout 3's words, with the weight and its scales
+// stored per 16-row tile and 64-byte piece (nvfp4_tiles.h; docs/nvfp4_gemv.md 40-41). Not a word
 // layout: nvfp4_relayout(w, 4) is relayout 3 followed by the tiling, nvfp4_relayout_scale the
 // scales' tiling.
 constexpr int kLayoutTiled = 4;
