@@ -19,12 +19,12 @@
 #include <tuple>
 
 #include "common/checks.h"
+#include "common/row_tiles.h"
 
 namespace torchquant {
 namespace fp8 {
 
-constexpr int64_t kTileRows = 16;    // rows per tile (the direct GEMV's m16 tile)
-constexpr int64_t kTilePiece = 64;   // bytes (codes) per piece of a row
+constexpr int64_t kTilePiece = 64;  // bytes (codes) per piece of a row; tiles of kRowTileRows rows
 
 // fp8_block_tile's operands: w_q e4m3 [N, K], w_scale fp32 [N, nb] (nb >= 1), both contiguous and
 // on one device, N % 16 == 0, K % 64 == 0.
@@ -36,17 +36,12 @@ inline void validate_fp8_tile(const at::Tensor& w_q, const at::Tensor& w_scale, 
   check_fp8_tiled_shape(N, K, op);
 }
 
-// Row-major -> tiled, or back (inverse). Returns new contiguous tensors of the same shapes.
+// Row-major -> tiled, or back (inverse): common/row_tiles.h's order with pieces of 64 weight bytes
+// and of one scale (a block's). Returns new contiguous tensors of the same shapes.
 inline std::tuple<at::Tensor, at::Tensor> tile(const at::Tensor& w_q, const at::Tensor& w_scale, bool inverse) {
-  const int64_t N = w_q.size(0), K = w_q.size(1), nb = w_scale.size(1);
-  const int64_t tiles = N / kTileRows, pieces = K / kTilePiece;
   // As bytes: the permutation moves whole elements, and a byte copy needs no float8 kernel.
-  const at::Tensor wb = w_q.view(at::kByte);
-  at::Tensor wt = inverse ? wb.view({tiles, pieces, kTileRows, kTilePiece}).permute({0, 2, 1, 3})
-                          : wb.view({tiles, kTileRows, pieces, kTilePiece}).permute({0, 2, 1, 3});
-  at::Tensor st = inverse ? w_scale.view({tiles, nb, kTileRows}).permute({0, 2, 1})
-                          : w_scale.view({tiles, kTileRows, nb}).permute({0, 2, 1});
-  return {wt.contiguous().view({N, K}).view(at::kFloat8_e4m3fn), st.contiguous().view({N, nb})};
+  const at::Tensor wt = tile_rows(w_q.view(at::kByte), kTilePiece, inverse).view(at::kFloat8_e4m3fn);
+  return {wt, tile_rows(w_scale, 1, inverse)};
 }
 
 // The op (CPU and CUDA register this one function).

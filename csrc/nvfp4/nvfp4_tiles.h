@@ -15,18 +15,13 @@
 #include <ATen/ATen.h>
 
 #include "common/checks.h"
+#include "common/row_tiles.h"
 #include "nvfp4/nvfp4_layout.h"
 
 namespace torchquant {
 namespace nvfp4 {
 
-// [N, C] (C = pieces * chunk bytes per row) to the tiled order, or back with inverse. A copy.
-inline at::Tensor tile_rows(const at::Tensor& a, int64_t chunk, bool inverse) {
-  const int64_t N = a.size(0), C = a.size(1), P = C / chunk;
-  const at::Tensor v = inverse ? a.view({N / kTileRows, P, kTileRows, chunk})
-                               : a.view({N / kTileRows, kTileRows, P, chunk});
-  return v.transpose(1, 2).contiguous().view({N, C});
-}
+static_assert(kTileRows == kRowTileRows, "layout 4's tiles are common/row_tiles.h's");
 
 inline at::Tensor tile_weight(const at::Tensor& w_packed, bool inverse) {
   return tile_rows(w_packed, kTilePieceBytes, inverse);
