@@ -42,7 +42,8 @@ The knobs (tests and measurements only; docs/*.md say what each one found):
                                   M <= 16 (block_size % 64 == 0, K % 64 == 0, sm_89+) / never
                                   (unset: fp8_block_gemv.cu direct_rule)
   (--op fp8 --var tiled --values 0,1: fp8_block_gemv on the row-major weight / on fp8_block_tile's
-  (tiled=True), each on its own copies, path auto (the tiled weight: the direct GEMV) or direct;
+  (tiled=True), each on its own copies, path auto (the tiled weight: the direct GEMV where auto
+  takes it for rows, else the ring), direct or mma (the ring kernel);
   --tiled: every value of another knob on the tiled weight; docs/fp8_gemv.md "The tiled weight")
   (--warm: one copy, no rotation: the weight from L2 where it fits, the kernel's SM-side time)
   TORCHQUANT_FP8_DIRECT_BUILD=1..5  fp8 path "direct": U = 2 / 3 blocks per SM, U = 3 / 2,
@@ -147,7 +148,7 @@ def main() -> None:
                          "fp16; the layout QuantLinear keeps on sm_80+), when --var is not layout")
     ap.add_argument("--tiled", action="store_true",
                     help="fp8: every value timed on the tiled weight (fp8_block_tile; fp8_block_gemv(..., "
-                         "tiled=True): path auto or direct), when --var is not tiled")
+                         "tiled=True): path auto, direct or mma), when --var is not tiled")
     ap.add_argument("--warm", action="store_true",
                     help="one copy of the weight, no rotation: from L2 where it fits (the kernel's SM side; "
                          "not a decode number)")
@@ -208,14 +209,16 @@ def main() -> None:
         del w
         nbytes = wp.numel() * wp.element_size() + ws.numel() * ws.element_size()
         copies = timing.shared_copies((wp, ws), nbytes, **rot)
-        # --var layout (nvfp4): the values are nvfp4_gemv's layout argument, each timed on its
-        # own copies of the weight in that layout (nvfp4_relayout)
-        # (layout 4 with its tiled scales); --var tiled (fp8): value 1 on fp8_block_tile's copies
-        by_layout = ({v: (copies if v == "0" else timing.shared_copies(
-                          (ops.nvfp4_relayout(wp, int(v)), ops.nvfp4_relayout_scale(ws, int(v))), nbytes, **rot))
-                      for v in set(args.values.split(","))} if args.var == "layout" else
-                     {"0": copies, "1": timing.shared_copies(ops.fp8_block_tile(wp, ws), nbytes, **rot)}
-                     if args.var == "tiled" else None)
+        # Values timed on their own copies of the weight: --var layout (nvfp4), nvfp4_gemv's layout
+        # argument on the weight in that layout (nvfp4_relayout; layout 4 with its tiled scales);
+        # --var tiled (fp8), value 1 on fp8_block_tile's copies.
+        by_layout = None
+        if args.var == "layout":
+            by_layout = {v: copies if v == "0" else timing.shared_copies(
+                             (ops.nvfp4_relayout(wp, int(v)), ops.nvfp4_relayout_scale(ws, int(v))), nbytes, **rot)
+                         for v in set(args.values.split(","))}
+        elif args.var == "tiled":
+            by_layout = {"0": copies, "1": timing.shared_copies(ops.fp8_block_tile(wp, ws), nbytes, **rot)}
         dcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2, **rot) if args.dense else None
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=act)
