@@ -434,9 +434,17 @@ def test_gemv_ring_tiled_same_bits_as_layout3(monkeypatch, xres, splitk):
     args = [n.split(", ") for n in seen]
     assert not splitk or any(a[3] == "true" for a in args), (splitk, seen)
     assert any(a[5] == "true" for a in args) if xres == "1" else all(a[5] == "false" for a in args), (xres, seen)
+    # M = 16 on a small layer: the launch shape's M tiles are of 8 rows (two of them; more blocks
+    # than one 16-row tile gives), which the tiled form runs, with layout 3's bits
     x16, wp, ws, gs, _ = _operands(16, 256, 4096, torch.bfloat16, seed=3)
+    w4, s4 = ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4)
+    w3 = ops.nvfp4_relayout(wp, 3)
+    assert torch.equal(ops.nvfp4_gemv(x16, w4, s4, gs, None, "mma", 4).view(torch.int16),
+                       ops.nvfp4_gemv(x16, w3, ws, gs, None, "mma", 3).view(torch.int16))
+    # a launch shape of 16-row M tiles (what the large layers take at M = 9..16; forced here)
+    monkeypatch.setenv("TORCHQUANT_NVFP4_TILE_M", "16")
     with pytest.raises(RuntimeError, match="layout 4 on path 'mma' runs the ring kernel, whose M tiles hold at most 8"):
-        ops.nvfp4_gemv(x16, ops.nvfp4_relayout(wp, 4), ops.nvfp4_relayout_scale(ws, 4), gs, None, "mma", 4)
+        ops.nvfp4_gemv(x16, w4, s4, gs, None, "mma", 4)
 
 
 def test_gemv_direct_views_graph_and_many_tiles():
