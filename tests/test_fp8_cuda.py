@@ -445,6 +445,33 @@ def test_gemv_direct_rule_small_grid(monkeypatch, dtype):
                 check_auto_is_direct(x, w_q, w_scale, bs, f"auto direct {dtype} N={n} M={m}")
 
 
+@pytest.mark.skipif(not HAS_MMA, reason="mma needs sm_80+")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_tiled_auto_rule(monkeypatch, dtype):
+    """direct_rule on the tiled weight: auto runs the direct GEMV's tiled form at M <= 8 on grids of
+    more than SMs blocks of 16 rows (narrow-DRAM sm_89+ cards; not at exactly SMs blocks), at
+    M = 9..16 inside the row-major rule's window (not past 2 x SMs), else the ring kernel's tiled
+    form; each with that kernel's bits. TORCHQUANT_FP8_DIRECT=-1 / 1 force the ring / the direct."""
+    gen = torch.Generator().manual_seed(47)
+    k, bs, sms = 256, 128, sm_count()
+    for n in (16 * sms, 16 * sms + 16, 16 * 2 * sms + 16):
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        tq, ts = tiled(w_q, w_scale)
+        for m in (1, 8, 9, 16):
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, None, f"tiled rule {dtype} N={n} M={m}")
+    x = torch.randn(1, k, generator=gen).to(dtype).cuda()
+    for knob, kernel in (("-1", "ring"), ("1", "direct" if HAS_DIRECT else "ring")):
+        monkeypatch.setenv("TORCHQUANT_FP8_DIRECT", knob)
+        names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, tiled=True))
+        assert tiled_kernel(names) == kernel, (knob, names)
+    monkeypatch.delenv("TORCHQUANT_FP8_DIRECT")
+    # the three layers straddle the rule's edges: SMs blocks (ring), SMs + 1 (direct at M <= 8 and
+    # M = 9..16), 2 x SMs + 1 (direct at M <= 8 only)
+    assert tiled_auto_direct(1, 16 * sms + 16, k, bs) == (HAS_DIRECT and NARROW_DRAM)
+    assert not tiled_auto_direct(1, 16 * sms, k, bs) and not tiled_auto_direct(9, 16 * 2 * sms + 16, k, bs)
+
+
 @pytest.mark.skipif(not HAS_DIRECT, reason="direct needs sm_89+")
 def test_gemv_direct_knob_and_refusals(monkeypatch):
     """TORCHQUANT_FP8_DIRECT=1 makes auto run the direct GEMV wherever it can at M <= 16 (the A/B
@@ -499,11 +526,23 @@ def tiled_kernel(names):
     return None
 
 
+def tiled_auto_direct(m, n, k, bs):
+    """fp8_block_gemv.cu direct_rule(..., tiled=True), knob unset: on sm_89+ cards of at most 15.0
+    DRAM bytes per SM clock, at M <= 8 every grid of more than SMs blocks of 16 rows, at M = 9..16
+    more than SMs and at most 2 x SMs; never elsewhere."""
+    if not (HAS_DIRECT and NARROW_DRAM and bs % 64 == 0 and k % 64 == 0 and m <= 16):
+        return False
+    blocks, sms = (n + 15) // 16, sm_count()
+    return blocks > sms if m <= 8 else sms < blocks <= 2 * sms
+
+
 def check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, bias, label):
-    """Auto on the tiled weight runs the direct GEMV where auto runs it on the row-major weight,
-    else the ring kernel, and gives that kernel's row-major bits (the ring without XR)."""
+    """Auto on the tiled weight runs the direct GEMV where direct_rule takes the tiled weight
+    (tiled_auto_direct), else the ring kernel, and gives that kernel's row-major bits (the ring
+    without XR)."""
+    monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
     names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True))
-    want_direct = HAS_DIRECT and auto_runs_direct(x, w_q, w_scale, bs)[0]
+    want_direct = tiled_auto_direct(x.shape[0], w_q.shape[0], w_q.shape[1], bs)
     assert tiled_kernel(names) == ("direct" if want_direct else "ring"), (label, names)
     poison_output((x.shape[0], w_q.shape[0]), x.dtype)
     got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True)

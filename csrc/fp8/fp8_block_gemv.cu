@@ -101,6 +101,11 @@ constexpr int64_t kTileMinM = 48;
 //   sm_89+      M = 9..16, as above, SMs <  direct  the same, two token tiles per block
 //               ceil(N / 16) <= 2 x SMs             (H100, 2026-12-06f call 4: 4096x4096
 //                                                  M = 9..16 9.4-9.6 / 8.6-8.8)
+//   tiled=True  the direct GEMV's and the ring     direct  the tiled forms only (fp8_tiles.h);
+//   (sm_80+)    kernel's tiled forms: direct on   or mma  auto's direct window widened at
+//               narrow-DRAM cards at M <= 8 and            M <= 8 (direct_rule: measured on
+//               SMs < ceil(N / 16), at M = 9..16           the H100, 2026-12-07i)
+//               in the window above; else the ring
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -150,14 +155,30 @@ bool direct_possible(const DeviceCaps& caps, int64_t K, int64_t block_size) {
 // 34.0-34.5 (builds 1 and 2 no better: 28672x8192 M = 1 64.4-64.5 / 70.0-70.2); the M = 9..16
 // window 4096x4096 7.9 / 8.1 at M = 9 but 8.4 / 8.3 at 16, 4096x14336 21.0-21.2 / 19.5-19.6
 // and 22.1-22.4 / 20.6.
+// The tiled weight (fp8_block_tile; `tiled`: the choice between the direct GEMV's and the ring
+// kernel's tiled forms, the only two that read it): at M <= 8 every grid of more than SMs
+// blocks. H100 (results/h100/2026-12-07i_call8 and _call9, bf16, cold L2, two rounds, us, tiled
+// direct / tiled ring): 28672x8192 (1792 blocks) M = 1 / 8 77.4-77.7 / 84.7-84.8, 77.8-78.1 /
+// 85.8-85.9; 128256x4096 170.9-171.7 / 179.7-180.2, 177.2-177.4 / 183.2-183.6; 57344x8192
+// 152.8-153.1 / 166.1-168.5; 28672x4096 39.8-40.0 / 43.6-44.3; 14336x4096 21.5-21.6 / 23.4;
+// 8192x8192 24.1 / 25.0-25.1; 6144x4096 (384) 11.0-11.2 / 11.3-11.6; 4096x14336 (256) 21.6-21.8
+// / 22.1-22.5; 4096x4096 (256) 7.5-7.7 / 7.6-7.8; lost on 1024x4096 (64 blocks: the ring's K
+// split fills the SMs) 4.7-5.0 / 3.8-4.1. The tiled direct GEMV at M = 1 on 28672x8192 read
+// 98.7 % of that card's 3.17 TB/s ceiling (the row-major one 97.3 %, 78.6 us). M = 9..16 keeps
+// the row-major rule's window, which the same runs bear out: 4096x4096 7.8 / 9.1, 4096x14336
+// 22.2-22.5 / 23.1-23.5 inside it; 6144x4096 12.7-13.5 / 12.4-12.7, 28672x4096 44.6-45.6 /
+// 43.8-44.9, 14336x4096 25.7 / 24.4-24.5, 28672x8192 85.9 / 84.6-84.7 and larger past it (one
+// exception, 8192x8192 (512 blocks) 25.2-25.6 / 25.9-26.2, left to the ring: within 3 %).
 // TORCHQUANT_FP8_DIRECT (read per call): 1 takes it wherever it can run at M <= 16, -1 never.
-bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size) {
+bool direct_rule(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K, int64_t block_size,
+                 bool tiled = false) {
   if (M > 16 || !direct_possible(caps, K, block_size)) return false;
   const int knob = env_int("TORCHQUANT_FP8_DIRECT");
   if (knob != 0) return knob == 1;
   if (!narrow_dram(caps)) return false;
   const int64_t blocks = (N + 15) / 16, sms = caps.sm_count;
-  return M <= 8 ? blocks >= 8 * sms : blocks > sms && blocks <= 2 * sms;
+  if (M <= 8) return tiled ? blocks > sms : blocks >= 8 * sms;
+  return blocks > sms && blocks <= 2 * sms;
 }
 
 Fp8GemvKernel choose_fp8_gemv_kernel(const DeviceCaps& caps, int64_t M, int64_t N, int64_t K,
@@ -539,8 +560,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
   if (tiled) {
     // fp8_tiles.h: read by the direct GEMV and the ring kernel (path "mma" at block_size % 64 ==
-    // 0) alone, at every M. Auto: the direct GEMV where it takes the row-major weight
-    // (direct_rule), else the ring kernel.
+    // 0) alone, at every M. Auto: the direct GEMV where direct_rule takes the tiled weight, else
+    // the ring kernel.
     TORCH_CHECK(kernel == "auto" || kernel == "direct" || kernel == "mma", kGemvOp,
                 ": a tiled weight (tiled=True) runs on paths 'direct' and 'mma' only, got path '", kernel,
                 "'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
@@ -551,7 +572,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
     TORCH_CHECK(caps.cc() >= 80, kGemvOp,
                 ": a tiled weight runs on the mma kernels (compute capability 8.0+); this device is sm_", caps.cc(),
                 ". fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the fma kernel reads");
-    if (kernel == "auto") path = path == Fp8GemvKernel::kDirect ? Fp8GemvKernel::kDirect : Fp8GemvKernel::kMma;
+    if (kernel == "auto")
+      path = direct_rule(caps, M, N, K, block_size, /*tiled=*/true) ? Fp8GemvKernel::kDirect : Fp8GemvKernel::kMma;
   }
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {
