@@ -169,6 +169,21 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
             )
         )
 
+        # The tiled fp8_block weight (fp8_block_tile; fp8_block_gemv(..., tiled=True): the direct
+        # GEMV's and the ring kernel's tiled forms, auto's choice between them), decode only: the
+        # layer's projections all have N % 16 == 0 and K % 64 == 0.
+        tskip = skip or ("" if have("fp8_block_tile") else "torchquant fp8_block_tile unavailable")
+        tparams = [ops.fp8_block_tile(p[0], p[1]) for p in params] if not tskip else [()]
+        layers_.append(
+            (
+                Layer("fp8-block tq tiled", "torchquant", tparams,
+                      lambda a, ps, src=src: [ops.fp8_block_gemv(a[s], p[0], p[1], BLOCK, None, "auto", False, True)
+                                              for s, p in zip(src, ps)],
+                      series="fp8-block torchquant tiled"),
+                tskip,
+            )
+        )
+
         skip = "" if have("nvfp4_gemv") else "torchquant nvfp4_gemv unavailable"
         params = [()]
         if not skip:
@@ -179,6 +194,19 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                       lambda a, ps, src=src: [ops.nvfp4_gemv(a[s], p[0], p[1], p[2], None, "auto") for s, p in zip(src, ps)],
                       series="nvfp4 torchquant"),
                 skip,
+            )
+        )
+        # nvfp4 layout 4 (layout 3 tiled: nvfp4_relayout / nvfp4_relayout_scale; auto runs the
+        # direct GEMV on it at every M) beside layout 0's auto above and QuantLinear's layout 3
+        tskip = skip or ("" if have("nvfp4_relayout_scale") else "torchquant nvfp4_relayout_scale unavailable")
+        tparams = ([(ops.nvfp4_relayout(p[0], 4), ops.nvfp4_relayout_scale(p[1], 4), p[2]) for p in params]
+                   if not tskip else [()])
+        layers_.append(
+            (
+                Layer("nvfp4 tq layout4", "torchquant", tparams,
+                      lambda a, ps, src=src: [ops.nvfp4_gemv(a[s], p[0], p[1], p[2], None, "auto", 4) for s, p in zip(src, ps)],
+                      series="nvfp4 torchquant layout 4"),
+                tskip,
             )
         )
 
@@ -326,6 +354,20 @@ def proj_check(name: str, x: torch.Tensor, p: Tuple[Any, ...], w: torch.Tensor, 
         a_q, a_s, _ = torch.ops.torchquant.quantize_int8(x, True, True)
         return C.int8_check(a_q, a_s, p[0], p[1], od)
     N = w.shape[0]
+    if name.startswith("fp8-block tq tiled") or name.startswith("nvfp4 tq layout4"):
+        # the operands in rows again (exact), once, when the check first runs
+        rows: List[Tuple[torch.Tensor, ...]] = []
+
+        def deq(a: int, b: int) -> torch.Tensor:
+            ops = torch.ops.torchquant
+            if not rows:
+                rows.append(tuple(ops.fp8_block_tile(p[0], p[1], True)) if name.startswith("fp8") else
+                            (ops.nvfp4_relayout(p[0], 4, True), ops.nvfp4_relayout_scale(p[1], 4, True)))
+            if name.startswith("fp8"):
+                return C.deq_fp8_block(rows[0][0][a:b], rows[0][1][a:b], BLOCK)
+            return C.deq_nvfp4(rows[0][0][a:b], rows[0][1][a:b], p[2])
+
+        return C.float_check(x, deq, N, od)
     if name.startswith("fp8-block tq"):
         return C.float_check(x, lambda a, b: C.deq_fp8_block(p[0][a:b], p[1][a:b], BLOCK), N, od)
     if name.startswith("nvfp4 tq"):
