@@ -18,7 +18,9 @@ Rows (a format where the op is missing or refuses says n/a):
   bf16 F.linear            7 x F.linear (peer "bf16")
   int8 tq (+act quant)     quantize_int8 of x, attn, h (3 launches) + 7 x int8_matmul auto
   fp8-block tq             7 x fp8_block_gemv auto
+  fp8-block tq tiled       the same on the tiled weight (fp8_block_tile; tiled=True)
   nvfp4 tq                 7 x nvfp4_gemv auto
+  nvfp4 tq layout4         the same on layout 4 (nvfp4_relayout / nvfp4_relayout_scale)
   2:4 tq                   7 x sparse24_gemv, only if torch.ops.torchquant has it
   fp8 rowwise _scaled_mm   pad M to 16 + per-token E4M3 quantization of x, attn, h (in the
                            timed region, as a layer would pay it) + 7 x torch._scaled_mm
@@ -30,7 +32,8 @@ Rows (a format where the op is missing or refuses says n/a):
                            "nvfp4 layout1" layout 1 (the default until 2026-12-05j);
                            "<fmt> static": static_weights=True, the
                            weight loads of the sm_90 GEMVs may start before the kernel just
-                           before finishes, csrc/common/pdl.h), when torchquant.nn
+                           before finishes, csrc/common/pdl.h; "fp8_block tiled" /
+                           "tiled_static": fp8_tiled=True), when torchquant.nn
                            imports: the module path a user gets (int8, fp8_block, nvfp4,
                            sparse24, int8_sparse24)
 
@@ -270,11 +273,13 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
                 qlin_err = "torchquant.nn: " + C.first_line(e)
         else:
             qlin_err = "torchquant not importable"
-        for label in ("int8", "int8 static", "int8_sparse24 static", "fp8_block", "fp8_block static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
+        for label in ("int8", "int8 static", "int8_sparse24 static", "fp8_block", "fp8_block static", "fp8_block tiled",
+                      "fp8_block tiled_static", "fp8_block w8a8", "nvfp4", "nvfp4 static",
                       "nvfp4 layout0", "nvfp4 layout1", "sparse24", "int8_sparse24"):
             fmt, _, variant = label.partition(" ")
             qkw = {"w8a8": {"prefill": "w8a8"}, "layout0": {"nvfp4_layout": 0}, "layout1": {"nvfp4_layout": 1},
-                   "static": {"static_weights": True}}.get(variant, {})
+                   "static": {"static_weights": True}, "tiled": {"fp8_tiled": True},
+                   "tiled_static": {"fp8_tiled": True, "static_weights": True}}.get(variant, {})
             skip, params = qlin_err, [()]
             if not skip:
                 try:

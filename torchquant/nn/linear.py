@@ -35,6 +35,17 @@ trace it without graph breaks.
              cards with few DRAM bytes per issue slot such as the H100, on
              long rows and larger layers at small M). Input of the other
              16-bit dtype and dequantize + cuBLAS work from a converted copy.
+             fp8_tiled=True keeps the weight and its scales in memory per 16-row
+             tile (fp8_block_tile; N % 16, K % 64 and block_size % 64 == 0), which
+             the decode GEMVs read with whole-line loads: on an H100 the fused
+             Llama-3-8B layer's four fp8_block_gemv calls (bench_e2e's op rows)
+             81.6 / 84.5 us against 83.6 / 88.0 at M = 1 / 8
+             (results/h100/2026-12-07i_call10; docs/fp8_gemv.md "The tiled
+             weight"). Every other path (dequantize + cuBLAS, the sm_90
+             dequantizing GEMM, GPUs older than sm_80) reads rows and untiles a
+             copy per call, so it is for decode-heavy layers; not with
+             prefill="w8a8". Off by default: the H200 has not timed it.
+             state_dict holds the row-major tensors either way.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
              for M <= 64; decompress24 + cuBLAS above.
@@ -111,6 +122,7 @@ class QuantLinear(nn.Module):
         dtype: torch.dtype = torch.bfloat16,
         nvfp4_layout: Union[int, str] = "auto",
         static_weights: bool = False,
+        fp8_tiled: bool = False,
         device=None,
     ) -> None:
         super().__init__()
@@ -144,6 +156,11 @@ class QuantLinear(nn.Module):
                 "QuantLinear: prefill='w8a8' needs format 'fp8_block' with block_size 128, in_features a "
                 f"multiple of 128 and out_features a multiple of 16, got format={format!r}, "
                 f"block_size={block_size}, in_features={in_features}, out_features={out_features}")
+        if not isinstance(fp8_tiled, bool):
+            raise TypeError(f"QuantLinear: fp8_tiled must be a bool, got {fp8_tiled!r}")
+        if fp8_tiled:
+            _check_fp8_tiled_layer(format, block_size, in_features, out_features, prefill)
+        self.fp8_tiled = fp8_tiled
         # "auto": the layout follows the device (and dtype) the layer is on, here and in _apply.
         self.nvfp4_auto = format == "nvfp4" and isinstance(nvfp4_layout, str) and nvfp4_layout == "auto"
         # (the device the buffers will be on: `device`, else the default device, e.g. a `with
@@ -186,6 +203,10 @@ class QuantLinear(nn.Module):
             # state_dict holds the formats.md packing whatever the layout in memory.
             self.register_state_dict_post_hook(_packed_to_layout0)
             self.register_load_state_dict_pre_hook(_packed_from_layout0)
+        if fp8_tiled:
+            # and the row-major fp8_block tensors whatever the order in memory
+            self.register_state_dict_post_hook(_fp8_to_rows)
+            self.register_load_state_dict_pre_hook(_fp8_from_rows)
         self.register_load_state_dict_post_hook(_fence_after_load)
         self._static_weights = False
         self.static_weights = static_weights  # the setter checks the type; after the buffers' fills (it fences)
@@ -196,13 +217,13 @@ class QuantLinear(nn.Module):
     def from_float(cls, linear: nn.Linear, format: str = "int8", *, block_size: int = 128,
                    act_symmetric: bool = True, prefill: str = "dequant",
                    dtype: Optional[torch.dtype] = None, nvfp4_layout: Union[int, str] = "auto",
-                   static_weights: bool = False) -> "QuantLinear":
+                   static_weights: bool = False, fp8_tiled: bool = False) -> "QuantLinear":
         """Quantize an nn.Linear's weight (per formats.md) into a new QuantLinear."""
         w = linear.weight.detach()
         dt = layer_dtype(w.dtype, dtype)
         q = cls(linear.in_features, linear.out_features, linear.bias is not None, format,
                 block_size=block_size, act_symmetric=act_symmetric, prefill=prefill, dtype=dt,
-                nvfp4_layout=nvfp4_layout, device=w.device)
+                nvfp4_layout=nvfp4_layout, fp8_tiled=fp8_tiled, device=w.device)
         wf = w.float().contiguous()
         # The quantize ops check finiteness on CPU only (no host sync on the
         # GPU activation path); weights are checked here on any device.
@@ -214,6 +235,8 @@ class QuantLinear(nn.Module):
             q.weight_colsum.copy_(formats.int8_colsum(w_q))
         elif format == "fp8_block":
             w_q, s = _ops.quantize_fp8_block(wf, block_size)
+            if fp8_tiled:
+                w_q, s = _ops.fp8_block_tile(w_q, s)
             q.weight_q.copy_(w_q)
             q.weight_scale.copy_(s)
         elif format == "sparse24":
@@ -269,14 +292,21 @@ class QuantLinear(nn.Module):
 
     @classmethod
     def from_fp8_block(cls, w_q: Tensor, scale: Tensor, block_size: int = 128, bias: Optional[Tensor] = None,
-                       dtype: torch.dtype = torch.bfloat16, prefill: str = "dequant") -> "QuantLinear":
+                       dtype: torch.dtype = torch.bfloat16, prefill: str = "dequant",
+                       fp8_tiled: bool = False) -> "QuantLinear":
+        """Wrap an e4m3 weight [N, K] and its fp32 block scales [N, ceil(K / block_size)] (row-major,
+        formats.md); fp8_tiled keeps them in memory per 16-row tile."""
         if w_q.dim() != 2:
             raise ValueError(f"QuantLinear.from_fp8_block: w_q must be [N, K], got shape {tuple(w_q.shape)}")
         N, K = w_q.shape
         q = cls(K, N, bias is not None, "fp8_block", block_size=block_size, prefill=prefill, dtype=dtype,
-                device=w_q.device)
+                fp8_tiled=fp8_tiled, device=w_q.device)
         _copy_checked(q, "weight_q", w_q, "from_fp8_block")
         _copy_checked(q, "weight_scale", scale, "from_fp8_block")
+        if fp8_tiled:  # checked as given (rows), then tiled in place
+            tq, ts = _ops.fp8_block_tile(q.weight_q, q.weight_scale)
+            q.weight_q.copy_(tq)
+            q.weight_scale.copy_(ts)
         if bias is not None:
             _copy_checked(q, "bias", bias, "from_fp8_block")
         return q
@@ -355,6 +385,8 @@ class QuantLinear(nn.Module):
         super().__setstate__(state)
         if "_static_weights" not in self.__dict__:
             self._static_weights = False
+        if "fp8_tiled" not in self.__dict__:
+            self.fp8_tiled = False
         self._fence_weights()
 
     def _fence_weights(self) -> None:
@@ -375,13 +407,21 @@ class QuantLinear(nn.Module):
         if self.format == "int8":
             return (self.weight_q.float() * self.weight_scale[:, None]).to(dt)
         if self.format == "fp8_block":
-            return _ops.dequantize_fp8_block(self.weight_q, self.weight_scale, self.block_size, dt)
+            return _ops.dequantize_fp8_block(*self._fp8_rows(), self.block_size, dt)
         if self.format == "sparse24":
             return _ops.decompress24(self.weight_values, self.weight_meta).to(dt)
         if self.format == "int8_sparse24":
             w_q = _ops.decompress24(self.weight_values, self.weight_meta)
             return (w_q.float() * self.weight_scale[:, None]).to(dt)
         return _ops.dequantize_nvfp4(self._packed_layout0(), self.weight_scale, self.weight_global_scale, dt)
+
+    def _fp8_rows(self) -> Tuple[Tensor, Tensor]:
+        """(weight_q, weight_scale) row-major: the buffers themselves, or (fp8_tiled) untiled copies
+        for the paths that read rows."""
+        if not self.fp8_tiled:
+            return self.weight_q, self.weight_scale
+        w_q, s = _ops.fp8_block_tile(self.weight_q, self.weight_scale, True)
+        return w_q, s
 
     def _packed_layout0(self) -> Tensor:
         """weight_packed in the formats.md packing: the buffer itself, or (with an nvfp4_layout) a
@@ -461,14 +501,17 @@ class QuantLinear(nn.Module):
             elif path in ("w8a8_mm", "w8a8_emulated"):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif path == "dq_wgmma" and self.format == "fp8_block":
-                y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size, bias)
+                y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, *self._fp8_rows(), self.block_size, bias)
             elif path == "dq_wgmma":
                 wp, lay, _ = self._packed_for(xa)
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
                     xa, wp, self.weight_scale, self.weight_global_scale, bias, lay)
+            elif self.format == "fp8_block" and self.fp8_tiled and not _reads_fp8_tiles(xa.device):
+                # a GPU older than sm_80: its fma GEMV reads rows (a copy written just before it)
+                y = _ops.fp8_block_gemv(xa, *self._fp8_rows(), self.block_size, bias, "auto", False)
             elif self.format == "fp8_block":
                 y = _ops.fp8_block_gemv(xa, self.weight_q, self.weight_scale, self.block_size, bias, "auto",
-                                        self._static_weights)
+                                        self._static_weights, self.fp8_tiled)
             else:
                 wp, lay, own = self._packed_for(xa)
                 y = _ops.nvfp4_gemv(xa, wp, self.weight_scale, self.weight_global_scale, bias, "auto", lay,
@@ -550,6 +593,7 @@ class QuantLinear(nn.Module):
         extra = f", block_size={self.block_size}" if self.format == "fp8_block" else ""
         extra += ", prefill=w8a8" if self.prefill == "w8a8" else ""
         extra += f", nvfp4_layout={self.nvfp4_layout}" if self.nvfp4_layout else ""
+        extra += ", fp8_tiled=True" if self.fp8_tiled else ""
         extra += ", static_weights=True" if self._static_weights else ""
         act = "" if self.format not in ("int8", "int8_sparse24") else f", act={'sym' if self.act_symmetric else 'asym'}"
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
@@ -563,6 +607,37 @@ class QuantLinear(nn.Module):
 _DECODE_LAYOUT = {torch.bfloat16: 3, torch.float16: 2}
 # Every decode order the kernels read with x of that dtype.
 _DTYPE_LAYOUTS = {torch.bfloat16: (1, 3), torch.float16: (2,), torch.float32: ()}
+
+
+def _check_fp8_tiled_layer(format: str, block_size: int, in_features: int, out_features: int,
+                           prefill: str) -> None:
+    """QuantLinear's fp8_tiled=True: an fp8_block layer of whole 16-row tiles and 64-wide pieces of
+    one scale block (fp8_block_tile's and the tiled GEMVs' conditions), without prefill="w8a8"
+    (torch._scaled_mm reads rows: a copy of the weight per prefill call)."""
+    if format != "fp8_block":
+        raise ValueError(f"QuantLinear: fp8_tiled=True is for format 'fp8_block', got {format!r}")
+    if out_features % 16 or in_features % 64 or block_size % 64:
+        raise ValueError("QuantLinear: fp8_tiled=True needs out_features % 16 == 0, in_features % 64 == 0 and "
+                         f"block_size % 64 == 0, got out_features={out_features}, in_features={in_features}, "
+                         f"block_size={block_size}")
+    if prefill == "w8a8":
+        raise ValueError("QuantLinear: fp8_tiled=True keeps the weight in the decode GEMVs' order; prefill='w8a8' "
+                         "(torch._scaled_mm) reads rows. Use one or the other")
+
+
+def fp8_tiled_ok(format: str, block_size: int, in_features: int, out_features: int, prefill: str) -> bool:
+    """Whether a layer can take fp8_tiled=True (_check_fp8_tiled_layer passes)."""
+    try:
+        _check_fp8_tiled_layer(format, block_size, in_features, out_features, prefill)
+    except ValueError:
+        return False
+    return True
+
+
+def _reads_fp8_tiles(device: torch.device) -> bool:
+    """Whether fp8_block_gemv reads a tiled weight on `device`: the CPU (which untiles it) and
+    CUDA sm_80+ (the direct GEMV's and the ring kernel's tiled forms)."""
+    return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
 
 
 def _reads_decode_order(device: torch.device) -> bool:
@@ -648,6 +723,25 @@ def _check_storage_dtypes(module: QuantLinear, state_dict, prefix: str, local_me
 def _fence_after_load(module: QuantLinear, incompatible_keys) -> None:
     """load_state_dict post-hook: the copies into the buffers ordered before any later GEMV."""
     module._fence_weights()
+
+
+def _fp8_to_rows(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:
+    """state_dict post-hook of fp8_tiled layers: weight_q and weight_scale saved row-major."""
+    kq, ks = prefix + "weight_q", prefix + "weight_scale"
+    if kq in state_dict and ks in state_dict:
+        state_dict[kq], state_dict[ks] = _ops.fp8_block_tile(state_dict[kq], state_dict[ks], True)
+
+
+def _fp8_from_rows(module: QuantLinear, state_dict, prefix: str, local_metadata, strict,
+                   missing_keys, unexpected_keys, error_msgs) -> None:
+    """load_state_dict pre-hook of fp8_tiled layers: row-major weight_q and weight_scale tiled before
+    they are copied in (after _check_storage_dtypes; both needed, of the buffers' shapes, else left
+    to load_state_dict's own errors)."""
+    kq, ks = prefix + "weight_q", prefix + "weight_scale"
+    tq, ts = state_dict.get(kq), state_dict.get(ks)
+    if (isinstance(tq, Tensor) and isinstance(ts, Tensor) and tq.shape == module.weight_q.shape and
+            ts.shape == module.weight_scale.shape and not tq.is_meta and not ts.is_meta):
+        state_dict[kq], state_dict[ks] = _ops.fp8_block_tile(tq.contiguous(), ts.contiguous())
 
 
 def _packed_to_layout0(module: QuantLinear, state_dict, prefix: str, local_metadata) -> None:

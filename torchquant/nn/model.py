@@ -10,7 +10,8 @@ from typing import Dict, Iterable, Mapping, Optional, Union
 import torch
 from torch import nn
 
-from torchquant.nn.linear import _DTYPE_LAYOUTS, FORMATS, K_MULTIPLE, QuantLinear, layer_dtype, w8a8_prefill_ok
+from torchquant.nn.linear import (_DTYPE_LAYOUTS, FORMATS, K_MULTIPLE, QuantLinear, fp8_tiled_ok, layer_dtype,
+                                   w8a8_prefill_ok)
 
 Config = Union[str, Dict]
 
@@ -65,10 +66,11 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
       "overrides": {pattern: {"format": ..., "block_size": ..., "act_symmetric": ...}} (or
                    {pattern: format name}); "skip" may also be a single pattern,
       plus any QuantLinear.from_float option ("block_size", "act_symmetric", "prefill", "dtype",
-      "nvfp4_layout", "static_weights") applied to all layers (nvfp4_layout: "auto", the default,
+      "nvfp4_layout", "static_weights", "fp8_tiled") applied to all layers (nvfp4_layout: "auto", the default,
       keeps each nvfp4 layer's weight in its dtype's decode order on sm_80+ GPUs, see QuantLinear;
       "decode" pins that order, 0 the formats.md packing; 1 / 3 and 2 apply to the nvfp4 layers of
-      dtype bf16 and fp16 only; static_weights=True: see QuantLinear and set_static_weights).
+      dtype bf16 and fp16 only; static_weights=True: see QuantLinear and set_static_weights;
+      fp8_tiled=True: the fp8_block layers that can hold it keep the tiled order, the others rows).
     Layers whose shape the format cannot hold (K not a multiple of 16 for
     fp8_block / nvfp4, of 4 for sparse24 / int8_sparse24) are skipped with a
     warning rather than failing.
@@ -78,7 +80,7 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
         raise TypeError(f"quantize_model: config must be a format name or a dict, got {type(config).__name__}")
     cfg = {"format": config} if isinstance(config, str) else dict(config)
     default_fmt = cfg.pop("format", "int8")
-    option_keys = {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout", "static_weights"}
+    option_keys = {"block_size", "act_symmetric", "prefill", "dtype", "nvfp4_layout", "static_weights", "fp8_tiled"}
     skip = cfg.pop("skip", [])
     if isinstance(skip, str):
         skip = [skip]  # one pattern, not its characters
@@ -146,6 +148,15 @@ def quantize_model(model: nn.Module, config: Config = "int8", *, progress: bool 
             warnings.warn(f"quantize_model: {name} has in_features={lin.in_features}, not a multiple of {mult} "
                           f"({fmt}); left unquantized")
             continue
+        if opts.get("fp8_tiled") and not fp8_tiled_ok(fmt, opts.get("block_size", 128), lin.in_features,
+                                                      lin.out_features, opts.get("prefill", "dequant")):
+            # the tiled order is an fp8_block option for whole tiles (QuantLinear raises for anything
+            # else): other formats ignore it, fp8_block layers that cannot hold it keep rows
+            if fmt == "fp8_block":
+                warnings.warn(f"quantize_model: {name} (fp8_block, {lin.out_features}x{lin.in_features}) cannot "
+                              "take fp8_tiled=True (out_features % 16, in_features % 64, block_size % 64, not with "
+                              "prefill='w8a8'); it keeps the row-major weight")
+            opts.pop("fp8_tiled")
         lay = opts.get("nvfp4_layout", 0)
         if lay in (1, 2, 3) and (fmt != "nvfp4" or
                                  lay not in _DTYPE_LAYOUTS.get(layer_dtype(lin.weight.dtype, opts.get("dtype")), ())):
