@@ -1132,6 +1132,11 @@ def test_load_quantized_rebuilds_other_configs_and_checks_metadata(tmp_path):
         save_file(tensors, p, metadata=bad)
         with pytest.raises(ValueError, match=rf"metadata 'torchquant.0' = .*{msg}"):
             load_quantized(make(), p)
+    for tail, msg in (("|2", "fp8_tiled must be 0 or 1"), ("|1|1", "expected format\\|block_size")):
+        p = str(tmp_path / "long.safetensors")  # the seventh field (fp8_tiled), bad / an eighth
+        save_file(tensors, p, metadata={**meta, "torchquant.0": meta["torchquant.0"] + tail})
+        with pytest.raises(ValueError, match=rf"metadata 'torchquant.0' = .*{msg}"):
+            load_quantized(make(), p)
     p = str(tmp_path / "short.safetensors")
     save_file(tensors, p, metadata={**meta, "torchquant.0": "fp8_block|128|1"})
     with pytest.raises(ValueError, match="expected format\\|block_size"):

@@ -14,7 +14,7 @@ from torch import nn
 
 import torchquant  # noqa: F401
 from torchquant import reference as ref
-from torchquant.nn import QuantLinear, quantize_model
+from torchquant.nn import QuantLinear, load_quantized, quantize_model, save_quantized
 
 from conftest import HAS_CUDA
 
@@ -141,6 +141,35 @@ def test_quantize_model_option():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert torch.equal(got(x), want(x))
+
+
+def test_save_load_quantized(tmp_path):
+    """save_quantized records fp8_tiled layers (a seventh metadata field, 1, on those only: other
+    layers' entries keep six fields) and load_quantized rebuilds them tiled, into the float model
+    or over a row-major quantized one; the file's tensors are rows either way."""
+    pytest.importorskip("safetensors")
+    from safetensors import safe_open
+
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(256, 64), nn.Linear(64, 48), nn.Linear(48, 32))
+    x = torch.randn(3, 256)
+    with pytest.warns(UserWarning, match="cannot take fp8_tiled=True"):  # layer 2: K = 48
+        q = quantize_model(copy.deepcopy(m), {"format": "fp8_block", "fp8_tiled": True, "overrides": {"1": "int8"}},
+                           progress=False)
+    path = str(tmp_path / "q.safetensors")
+    save_quantized(q, path)
+    with safe_open(path, framework="pt") as f:
+        meta = f.metadata()
+        w0 = f.get_tensor("0.weight_q")
+    assert meta["torchquant.0"].split("|")[6:] == ["1"]
+    assert len(meta["torchquant.1"].split("|")) == 6 and len(meta["torchquant.2"].split("|")) == 6
+    rows = quantize_model(copy.deepcopy(m), {"format": "fp8_block", "overrides": {"1": "int8"}}, progress=False)
+    assert torch.equal(w0.view(torch.uint8), rows[0].weight_q.view(torch.uint8))
+    for target in (copy.deepcopy(m), rows):
+        got = load_quantized(target, path)
+        assert got[0].fp8_tiled and got[1].format == "int8" and got[2].format == "fp8_block" and not got[2].fp8_tiled
+        assert torch.equal(got[0].weight_q.view(torch.uint8), q[0].weight_q.view(torch.uint8))
+        assert torch.equal(got(x), q(x))
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a GPU")

@@ -186,10 +186,12 @@ def _layer_meta(model: nn.Module) -> Dict[str, str]:
     meta = {}
     for n, m in model.named_modules():
         if isinstance(m, QuantLinear):
-            # format | block_size | act_symmetric | dtype | prefill | nvfp4_layout (files written before
-            # the last two fields existed load with "dequant" and 0)
+            # format | block_size | act_symmetric | dtype | prefill | nvfp4_layout [| fp8_tiled] (files
+            # written before the fifth and sixth fields existed load with "dequant" and 0; the seventh,
+            # 1, is written for fp8_tiled layers only, so other files stay readable by older versions)
             meta[f"torchquant.{n}"] = (f"{m.format}|{m.block_size}|{int(m.act_symmetric)}|{str(m.dtype).split('.')[-1]}"
-                                       f"|{m.prefill}|{'auto' if m.nvfp4_auto else m.nvfp4_layout}")
+                                       f"|{m.prefill}|{'auto' if m.nvfp4_auto else m.nvfp4_layout}"
+                                       + ("|1" if m.fp8_tiled else ""))
     return meta
 
 
@@ -236,7 +238,8 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
         if isinstance(lin, QuantLinear):
             same = (lin.format, lin.block_size, lin.act_symmetric, lin.dtype, lin.prefill) == (
                 cfg["format"], cfg["block_size"], cfg["act_symmetric"], cfg["dtype"], cfg["prefill"]) and (
-                (lin.nvfp4_auto and cfg["nvfp4_layout"] == "auto") or lin.nvfp4_layout == cfg["nvfp4_layout"])
+                (lin.nvfp4_auto and cfg["nvfp4_layout"] == "auto") or lin.nvfp4_layout == cfg["nvfp4_layout"]) and (
+                lin.fp8_tiled == cfg["fp8_tiled"])
             if same:
                 continue
             dev = next(iter(lin.buffers())).device
@@ -248,7 +251,7 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
         has_bias = f"{name}.bias" in keys
         q = QuantLinear(lin.in_features, lin.out_features, has_bias, cfg["format"], block_size=cfg["block_size"],
                         act_symmetric=cfg["act_symmetric"], prefill=cfg["prefill"], dtype=cfg["dtype"],
-                        nvfp4_layout=cfg["nvfp4_layout"], device=dev)
+                        nvfp4_layout=cfg["nvfp4_layout"], fp8_tiled=cfg["fp8_tiled"], device=dev)
         for alias in aliases.get(id(lin), [name]):
             _replace(model, alias, q)
     sd = load_file(path, device=str(device) if device is not None else "cpu")
@@ -262,16 +265,18 @@ def load_quantized(model: nn.Module, path: str, device: Optional[Union[str, torc
 
 def _parse_layer_meta(key: str, val: str) -> Dict[str, object]:
     """One save_quantized metadata entry: format | block_size | act_symmetric | dtype [| prefill
-    [| nvfp4_layout]] (files written before the last two fields existed have four)."""
+    [| nvfp4_layout [| fp8_tiled]]] (files written before the fifth and sixth fields existed have
+    four; the seventh is there for fp8_tiled layers)."""
     def bad(why: str) -> ValueError:
         return ValueError(f"load_quantized: metadata {key!r} = {val!r}: {why}")
 
     fields = val.split("|") if isinstance(val, str) else []
-    if not 4 <= len(fields) <= 6:
-        raise bad("expected format|block_size|act_symmetric|dtype[|prefill[|nvfp4_layout]]")
+    if not 4 <= len(fields) <= 7:
+        raise bad("expected format|block_size|act_symmetric|dtype[|prefill[|nvfp4_layout[|fp8_tiled]]]")
     fmt, bs, sym, dt = fields[:4]
     prefill = fields[4] if len(fields) > 4 else "dequant"
     layout = fields[5] if len(fields) > 5 else "0"
+    tiled = fields[6] if len(fields) > 6 else "0"
     if fmt not in FORMATS:
         raise bad(f"format must be one of {FORMATS}")
     if not bs.isdigit():
@@ -285,8 +290,11 @@ def _parse_layer_meta(key: str, val: str) -> Dict[str, object]:
         raise bad("prefill must be 'dequant' or 'w8a8'")
     if layout not in ("auto", "0", "1", "2", "3"):
         raise bad("nvfp4_layout must be auto, 0, 1, 2 or 3")
+    if tiled not in ("0", "1"):
+        raise bad("fp8_tiled must be 0 or 1")
     return {"format": fmt, "block_size": int(bs), "act_symmetric": sym == "1", "dtype": dtype,
-            "prefill": prefill, "nvfp4_layout": layout if layout == "auto" else int(layout)}
+            "prefill": prefill, "nvfp4_layout": layout if layout == "auto" else int(layout),
+            "fp8_tiled": tiled == "1"}
 
 
 @torch.no_grad()
