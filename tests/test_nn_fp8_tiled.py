@@ -198,3 +198,15 @@ def test_cuda_paths_match_rows():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, want)
+
+
+def test_compile_fullgraph():
+    """torch.compile(fullgraph=True) traces the tiled layer without a graph break on its decode
+    path (the GEMV on the tiled buffers) and its dequantize path (the untile op, then the
+    dequantize op), with the eager bits."""
+    torch._dynamo.reset()
+    _, tiled = _pair(seed=21)
+    compiled = torch.compile(tiled, fullgraph=True, backend="aot_eager")
+    for m in (4, 130):
+        x = torch.randn(m, tiled.in_features).bfloat16()
+        assert torch.equal(compiled(x), tiled(x)), m
