@@ -420,8 +420,7 @@ class QuantLinear(nn.Module):
         for the paths that read rows."""
         if not self.fp8_tiled:
             return self.weight_q, self.weight_scale
-        w_q, s = _ops.fp8_block_tile(self.weight_q, self.weight_scale, True)
-        return w_q, s
+        return tuple(_ops.fp8_block_tile(self.weight_q, self.weight_scale, True))
 
     def _packed_layout0(self) -> Tensor:
         """weight_packed in the formats.md packing: the buffer itself, or (with an nvfp4_layout) a
