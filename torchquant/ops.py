@@ -104,7 +104,8 @@ def fp8_block_gemv(
 
     tiled: w_q and w_scale come from fp8_block_tile (N % 16 == 0, K % 64 == 0, block_size % 64 ==
     0). On CUDA paths "direct" and "mma" (the ring kernel) read them, at every M; auto takes the
-    direct GEMV where it would for the row-major weight, else the ring kernel. The CPU untiles
+    direct GEMV on narrow-DRAM cards such as the H100 at M <= 8 on grids of more than SMs 16-row
+    blocks (at M = 9..16 in the row-major rule's window), else the ring kernel. The CPU untiles
     them first. Same results as the row-major operands on the same kernel."""
     return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight, tiled)
 
