@@ -440,7 +440,7 @@ class QuantLinear(nn.Module):
         read it (or layout 0), else a layout-0 copy (a pinned decode order on a GPU older than sm_80;
         written just before the GEMV, so never loaded early)."""
         if self.nvfp4_layout == 0 or (self.nvfp4_layout in _DTYPE_LAYOUTS.get(xa.dtype, ()) and
-                                      _reads_decode_order(xa.device)):
+                                      _reads_stored_orders(xa.device)):
             return self.weight_packed, self.nvfp4_layout, True
         return self._packed_layout0(), 0, False
 
@@ -505,7 +505,7 @@ class QuantLinear(nn.Module):
                 wp, lay, _ = self._packed_for(xa)
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
                     xa, wp, self.weight_scale, self.weight_global_scale, bias, lay)
-            elif self.format == "fp8_block" and self.fp8_tiled and not _reads_fp8_tiles(xa.device):
+            elif self.format == "fp8_block" and self.fp8_tiled and not _reads_stored_orders(xa.device):
                 # a GPU older than sm_80: its fma GEMV reads rows (a copy written just before it)
                 y = _ops.fp8_block_gemv(xa, *self._fp8_rows(), self.block_size, bias, "auto", False)
             elif self.format == "fp8_block":
@@ -633,16 +633,11 @@ def fp8_tiled_ok(format: str, block_size: int, in_features: int, out_features: i
     return True
 
 
-def _reads_fp8_tiles(device: torch.device) -> bool:
-    """Whether fp8_block_gemv reads a tiled weight on `device`: the CPU (which untiles it) and
-    CUDA sm_80+ (the direct GEMV's and the ring kernel's tiled forms)."""
-    return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
-
-
-def _reads_decode_order(device: torch.device) -> bool:
-    """Whether the nvfp4 kernels on `device` read layouts 1 / 2 / 3: the CPU kernel (a chunk at a
-    time, through a table) and the CUDA mma / wgmma / direct kernels, sm_80+; the sm_75 kernels read
-    layout 0 only."""
+def _reads_stored_orders(device: torch.device) -> bool:
+    """Whether the kernels on `device` read the layer's stored orders: the CPU and CUDA sm_80+. For
+    nvfp4, layouts 1 / 2 / 3 (the CPU kernel a chunk at a time through a table; the CUDA mma / wgmma
+    / direct kernels; the sm_75 kernels read layout 0 only); for fp8_block, the tiled weight (the CPU
+    untiles it; the direct GEMV's and the ring kernel's tiled forms; sm_75's fma GEMV reads rows)."""
     return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
 
 
@@ -650,7 +645,7 @@ def _auto_layout(dtype: torch.dtype, device: torch.device) -> int:
     """nvfp4_layout="auto": the dtype's decode order on a CUDA device whose kernels read it (where
     it saves the decode ALU work, docs/nvfp4_gemv.md 23), layout 0 elsewhere (the CPU kernel would
     convert every chunk back; meta tensors hold nothing)."""
-    if device.type == "cuda" and _reads_decode_order(device):
+    if device.type == "cuda" and _reads_stored_orders(device):
         return _DECODE_LAYOUT.get(dtype, 0)
     return 0
 
