@@ -54,10 +54,11 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // out_dtype=x.dtype)^T (+ bias), fp32 accumulation, one rounding to x's dtype. The contract
   // of dequantize + matmul (the weight rounded to x's dtype), not fp8_block_gemv's exact
   // products. fp8_block_gemv's validation (under the name fp8_block_gemm), plus: compute
-  // capability 9.0. QuantLinear's fp8_block prefill on sm_90.
+  // capability 9.0. QuantLinear's fp8_block prefill on sm_90. tiled: w_q and w_scale from
+  // fp8_block_tile (N % 16 == 0, K % 64 == 0; read in place, the same results).
   m.def(
       "_fp8_block_gemm_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None) -> Tensor");
+      "Tensor? bias=None, bool tiled=False) -> Tensor");
 
   // nvfp4 weight x fp16/bf16 activations on the same Hopper kernel: nvfp4_gemv's contract
   // (E2M1 * E4M3 block scale exact in the 16-bit A operand, fp32 accumulation, * global, +

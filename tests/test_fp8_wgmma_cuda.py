@@ -246,3 +246,72 @@ def test_quantlinear_prefill_takes_it():
     assert torch.equal(y, want)  # the layer ran exactly this kernel
     compiled = torch.compile(q, fullgraph=True)
     assert torch.equal(compiled(x), y)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tiled weight (fp8_block_tile; tiled=True): read in place through a 4-D tensor map whose
+# boxes land in shared memory as the row-major boxes do, with the block scales read per tile.
+# Same bytes at the same shared-memory addresses and the same scales, so the row-major weight's
+# bits, every tile configuration and K split; N % 16 == 0 and K % 64 == 0.
+TILED_CASES = [  # M, N, K, bs, splits (None: the rule)
+    (1, 208, 512, 128, None),
+    (77, 144, 1152, 48, None),    # bs does not divide K
+    (130, 528, 256, 16, None),    # 33 tiles: the last feature tile 16 rows deep, the rest zero-filled
+    (300, 64, 256, 256, None),    # bs > K
+    (64, 4096, 1024, 128, None),  # 32 feature tiles: the rule splits K
+    (33, 400, 1152, 128, 7),      # splits starting inside a scale block
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("M,N,K,bs,splits", TILED_CASES)
+def test_tiled_weight_gives_the_rows_bits(monkeypatch, config, M, N, K, bs, splits):
+    monkeypatch.setenv(ENV, config)
+    if splits:
+        monkeypatch.setenv(SPLIT_ENV, str(splits))
+    dtype = torch.bfloat16 if (M + N) % 2 else torch.float16
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=M + N + K + bs)
+    wt, st = (t.cuda() for t in ops.fp8_block_tile(w_q, w_scale, False))
+    x = torch.randn(M, K, generator=_gen(M + K)).to(dtype).cuda()
+    bias = torch.randn(N, generator=_gen(N + 3)).to(dtype).cuda()
+    for b in (None, bias):
+        poison_cuda()
+        want = ops._fp8_block_gemm_sm90a(x, w_q.cuda(), w_scale.cuda(), bs, b)
+        poison_cuda()
+        got = ops._fp8_block_gemm_sm90a(x, wt, st, bs, b, True)
+        assert torch.equal(got, want), (b is not None, int((got != want).sum()))
+        _check(got, x.cpu(), w_dq, None if b is None else b.cpu())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_tiled_identity_reads_the_dequantized_weight(dtype):
+    """x = identity on the tiled weight: y^T is the row-major dequantized weight bit for bit
+    (the 4-D map's box lands row by row where the 2-D one does, scales per tile)."""
+    N, K, bs = 272, 320, 64
+    w_q, w_scale, w_dq = _case(N, K, bs, dtype, seed=61)
+    wt, st = (t.cuda() for t in ops.fp8_block_tile(w_q, w_scale, False))
+    poison_cuda()
+    y = ops._fp8_block_gemm_sm90a(torch.eye(K, dtype=dtype, device="cuda"), wt, st, bs, None, True)
+    assert torch.equal(y.T.contiguous().float().cpu(), w_dq.float())
+
+
+def test_tiled_graph_capture():
+    w_q, w_scale, _ = _case(512, 512, 128, torch.bfloat16, seed=63)
+    wt, st = (t.cuda() for t in ops.fp8_block_tile(w_q, w_scale, False))
+    x = torch.randn(200, 512, generator=_gen(64)).to(torch.bfloat16).cuda()
+    graph_replay_matches_eager(lambda: ops._fp8_block_gemm_sm90a(x, wt, st, 128, None, True))
+
+
+def test_tiled_refusals_and_opcheck():
+    w_q, w_scale, _ = _case(200, 256, 128, torch.bfloat16, seed=65)  # N % 16 != 0
+    x = torch.randn(20, 256).to(torch.bfloat16).cuda()
+    with pytest.raises(RuntimeError, match=r"fp8_block_gemm: the tiled fp8 weight needs N % 16 == 0"):
+        ops._fp8_block_gemm_sm90a(x, w_q.cuda(), w_scale.cuda(), 128, None, True)
+    w_q, w_scale, _ = _case(64, 208, 16, torch.bfloat16, seed=66)  # K % 64 != 0
+    with pytest.raises(RuntimeError, match=r"K % 64 == 0.*K = 208"):
+        ops._fp8_block_gemm_sm90a(torch.randn(3, 208).to(torch.bfloat16).cuda(), w_q.cuda(), w_scale.cuda(), 16,
+                                  None, True)
+    w_q, w_scale, _ = _case(48, 256, 64, torch.bfloat16, seed=67)
+    wt, st = ops.fp8_block_tile(w_q, w_scale, False)
+    torch.library.opcheck(ops._fp8_block_gemm_sm90a, (x.cuda(), wt.cuda(), st.cuda(), 64, None, True),
+                          test_utils=("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"))

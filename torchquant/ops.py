@@ -594,9 +594,11 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
     return x.new_empty((M, N))
 
 
-def _fp8_block_gemm_sm90a_fake(x, w_q, w_scale, block_size=128, bias=None):
+def _fp8_block_gemm_sm90a_fake(x, w_q, w_scale, block_size=128, bias=None, tiled=False):
     op = "fp8_block_gemm"
     M, N, K = _validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias, op)
+    if tiled:
+        _check_fp8_tiled_shape(N, K, op)
     _check_dq_path(x, M, N, K, op)
     return x.new_empty((M, N))
 

@@ -63,6 +63,30 @@ inline CUtensorMap make_tmap_2d(const void* base, int64_t rows, int64_t row_byte
   return map;
 }
 
+// The tiled fp8_block weight (fp8/fp8_tiles.h: [N / 16][K / 64][16][64] bytes) as a 4-D map
+// over (byte of a 64-byte piece, row of a tile, piece, tile), innermost first, with boxes of
+// (64, 16, 1, box_tiles): one piece of box_tiles consecutive tiles. TMA writes a box in its
+// dimension order, (tile, row, byte), which is the row-major weight's 2-D box of 64 bytes x
+// 16 box_tiles rows at the same K offset, so with the same 64-byte swizzle shared memory
+// holds the same bytes at the same addresses. Needs N % 16 == 0 and K % 64 == 0 (checked by
+// the caller); tiles past N / 16 are zero-filled as the 2-D map's rows past N are.
+inline CUtensorMap make_tmap_fp8_tiled(const void* base, int64_t N, int64_t K, int box_tiles,
+                                       const char* op) {
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  const cuuint64_t dims[4] = {64, 16, static_cast<cuuint64_t>(K / 64), static_cast<cuuint64_t>(N / 16)};
+  const cuuint64_t strides[3] = {64, 1024, static_cast<cuuint64_t>(K / 64) * 1024};  // bytes, dims 1..3
+  const cuuint32_t box[4] = {64, 16, 1, static_cast<cuuint32_t>(box_tiles)};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode_fn(op)(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(base),
+                                   dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TORCH_CHECK(r == CUDA_SUCCESS, op, ": cuTensorMapEncodeTiled failed (CUresult ", int(r),
+              ") for the tiled [", N, ", ", K, "] fp8 weight, box of ", box_tiles, " tiles");
+  return map;
+}
+
 // The tile configuration an environment variable forces (tests, A/B measurements): the index
 // in `all` of the value whose name(value) equals `env`'s string, or -1 when `env` is unset or
 // empty; any other string is an error listing the names. Shared by the sm_90a GEMMs' and GEMVs'

@@ -123,10 +123,14 @@ void launch(const void* w, const void* x, DqArgs args, int device, const DeviceC
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
   // The weight as TMA sees it: N rows of K (e4m3) or K / 2 (packed e2m1) bytes; the stage box
-  // is one swizzle row wide (64 B: 64-byte swizzle; 32 B: 32-byte swizzle).
-  const CUtensorMap tmap_w = tma::make_tmap_2d(
-      w, args.N, kFp4 ? K / 2 : K, Cfg::kAK, Cfg::kBF,
-      kFp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B, op);
+  // is one swizzle row wide (64 B: 64-byte swizzle; 32 B: 32-byte swizzle). The tiled fp8
+  // weight: the 4-D map whose box lands as the same 64 B x kBF rows.
+  static_assert(Cfg::kBF % 16 == 0, "whole 16-row tiles per feature tile");
+  const CUtensorMap tmap_w =
+      !kFp4 && args.w_tiled
+          ? tma::make_tmap_fp8_tiled(w, args.N, K, Cfg::kBF / 16, op)
+          : tma::make_tmap_2d(w, args.N, kFp4 ? K / 2 : K, Cfg::kAK, Cfg::kBF,
+                              kFp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_64B, op);
   const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, Cfg::kBK, Cfg::kBBoxRows,
                                                CU_TENSOR_MAP_SWIZZLE_128B, op);
   args.num_f_tiles = static_cast<int>(ceil_div(args.N, Cfg::kBF));
@@ -245,12 +249,14 @@ Nvfp4Launch nvfp4_launch_args(const at::Tensor& x_in, const at::Tensor& w_in,
 
 at::Tensor fp8_block_gemm_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
-                                const c10::optional<at::Tensor>& bias) {
+                                const c10::optional<at::Tensor>& bias, bool tiled) {
   const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, kOp);
+  if (tiled) check_fp8_tiled_shape(s.N, s.K, kOp);
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const DeviceCaps& caps = check_path(x_in, s, kOp);
   const int device = x_in.get_device();
-  const Fp8Launch l = fp8_launch_args(x_in, w_in, w_scale, block_size, bias, s);
+  Fp8Launch l = fp8_launch_args(x_in, w_in, w_scale, block_size, bias, s);
+  l.args.w_tiled = tiled ? 1 : 0;
   launch_for<false>(l.x, choose_dq_config(s.M, s.N, caps, kOp), l.w.data_ptr(), l.args, device,
                     caps, kOp);
   return l.y;

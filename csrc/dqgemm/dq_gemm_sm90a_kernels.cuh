@@ -112,7 +112,17 @@ struct DqArgs {
   // The decode GEMVs launched with PDL (common/pdl.h, static_weight): the producer issues the
   // first unit's first ring stages of weight (and nvfp4's block scales) before its wait.
   int pdl_early = 0;
+  // fp8_block in dq_gemm_sm90a_kernel only: w_q and w_scale in the tiled order (fp8/fp8_tiles.h;
+  // N % 16 == 0, K % 64 == 0): the weight through a 4-D map (sm90a_host.h make_tmap_fp8_tiled,
+  // the same shared-memory image), row n's scale of block b at 16 nb (n / 16) + 16 b + n % 16.
+  int w_tiled = 0;
 };
+
+// fp8_block: where row n's block scales start in w_scale, and the step between its blocks
+// (the row-major [N, nb] or the tiled [N / 16][nb][16], DqArgs::w_tiled).
+__device__ __forceinline__ const float* fp8_scale_row(const DqArgs& p, int64_t n) {
+  return p.w_tiled ? p.w_scale + (n >> 4) * 16 * p.nb + (n & 15) : p.w_scale + n * p.nb;
+}
 
 // Where an epilogue writes: y (T, + bias) or one split's fp32 slice of the workspace.
 struct OutView {
@@ -417,7 +427,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbar_wait(bar_empty + 8 * stage, phase ^ 1u);
           const uint32_t full = bar_full + 8 * stage;
           mbar_arrive_expect_tx(full, Cfg::kStageBytes);
-          tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
+          if (!kFp4 && p.w_tiled)  // piece kb (kAK == 64) of the box's kBF / 16 tiles
+            tma_load_4d(sA + stage * Cfg::kABytes, &tmap_w, 0, 0, kb, f_row / 16, full);
+          else
+            tma_load_2d(sA + stage * Cfg::kABytes, &tmap_w, kb * Cfg::kAK, f_row, full);
           const uint32_t b_dst = sB + stage * Cfg::kBBytes + rank * (Cfg::kBBoxRows * Cfg::kBK);
           tma_load_shared<kCM>(b_dst, &tmap_x, kb * Cfg::kBK, t_row, full);
           ring_advance<kStages>(stage, phase);
@@ -465,8 +478,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const FeatRows fr = feat_rows(p, f0);
       const sp24::FeatParams& fp = fr.fp;
       const int64_t fc0 = fr.fc0, fc1 = fr.fc1;
-      const float* const srow0 = kFp4 ? nullptr : p.w_scale + fc0 * p.nb;
-      const float* const srow1 = kFp4 ? nullptr : p.w_scale + fc1 * p.nb;
+      const float* const srow0 = kFp4 ? nullptr : fp8_scale_row(p, fc0);
+      const float* const srow1 = kFp4 ? nullptr : fp8_scale_row(p, fc1);
+      const int sstep = p.w_tiled ? 16 : 1;  // between a row's block scales
       // nvfp4: the 4 scale bytes of a stage (one per k16 step) of rows r0 / r1, s4r0 / s4r1;
       // with 16-byte scale rows (sc_wide4) a 16-byte load covers 4 stages (kb0 % 4 == 0, the
       // host rounds kb_per_split up to a multiple of 4), the next group loaded 4 stages ahead.
@@ -503,8 +517,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (wide) {
           if (nrem == 0 || first) {
             const int b = min(nblk, p.nb - 1);
-            sw0 = __ldg(srow0 + b);
-            sw1 = __ldg(srow1 + b);
+            sw0 = __ldg(srow0 + b * sstep);
+            sw1 = __ldg(srow1 + b * sstep);
           }
           first = false;
           nrem += 4;
@@ -521,8 +535,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const int b = min(nblk, p.nb - 1);
-            sc[j][0] = __ldg(srow0 + b);
-            sc[j][1] = __ldg(srow1 + b);
+            sc[j][0] = __ldg(srow0 + b * sstep);
+            sc[j][1] = __ldg(srow1 + b * sstep);
             if (++nrem == p.spb) {
               nrem = 0;
               ++nblk;

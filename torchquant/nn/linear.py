@@ -41,10 +41,10 @@ trace it without graph breaks.
              Llama-3-8B layer's four fp8_block_gemv calls (bench_e2e's op rows)
              81.6 / 84.5 us against 83.6 / 88.0 at M = 1 / 8
              (results/h100/2026-12-07i_call10; docs/fp8_gemv.md "The tiled
-             weight"). Every other path (dequantize + cuBLAS, the sm_90
-             dequantizing GEMM, GPUs older than sm_80) reads rows and untiles a
-             copy per call, so it is for decode-heavy layers; not with
-             prefill="w8a8". Off by default: the H200 has not timed it.
+             weight"). The sm_90 dequantizing GEMM (prefill from M = 17 there)
+             reads it in place; dequantize + cuBLAS and GPUs older than sm_80
+             read rows and untile a copy per call. Not with prefill="w8a8".
+             Off by default: the H200 has not timed it.
              state_dict holds the row-major tensors either way.
   sparse24   the weight pruned 2:4 (prune24) and stored compressed in the
              layer's fp16/bf16 dtype (values [N, K/2] + meta): sparse24_gemv
@@ -500,7 +500,9 @@ class QuantLinear(nn.Module):
             elif path in ("w8a8_mm", "w8a8_emulated"):
                 y = self._w8a8(xa, bias, path == "w8a8_mm")
             elif path == "dq_wgmma" and self.format == "fp8_block":
-                y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, *self._fp8_rows(), self.block_size, bias)
+                # a tiled weight is read in place (the GEMM's 4-D tensor map), no copy
+                y = torch.ops.torchquant._fp8_block_gemm_sm90a(xa, self.weight_q, self.weight_scale, self.block_size,
+                                                               bias, self.fp8_tiled)
             elif path == "dq_wgmma":
                 wp, lay, _ = self._packed_for(xa)
                 y = torch.ops.torchquant._nvfp4_gemm_sm90a(
