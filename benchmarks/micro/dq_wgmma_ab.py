@@ -5,6 +5,8 @@ it replaces), fp8_block_gemv "tile" (M <= --tile-max-m) and "auto" (the mma GEMV
 weight. Every torchquant row is checked against the dequantize + F.linear output (relative
 max error, printed). bf16 activations, block size 128. --format nvfp4: the same rows for the
 nvfp4 weight (_nvfp4_gemm_sm90a, dequantize_nvfp4 + F.linear, nvfp4_gemv "tile" / "auto").
+--tiled (fp8): also the GEMM on the tiled weight (fp8_block_tile; tiled=True, read in place, its
+own rotated copies) and untile + GEMM (what QuantLinear(fp8_tiled=True) ran before 12-08).
 
 PYTHONPATH=. python benchmarks/micro/dq_wgmma_ab.py --shapes 28672x8192,4096x4096 \
     --ms 64,128,512,2048 [--tiles 256c2,256c1,128c1] [--knob VAR=V1,V2] [--out rows.csv]
@@ -40,6 +42,7 @@ def main() -> None:
     ap.add_argument("--tile-max-m", type=int, default=256)
     ap.add_argument("--gemv-max-m", type=int, default=48, help="time the op's own auto path up to this M")
     ap.add_argument("--format", choices=["fp8", "nvfp4"], default="fp8")
+    ap.add_argument("--tiled", action="store_true", help="fp8: the tiled weight's rows too")
     args = timing.micro_args(ap)
     if args is None:
         return
@@ -64,6 +67,9 @@ def main() -> None:
         qbytes = w_q.numel() + w_s.numel() * w_s.element_size()
         qcopies = timing.shared_copies((w_q, w_s), qbytes)
         bcopies = timing.shared_copies((w_bf,), w_bf.numel() * 2)
+        tcopies = None
+        if args.tiled and args.format == "fp8":
+            tcopies = timing.shared_copies(tuple(ops.fp8_block_tile(w_q, w_s)), qbytes)
         for M in (int(m) for m in args.ms.split(",")):
             x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
             flops = 2.0 * M * N * K
@@ -71,6 +77,11 @@ def main() -> None:
             cands = [("deq_cublas", lambda a, b: F.linear(x, deq(a, b, x.dtype)), None)]
             wg = lambda a, b: gemm(x, a, b)  # noqa: E731
             cands.append(("wgmma auto", wg, None))
+            if tcopies is not None:
+                cands.append(("wgmma tiled", lambda a, b: ops._fp8_block_gemm_sm90a(x, a, b, BS, None, True),
+                              None, tcopies))
+                cands.append(("untile + wgmma", lambda a, b: gemm(x, *ops.fp8_block_tile(a, b, True)),
+                              None, tcopies))
             for t in (v for v in args.tiles.split(",") if v):
                 cands.append((f"wgmma {t}", wg, (ENV, t)))
             for v in (v for v in args.splits.split(",") if v):
@@ -84,13 +95,14 @@ def main() -> None:
             if M <= args.gemv_max_m:
                 cands.append(("gemv auto", lambda a, b: gemv_auto(x, a, b), None))
             line = []
-            for name, fn, knob in cands:
+            for name, fn, knob, *own in cands:
+                copies = own[0] if own else qcopies
                 if knob:
                     os.environ[knob[0]] = knob[1]
                 try:
-                    y = fn(w_q, w_s).float()
+                    y = fn(*copies(0)).float()
                     err = float(((y - want).abs().max() / want.abs().max()).item())
-                    r = timing.time_gpu(fn, qcopies, qbytes)
+                    r = timing.time_gpu(fn, copies, qbytes)
                 finally:
                     if knob:
                         os.environ.pop(knob[0], None)
@@ -102,7 +114,7 @@ def main() -> None:
                              tflops=round(flops / r["median_us"] / 1e6, 1), rel_err=""))
             line.append(f"bf16 {r['median_us']:.1f}")
             print(f"{N}x{K} M={M}: " + " | ".join(line), flush=True)
-        del qcopies, bcopies, w_q, w_s, w_bf
+        del qcopies, bcopies, tcopies, w_q, w_s, w_bf
         torch.cuda.empty_cache()
     timing.write_rows(args.out, rows)
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# 2026-12-08 call 14, either card, on the build of 653e9fe or later (`_fp8_block_gemm_sm90a(...,
+# tiled=True)`: the dequantizing GEMM reads the tiled fp8 weight in place). On an H200 first the
+# A/B call13.sh runs first (the tiled fp8 weight and nvfp4 layout 4 beside cuBLAS: issues 4 / 5);
+# then on either card the GPU tests of the tiled forms (the dq GEMM's new ones, QuantLinear
+# fp8_tiled's, the GEMVs'), the prefill A/B (dq GEMM on rows / tiled / untile + GEMM beside
+# dequantize + cuBLAS and bf16 cuBLAS) and bench_e2e M = 1 / 8.
+# Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT [CAP]
+set -uo pipefail
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
+CAP=${2:-560}
+. benchmarks/call_setup.sh "$1"
+ab() {  # name timeout script args...: one A/B run, its rows printed
+  local n=$1 t=$2 s=$3; shift 3
+  timeout "$t" env PYTHONPATH=. $PY "$s" "$@" --out "$R/$n.csv" > "$R/$n.log" 2>&1
+  echo "$n rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^(fp8|nvfp4|[0-9]+x[0-9]+ M=)" "$R/$n.log"
+}
+E=benchmarks/micro/env_ab.py
+if [[ "$gpu" == *H200* ]]; then
+  ab fp8_tiled_auto 120 $E --op fp8 --var tiled --values 0,1,0,1 --path auto --dense \
+    --shapes 28672x8192,128256x4096,4096x4096 --ms 1,2,4,8,16
+  ab nv_tiled_auto 120 $E --op nvfp4 --var layout --values 3,4,3,4 --path auto --dense \
+    --shapes 28672x8192,128256x4096,4096x4096 --ms 1,2,4,8,16
+  ab fp8_tiled_mma 70 $E --op fp8 --var tiled --values 0,1,0,1 --path mma --shapes 28672x8192,14336x4096 --ms 1,8,16
+fi
+left=$(( CAP - ($(date +%s) - t0) ))
+timeout $(( left > 260 ? 150 : left / 2 )) $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_wgmma_cuda.py \
+  tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py tests/test_nvfp4_layout.py -k "tiled" > "$R/tests.log" 2>&1
+echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+ab dq_tiled 60 benchmarks/micro/dq_wgmma_ab.py --tiled --shapes 28672x8192,4096x4096 --ms 64,512,2048
+left=$(( CAP - ($(date +%s) - t0) ))
+if (( left > 100 )); then
+  timeout $(( left - 30 )) env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
+  echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
+    | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
+fi
+tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
+echo "elapsed $(( $(date +%s) - t0 )) s"
