@@ -75,10 +75,11 @@ TORCH_LIBRARY_FRAGMENT(torchquant, m) {
   // times the block's scale, + bias, one rounding), its validation and name, plus: compute
   // capability 9.0 and block_size % 64 == 0. For decode (16-token tiles). static_weight:
   // fp8_block_gemv's (common/pdl.h; with PDL on for this kernel, the TMA producer issues the
-  // first stages' weight before its wait).
+  // first stages' weight before its wait). tiled: w_q and w_scale from fp8_block_tile
+  // (fp8_block_gemv(..., tiled=True)'s path "wgmma"; N % 16 == 0; the same results).
   m.def(
       "_fp8_block_gemv_sm90a(Tensor x, Tensor w_q, Tensor w_scale, int block_size=128, "
-      "Tensor? bias=None, bool static_weight=False) -> Tensor");
+      "Tensor? bias=None, bool static_weight=False, bool tiled=False) -> Tensor");
 
   // nvfp4_gemv's path "wgmma" (nvfp4_gemv.cu calls it through the dispatcher): the nvfp4
   // decode GEMV on the same TMA + wgmma structure, nvfp4_gemv's contract, validation and

@@ -518,12 +518,27 @@ def test_tile_cuda_matches_cpu():
 
 
 def tiled_kernel(names):
-    """'direct' / 'ring' for the tiled kernel forms (kTiled = true) among the launched names."""
+    """'direct' / 'ring' / 'wgmma' for the tiled kernel forms (kTiled = true) among the launched
+    names."""
     if any(re.search(r"fp8_gemv_direct_kernel<\w+, \d+, \d+, \d+, true>", n) for n in names):
         return "direct"
     if any(re.search(r"fp8_gemv_mma_cp_kernel<\w+, \d+, \d+, false, true>", n) for n in names):
         return "ring"
+    if any(re.search(r"dq_gemv_sm90a_kernel<[^()]*, (?:true|false), true>", n) for n in names):
+        return "wgmma"
     return None
+
+
+def rows_auto_wgmma(m, n, k, bs):
+    """fp8_block_gemv.cu choose_fp8_gemv_kernel's wgmma branch (the row-major weight, knobs
+    unset): sm_90 with the module, M <= 16, block_size % 64 == 0, K % 128 == 0, and M = 9..16 on
+    layers of at least SMs / 2 feature tiles of 128 (SMs / 4 with N * K >= 64M) or M = 5..8 on
+    N * K >= 256M."""
+    if not (HAS_WGMMA and m <= 16 and bs % 64 == 0 and k % 128 == 0):
+        return False
+    tiles, sms = (n + 127) // 128, sm_count()
+    wide = tiles * 2 >= sms or (tiles * 4 >= sms and n * k >= 1 << 26)
+    return (m >= 9 and wide) or (m >= 5 and n * k >= 1 << 28)
 
 
 def tiled_auto_direct(m, n, k, bs):
@@ -536,19 +551,27 @@ def tiled_auto_direct(m, n, k, bs):
     return blocks > sms if m <= 8 else sms < blocks <= 2 * sms
 
 
+def tiled_auto_kernel(m, n, k, bs):
+    """Auto on the tiled weight (fp8_block_gemv.cu): the direct GEMV where direct_rule takes it
+    (tiled_auto_direct), else on wide-DRAM cards the wgmma GEMV where the row-major weight would
+    take it, else the ring kernel."""
+    if tiled_auto_direct(m, n, k, bs):
+        return "direct"
+    return "wgmma" if rows_auto_wgmma(m, n, k, bs) and not NARROW_DRAM else "ring"
+
+
 def check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, bias, label):
-    """Auto on the tiled weight runs the direct GEMV where direct_rule takes the tiled weight
-    (tiled_auto_direct), else the ring kernel, and gives that kernel's row-major bits (the ring
-    without XR)."""
+    """Auto on the tiled weight runs the kernel tiled_auto_kernel names and gives that kernel's
+    row-major bits (the ring without XR)."""
     monkeypatch.delenv("TORCHQUANT_FP8_DIRECT", raising=False)
     names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True))
-    want_direct = tiled_auto_direct(x.shape[0], w_q.shape[0], w_q.shape[1], bs)
-    assert tiled_kernel(names) == ("direct" if want_direct else "ring"), (label, names)
+    kernel = tiled_auto_kernel(x.shape[0], w_q.shape[0], w_q.shape[1], bs)
+    assert tiled_kernel(names) == kernel, (label, names)
     poison_output((x.shape[0], w_q.shape[0]), x.dtype)
     got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, tiled=True)
     torch.cuda.synchronize()
     monkeypatch.setenv("TORCHQUANT_FP8_XRING", "0")
-    want = run_gemv(x, w_q, w_scale, bs, bias, "direct" if want_direct else "mma")
+    want = run_gemv(x, w_q, w_scale, bs, bias, {"ring": "mma"}.get(kernel, kernel))
     monkeypatch.delenv("TORCHQUANT_FP8_XRING")
     assert torch.equal(got, want), label
     check_against_reference(got, x, w_q, w_scale, bs, bias, label)
@@ -627,10 +650,10 @@ def test_gemv_tiled_kernels_views_graph():
     w_q, w_scale = make_weight(n, k, bs, gen)
     tq, ts = tiled(w_q, w_scale)
     x = torch.randn(3, k, generator=gen).bfloat16().cuda()
-    paths = ["mma"] + (["direct"] if HAS_DIRECT else [])
+    paths = ["mma"] + (["direct"] if HAS_DIRECT else []) + (["wgmma"] if HAS_WGMMA else [])
     for path in paths:
         names = kernels_launched(lambda: OPS.fp8_block_gemv(x, tq, ts, block_size=bs, path=path, tiled=True))
-        assert tiled_kernel(names) == ("ring" if path == "mma" else "direct"), names
+        assert tiled_kernel(names) == {"mma": "ring"}.get(path, path), names
         names = kernels_launched(lambda: OPS.fp8_block_gemv(x, w_q, w_scale, block_size=bs, path=path))
         assert tiled_kernel(names) is None, names
         want = run_gemv(x, w_q, w_scale, bs, None, path)
@@ -647,14 +670,15 @@ def test_gemv_tiled_kernels_views_graph():
 
 
 def test_gemv_tiled_refusals():
-    """A tiled weight runs on paths direct and mma only: other paths, block sizes that are not
-    multiples of 64 and untileable shapes raise, naming the inverse or the condition."""
+    """A tiled weight runs on paths direct, mma and wgmma only: other paths, block sizes that are
+    not multiples of 64 and untileable shapes raise, naming the inverse or the condition."""
     gen = torch.Generator().manual_seed(44)
     w_q, w_scale = make_weight(64, 512, 128, gen)
     tq, ts = tiled(w_q, w_scale)
     x = torch.randn(2, 512, generator=gen).bfloat16().cuda()
-    for path in ("fma", "tile", "wgmma"):
-        with pytest.raises(RuntimeError, match=f"runs on paths 'direct' and 'mma' only, got path '{path}'; "
+    for path in ("fma", "tile"):
+        with pytest.raises(RuntimeError, match=f"runs on paths 'direct', 'mma' and 'wgmma' only, got path "
+                                               f"'{path}'; "
                                                r"fp8_block_tile\(w_q, w_scale, inverse=True\)"):
             OPS.fp8_block_gemv(x, tq, ts, block_size=128, path=path, tiled=True)
     w32, s32 = make_weight(64, 512, 32, gen)
@@ -740,6 +764,60 @@ def test_gemv_wgmma_tiles_and_splits(monkeypatch, dtype, bf16cvt, tile, splits):
                 y = run_gemv(x, w_q, w_scale, bs, b, "wgmma")
                 check_against_reference(y, x, w_q, w_scale, bs, b,
                                         f"wgmma {tile} splits={splits} N={n} K={k} bs={bs} M={m}")
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tile", ["16x1", "16x2", "16x2s3"])
+@pytest.mark.parametrize("splits", ["", "1", "3"])
+def test_gemv_wgmma_tiled_same_bits(monkeypatch, dtype, tile, splits):
+    """The wgmma GEMV's tiled form (two 4-D boxes of 64-byte pieces per stage, 64-byte swizzle;
+    the A fragments read from the same bytes) gives the row-major weight's bits on every tile and
+    K split: a last 128-feature tile that ends inside the map (N = 1008, 63 row tiles: the rest
+    zero-filled), a ragged last scale block (K = 4224 at 256), block sizes 64..256, M across token
+    tiles, bias, static_weight (the early weight stages under PDL); auto on the tiled weight."""
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_TILE", tile)
+    monkeypatch.setenv("TORCHQUANT_DQ_WGMMA_SPLITS", splits)
+    gen = torch.Generator().manual_seed(19)
+    for n, k, bs in [(1008, 4096 + 128, 256), (144, 1536 + 128, 64), (304, 2304, 192), (4096 + 16, 1024, 128)]:
+        w_q, w_scale = make_weight(n, k, bs, gen)
+        tq, ts = tiled(w_q, w_scale)
+        bias = (torch.randn(n, generator=gen) * 4).to(dtype).cuda()
+        for m in (1, 5, 16, 17, 33):
+            x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+            b = bias if m % 2 else None
+            want = run_gemv(x, w_q, w_scale, bs, b, "wgmma")
+            for static in (False, True):
+                poison_output((m, n), dtype)
+                got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=b, path="wgmma", static_weight=static,
+                                         tiled=True)
+                torch.cuda.synchronize()
+                assert torch.equal(got, want), f"tiled wgmma {tile} S={splits} N={n} K={k} bs={bs} M={m} {static}"
+            if m in (1, 16, 33) and splits == "":
+                check_against_reference(want, x, w_q, w_scale, bs, b, f"wgmma {tile} N={n} M={m}")
+    monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_BF16", "reseat")
+    if dtype == torch.bfloat16:
+        with pytest.raises(RuntimeError, match="TORCHQUANT_FP8_WGMMA_BF16=reseat .* row-major weight only"):
+            OPS.fp8_block_gemv(x, tq, ts, block_size=bs, path="wgmma", tiled=True)
+
+
+@WGMMA
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemv_tiled_auto_wgmma(monkeypatch, dtype):
+    """Auto on the tiled weight of a layer wide enough for the wgmma GEMV (66 feature tiles of 128:
+    at least half the SMs of an H100 / H200): at M = 9..16 the wgmma GEMV's tiled form on wide-DRAM
+    cards (the H200), the ring kernel's on narrow-DRAM ones (the H100), each with its kernel's
+    row-major bits; at M = 1..8 the direct GEMV or the ring."""
+    monkeypatch.delenv("TORCHQUANT_FP8_WGMMA_TILE", raising=False)
+    monkeypatch.delenv("TORCHQUANT_DQ_WGMMA_SPLITS", raising=False)
+    gen = torch.Generator().manual_seed(53)
+    n, k, bs = 8448, 1024, 128
+    w_q, w_scale = make_weight(n, k, bs, gen)
+    tq, ts = tiled(w_q, w_scale)
+    assert rows_auto_wgmma(16, n, k, bs)
+    for m in (1, 8, 9, 16):
+        x = torch.randn(m, k, generator=gen).to(dtype).cuda()
+        check_tiled_auto(monkeypatch, x, w_q, w_scale, tq, ts, bs, None, f"tiled auto wide {dtype} M={m}")
 
 
 @WGMMA

@@ -103,10 +103,11 @@ def fp8_block_gemv(
     "direct" (sm_89+, block_size % 64 == 0, K % 64 == 0: docs/fp8_gemv.md "The direct GEMV").
 
     tiled: w_q and w_scale come from fp8_block_tile (N % 16 == 0, K % 64 == 0, block_size % 64 ==
-    0). On CUDA paths "direct" and "mma" (the ring kernel) read them, at every M; auto takes the
-    direct GEMV on narrow-DRAM cards such as the H100 at M <= 8 on grids of more than SMs 16-row
-    blocks (at M = 9..16 in the row-major rule's window), else the ring kernel. The CPU untiles
-    them first. Same results as the row-major operands on the same kernel."""
+    0). On CUDA paths "direct", "mma" (the ring kernel) and "wgmma" (sm_90) read them, at every M;
+    auto takes the direct GEMV on narrow-DRAM cards such as the H100 at M <= 8 on grids of more
+    than SMs 16-row blocks (at M = 9..16 in the row-major rule's window), the wgmma GEMV on
+    wide-DRAM sm_90 cards (the H200) where the row-major rule takes it, else the ring kernel. The
+    CPU untiles them first. Same results as the row-major operands on the same kernel."""
     return _ops.fp8_block_gemv(x, w_q, w_scale, block_size, bias, path, static_weight, tiled)
 
 
@@ -571,8 +572,8 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
         _check_gemv_limits(M, N, K, op)
         if tiled:
             torch._check(
-                path in ("auto", "direct", "mma"),
-                lambda: f"{op}: a tiled weight (tiled=True) runs on paths 'direct' and 'mma' only, got path "
+                path in ("auto", "direct", "mma", "wgmma"),
+                lambda: f"{op}: a tiled weight (tiled=True) runs on paths 'direct', 'mma' and 'wgmma' only, got path "
                 f"'{path}'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other "
                 "paths read",
             )
@@ -582,6 +583,8 @@ def _fp8_block_gemv_fake(x, w_q, w_scale, block_size=128, bias=None, path="auto"
                 lambda: f"{op}: a tiled weight needs block_size % 64 == 0 (whole 64-wide pieces of one scale "
                 f"block), got block_size = {block_size}",
             )
+            if path == "wgmma":
+                _check_fp8_wgmma(x, block_size, M, N, K, op)
             return x.new_empty((M, N))
         if path == "wgmma":
             _check_fp8_wgmma(x, block_size, M, N, K, op)
@@ -603,9 +606,11 @@ def _fp8_block_gemm_sm90a_fake(x, w_q, w_scale, block_size=128, bias=None, tiled
     return x.new_empty((M, N))
 
 
-def _fp8_block_gemv_sm90a_fake(x, w_q, w_scale, block_size=128, bias=None, static_weight=False):
+def _fp8_block_gemv_sm90a_fake(x, w_q, w_scale, block_size=128, bias=None, static_weight=False, tiled=False):
     op = "fp8_block_gemv"
     M, N, K = _validate_fp8_block_gemv(x, w_q, w_scale, block_size, bias, op)
+    if tiled:
+        _check_fp8_tiled_shape(N, K, op)
     _check_fp8_wgmma(x, block_size, M, N, K, op)
     return x.new_empty((M, N))
 

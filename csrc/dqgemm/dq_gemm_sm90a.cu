@@ -367,19 +367,21 @@ bool bf16_reseat(const char* op) {
   return true;
 }
 
-template <class Cfg, class T, bool kViaF32 = false>
+// kTiled: the tiled weight (args.w_tiled; two 4-D boxes of 64-byte pieces per stage).
+template <class Cfg, class T, bool kViaF32 = false, bool kTiled = false>
 void launch_gemv(const void* w, const void* x, DqArgs args, int device, const DeviceCaps& caps,
                  cudaStream_t stream, const at::Tensor& like, const char* op, WeightWritten written) {
   TORCH_CHECK(Cfg::kSmemBytes <= caps.max_smem_optin, op, ": needs ", Cfg::kSmemBytes,
               " bytes of shared memory per block, the device allows ", caps.max_smem_optin);
   const int64_t K = args.K;
-  const CUtensorMap tmap_w = tma::make_tmap_2d(w, args.N, K, Cfg::kKS, Cfg::kBF,
-                                               CU_TENSOR_MAP_SWIZZLE_128B, op);
+  const CUtensorMap tmap_w =
+      kTiled ? tma::make_tmap_fp8_tiled(w, args.N, K, Cfg::kBF / 16, op)
+             : tma::make_tmap_2d(w, args.N, K, Cfg::kKS, Cfg::kBF, CU_TENSOR_MAP_SWIZZLE_128B, op);
   const CUtensorMap tmap_x = tma::make_tmap_2d(x, args.M, K * 2, 128, Cfg::kBT,
                                                CU_TENSOR_MAP_SWIZZLE_128B, op);
   // args carries gemv_grid's tiles and splits.
   const at::Tensor ws = split_workspace(args, like);
-  const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32>;
+  const auto kernel = dq_gemv_sm90a_kernel<Cfg, T, kViaF32, kTiled>;
   const int max_ctas = tma::resident_ctas(reinterpret_cast<const void*>(kernel), Cfg::kThreads,
                                           Cfg::kSmemBytes, 1, device, caps, Cfg::kPerSm);
   const PdlMode pdl = pdl_mode(device, PdlKernel::kHopperGemv, written);  // common/pdl.h
@@ -391,9 +393,11 @@ void launch_gemv(const void* w, const void* x, DqArgs args, int device, const De
 
 at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
                                 const at::Tensor& w_scale, int64_t block_size,
-                                const c10::optional<at::Tensor>& bias, bool static_weight) {
+                                const c10::optional<at::Tensor>& bias, bool static_weight,
+                                bool tiled) {
   constexpr const char* op = "fp8_block_gemv";
   const GemvShape s = validate_fp8_block_gemv(x_in, w_in, w_scale, block_size, bias, op);
+  if (tiled) check_fp8_tiled_shape(s.N, s.K, op);
   TORCH_CHECK(block_size % 64 == 0, op, ": path 'wgmma' needs block_size % 64 == 0 (a scale "
               "block is whole 64-wide wgmma groups), got ", block_size,
               "; path 'mma' takes every block size");
@@ -406,31 +410,42 @@ at::Tensor fp8_block_gemv_sm90a(const at::Tensor& x_in, const at::Tensor& w_in,
   const at::Tensor& x = l.x;
   const at::Tensor& w = l.w;
   DqArgs args = l.args;
+  args.w_tiled = tiled ? 1 : 0;
   gemv_grid(args, caps, op, GemvCfg2::kKS);
   const GemvTile tile = choose_gemv_tile(args, caps, op);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   // (a weight copied for TMA alignment was written by the kernel just before)
   const WeightWritten written = weight_written(static_weight, w.data_ptr() != w_in.data_ptr());
   // kViaF32: bf16's default conversion (fp16 has its own, exact in one instruction).
-  auto go = [&](auto elem, auto via_f32) {
+  auto go_tiles = [&](auto elem, auto via_f32, auto tiled_c) {
     using T = decltype(elem);
     constexpr bool kViaF32 = decltype(via_f32)::value;
+    constexpr bool kTiled = decltype(tiled_c)::value;
     switch (tile) {
       case GemvTile::k16x1:
-        return launch_gemv<GemvCfg1, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                 stream, x, op, written);
+        return launch_gemv<GemvCfg1, T, kViaF32, kTiled>(w.data_ptr(), x.data_ptr(), args, device,
+                                                         caps, stream, x, op, written);
       case GemvTile::k16x2s3:
-        return launch_gemv<GemvCfg2s3, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps,
-                                                   stream, x, op, written);
+        return launch_gemv<GemvCfg2s3, T, kViaF32, kTiled>(w.data_ptr(), x.data_ptr(), args, device,
+                                                           caps, stream, x, op, written);
       case GemvTile::k16x2:
         break;
     }
-    launch_gemv<GemvCfg2, T, kViaF32>(w.data_ptr(), x.data_ptr(), args, device, caps, stream, x, op,
-                                      written);
+    launch_gemv<GemvCfg2, T, kViaF32, kTiled>(w.data_ptr(), x.data_ptr(), args, device, caps, stream,
+                                              x, op, written);
+  };
+  auto go = [&](auto elem, auto via_f32) {
+    if (tiled) {
+      go_tiles(elem, via_f32, std::true_type{});
+    } else {
+      go_tiles(elem, via_f32, std::false_type{});
+    }
   };
   if (x.scalar_type() == at::kHalf) {
     go(__half{}, std::false_type{});
   } else if (bf16_reseat(op)) {
+    TORCH_CHECK(!tiled, op, ": TORCHQUANT_FP8_WGMMA_BF16=reseat (an A/B knob) is built for the "
+                "row-major weight only; unset it for a tiled one");
     launch_gemv<GemvCfg2, __nv_bfloat16, false>(w.data_ptr(), x.data_ptr(), args, device, caps,
                                                 stream, x, op, written);
   } else {

@@ -112,9 +112,9 @@ struct DqArgs {
   // The decode GEMVs launched with PDL (common/pdl.h, static_weight): the producer issues the
   // first unit's first ring stages of weight (and nvfp4's block scales) before its wait.
   int pdl_early = 0;
-  // fp8_block in dq_gemm_sm90a_kernel only: w_q and w_scale in the tiled order (fp8/fp8_tiles.h;
-  // N % 16 == 0, K % 64 == 0): the weight through a 4-D map (sm90a_host.h make_tmap_fp8_tiled,
-  // the same shared-memory image), row n's scale of block b at 16 nb (n / 16) + 16 b + n % 16.
+  // fp8_block (dq_gemm_sm90a_kernel, dq_gemv_sm90a_kernel<..., kTiled>): w_q and w_scale in the
+  // tiled order (fp8/fp8_tiles.h; N % 16 == 0, K % 64 == 0): the weight through a 4-D map
+  // (sm90a_host.h make_tmap_fp8_tiled), row n's scale of block b at 16 nb (n / 16) + 16 b + n % 16.
   int w_tiled = 0;
 };
 
@@ -680,6 +680,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 // issued and waited for (why: at `half` below); the stage is released after its second half.
 // Scale blocks are whole halves (block_size % 64 == 0); K % 128 == 0 (no stage reaches past
 // K), checked on the host.
+//
+// kTiled: the tiled weight (fp8/fp8_tiles.h). TMA keeps a box's dimension order, so no map
+// gives a 128-byte row from two 64-byte pieces 1 KB apart; a stage is instead two boxes of the
+// 4-D map (sm90a_host.h make_tmap_fp8_tiled), pieces 2 kb and 2 kb + 1 of the feature tile's 8
+// row tiles, each landing as 128 rows x 64 B with the 64-byte swizzle (byte c of row r of half
+// h at 8192 h + r * 64 + 16 ((c / 16) ^ ((r / 2) % 4)) + c % 16). Half h of the stage is then
+// its own 8 KB box; the A fragments come from the same bytes (the same products, sums and
+// bits), and a warp's 16 words per load still lie in 16 distinct banks (rows 2i and 2i + 1
+// half a bank row apart, the 4 row pairs in 4 chunk phases).
 template <int STAGES_, int PER_SM_>
 struct DqGemvConfig {
   static constexpr int kBF = 128;   // features per tile
@@ -751,7 +760,8 @@ __device__ __forceinline__ bool gemv_stage_early(const DqArgs& p, int u, int kb,
 }
 
 // kViaF32 (bf16 only): e4m3x2_bf16_via_f32 instead of the re-seat (the default for bf16).
-template <class Cfg, class T, bool kViaF32 = false>
+// kTiled: the tiled weight (see DqGemvConfig; the host passes its 4-D map and p.w_tiled).
+template <class Cfg, class T, bool kViaF32 = false, bool kTiled = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     dq_gemv_sm90a_kernel(const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_x, const DqArgs p) {
@@ -776,7 +786,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
       prefetch_tmap(&tmap_w);
       prefetch_tmap(&tmap_x);
       auto load_w = [&](int slot, int kb, int f_row, uint32_t full) {
-        tma_load_2d(sA + slot * Cfg::kABytes, &tmap_w, kb * Cfg::kKS, f_row, full);
+        if constexpr (kTiled) {  // pieces 2 kb, 2 kb + 1 (64 B each) of row tiles f_row / 16 ..
+          static_assert(Cfg::kKS == 128 && Cfg::kABytes == 2 * 8192, "two 64-byte pieces x 128 rows");
+          tma_load_4d(sA + slot * Cfg::kABytes, &tmap_w, 0, 0, 2 * kb, f_row / 16, full);
+          tma_load_4d(sA + slot * Cfg::kABytes + 8192, &tmap_w, 0, 0, 2 * kb + 1, f_row / 16, full);
+        } else {
+          tma_load_2d(sA + slot * Cfg::kABytes, &tmap_w, kb * Cfg::kKS, f_row, full);
+        }
       };
       gemv_early_stages<kStages>(p, bar_full, Cfg::kStageBytes, Cfg::kBF, load_w);
       int stage = 0;
@@ -810,8 +826,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
     // This thread's two 16-bit pieces of k16 step j (0..7) in row r0: bytes 2t, 2t + 1 and
     // 2t + 8, 2t + 9 of the step's 16, at r0 * 128 + 16 (j ^ g) + 2t (+ 8); row r1 at + 1024.
     // A warp's 16 words per load lie in 16 distinct banks (the 8 rows differ in j ^ g).
-    const uint32_t off_r0 = static_cast<uint32_t>(row_in_tile * 128 + 2 * t);
-    const uint32_t swz = static_cast<uint32_t>(g);
+    // kTiled: step j of half h at 8192 h + r0 * 64 + 16 ((j % 4) ^ ((g / 2) % 4)) + 2t (+ 8);
+    // row r1 (the same swizzle phase) at + 512.
+    constexpr uint32_t kRowBytes = kTiled ? 64u : 128u;
+    const uint32_t off_r0 = static_cast<uint32_t>(row_in_tile) * kRowBytes + 2u * static_cast<uint32_t>(t);
+    const uint32_t swz = kTiled ? static_cast<uint32_t>((g >> 1) & 3) : static_cast<uint32_t>(g);
     const int sb = p.spb >> 2;  // 64-K halves per scale block
     auto release = [&](int s) { release_stage<1>(bar_empty + 8 * s, signal); };
 
@@ -832,12 +851,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
 
       const FeatRows fr = feat_rows(p, f0);
       const sp24::FeatParams& fp = fr.fp;
-      const float* const srow0 = p.w_scale + fr.fc0 * p.nb;
-      const float* const srow1 = p.w_scale + fr.fc1 * p.nb;
+      const float* const srow0 = fp8_scale_row(p, fr.fc0);
+      const float* const srow1 = fp8_scale_row(p, fr.fc1);
+      const int sstep = p.w_tiled ? 16 : 1;  // between a row's block scales
       // The scale block being summed (rem: halves of it already issued) and its two scales.
       int rem = (2 * kb0) % sb;
       int blk = (2 * kb0) / sb;
-      float cs0 = __ldg(srow0 + blk), cs1 = __ldg(srow1 + blk);
+      float cs0 = __ldg(srow0 + blk * sstep), cs1 = __ldg(srow1 + blk * sstep);
       float acc[Cfg::kAcc];
 #pragma unroll
       for (int c = 0; c < Cfg::kAcc; ++c) acc[c] = 0.f;
@@ -861,11 +881,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
         const uint32_t a_st = sA + stage * Cfg::kABytes + off_r0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const uint32_t base = a_st + 16u * (static_cast<uint32_t>(4 * h + j) ^ swz);
+          const uint32_t base = kTiled ? a_st + 8192u * static_cast<uint32_t>(h) + 16u * (static_cast<uint32_t>(j) ^ swz)
+                                       : a_st + 16u * (static_cast<uint32_t>(4 * h + j) ^ swz);
           a[j][0] = cvt(lds_u16(base));
-          a[j][1] = cvt(lds_u16(base + 8 * 128));
+          a[j][1] = cvt(lds_u16(base + 8 * kRowBytes));
           a[j][2] = cvt(lds_u16(base + 8));
-          a[j][3] = cvt(lds_u16(base + 8 * 128 + 8));
+          a[j][3] = cvt(lds_u16(base + 8 * kRowBytes + 8));
         }
         __syncwarp();
         const uint32_t b0 = sB + stage * Cfg::kBBytes + h * Cfg::kBBox;
@@ -895,8 +916,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kPerSm)
           rem = 0;
           ++blk;
           const int bn = min(blk, p.nb - 1);
-          cs0 = __ldg(srow0 + bn);
-          cs1 = __ldg(srow1 + bn);
+          cs0 = __ldg(srow0 + bn * sstep);
+          cs1 = __ldg(srow1 + bn * sstep);
         }
       };
 

@@ -101,11 +101,13 @@ constexpr int64_t kTileMinM = 48;
 //   sm_89+      M = 9..16, as above, SMs <  direct  the same, two token tiles per block
 //               ceil(N / 16) <= 2 x SMs             (H100, 2026-12-06f call 4: 4096x4096
 //                                                  M = 9..16 9.4-9.6 / 8.6-8.8)
-//   tiled=True  the direct GEMV's and the ring     direct  the tiled forms only (fp8_tiles.h);
-//   (sm_80+)    kernel's tiled forms: direct on   or mma  auto's direct window widened at
-//               narrow-DRAM cards at M <= 8 and            M <= 8 (direct_rule: measured on
-//               SMs < ceil(N / 16), at M = 9..16           the H100, 2026-12-07i)
-//               in the window above; else the ring
+//   tiled=True  the direct GEMV's, the ring       direct, the tiled forms only (fp8_tiles.h);
+//   (sm_80+)    kernel's and the wgmma GEMV's     mma or  auto's direct window widened at
+//               tiled forms: direct on narrow-    wgmma   M <= 8 (direct_rule: measured on
+//               DRAM cards at M <= 8 and SMs <            the H100, 2026-12-07i); the wgmma
+//               ceil(N / 16), at M = 9..16 in the         GEMV (since 12-08) only where the
+//               window above; wgmma on wide-DRAM          H200's rows would take it
+//               cards where the rows take it; else the ring
 //
 // The mma path takes every legal shape: any M (16-row tiles), any N (masked
 // 16-column tiles), any K % 16 == 0 (masked tail), every block size (the
@@ -559,11 +561,15 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   const bool have_wgmma = wgmma_op.has_value();
   Fp8GemvKernel path = choose_fp8_gemv_kernel(caps, M, N, K, block_size, have_wgmma);
   if (tiled) {
-    // fp8_tiles.h: read by the direct GEMV and the ring kernel (path "mma" at block_size % 64 ==
-    // 0) alone, at every M. Auto: the direct GEMV where direct_rule takes the tiled weight, else
-    // the ring kernel.
-    TORCH_CHECK(kernel == "auto" || kernel == "direct" || kernel == "mma", kGemvOp,
-                ": a tiled weight (tiled=True) runs on paths 'direct' and 'mma' only, got path '", kernel,
+    // fp8_tiles.h: read by the direct GEMV, the ring kernel (path "mma" at block_size % 64 == 0)
+    // and the wgmma GEMV (sm_90), at every M. Auto: the direct GEMV where direct_rule takes the
+    // tiled weight; else on a wide-DRAM card (the H200) the wgmma GEMV where the row-major rule
+    // takes it (M = 9..16 on wide layers, 5..8 on the largest: there it beats the ring kernel by
+    // 25 % on the row-major weight); else the ring kernel (on narrow-DRAM cards the tiled ring
+    // kernel was measured ahead of the row-major auto at M = 9..16, H100 28672x8192 M = 16
+    // 84.6-84.7 against 87.0-87.6 us; the tiled wgmma GEMV is not timed there).
+    TORCH_CHECK(kernel == "auto" || kernel == "direct" || kernel == "mma" || kernel == "wgmma", kGemvOp,
+                ": a tiled weight (tiled=True) runs on paths 'direct', 'mma' and 'wgmma' only, got path '", kernel,
                 "'; fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the other paths read");
     check_fp8_tiled_shape(N, K, kGemvOp);
     TORCH_CHECK(block_size % 64 == 0, kGemvOp,
@@ -573,7 +579,9 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
                 ": a tiled weight runs on the mma kernels (compute capability 8.0+); this device is sm_", caps.cc(),
                 ". fp8_block_tile(w_q, w_scale, inverse=True) gives the row-major operands the fma kernel reads");
     if (kernel == "auto")
-      path = direct_rule(caps, M, N, K, block_size, /*tiled=*/true) ? Fp8GemvKernel::kDirect : Fp8GemvKernel::kMma;
+      path = direct_rule(caps, M, N, K, block_size, /*tiled=*/true)       ? Fp8GemvKernel::kDirect
+             : path == Fp8GemvKernel::kWgmma && !narrow_dram(caps) ? Fp8GemvKernel::kWgmma
+                                                                   : Fp8GemvKernel::kMma;
   }
   if (kernel == "fma") path = Fp8GemvKernel::kFma;
   if (kernel == "mma") {
@@ -609,8 +617,8 @@ at::Tensor fp8_block_gemv_cuda(const at::Tensor& x_in, const at::Tensor& w_in,
   if (path == Fp8GemvKernel::kWgmma) {
     return wgmma_op
         ->typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
-                           const c10::optional<at::Tensor>&, bool)>()
-        .call(x_in, w_in, w_scale, block_size, bias, static_weight);
+                           const c10::optional<at::Tensor>&, bool, bool)>()
+        .call(x_in, w_in, w_scale, block_size, bias, static_weight, tiled);
   }
 
   // 16-byte vector loads need 16-byte aligned bases (K % 16 == 0 then aligns
