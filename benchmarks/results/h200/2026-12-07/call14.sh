@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# 2026-12-08 call 14, either card, on the build of 653e9fe or later (`_fp8_block_gemm_sm90a(...,
-# tiled=True)`: the dequantizing GEMM reads the tiled fp8 weight in place). On an H200 first the
-# A/B call13.sh runs first (the tiled fp8 weight and nvfp4 layout 4 beside cuBLAS: issues 4 / 5);
-# then on either card the GPU tests of the tiled forms (the dq GEMM's new ones, QuantLinear
-# fp8_tiled's, the GEMVs'), the prefill A/B (dq GEMM on rows / tiled / untile + GEMM beside
+# 2026-12-08 call 14, either card, on the build of bccb971 or later (the dequantizing GEMM and the
+# wgmma GEMV read the tiled fp8 weight in place). On an H200 first the A/B call13.sh runs first
+# (the tiled fp8 weight, whose auto now takes the tiled wgmma GEMV at M = 9..16 there, and nvfp4
+# layout 4, beside cuBLAS: issues 4 / 5); then on either card the GPU tests of the tiled forms
+# (the dq GEMM's and wgmma GEMV's new ones, QuantLinear fp8_tiled's, the other GEMVs'), the wgmma
+# GEMV on rows / tiled, the prefill A/B (dq GEMM on rows / tiled / untile + GEMM beside
 # dequantize + cuBLAS and bf16 cuBLAS) and bench_e2e M = 1 / 8.
 # Run from the repository root, carry=[".prebuilt"]: bash <this> $OUT [CAP]
 set -uo pipefail
@@ -27,6 +28,7 @@ left=$(( CAP - ($(date +%s) - t0) ))
 timeout $(( left > 260 ? 150 : left / 2 )) $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_wgmma_cuda.py \
   tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py tests/test_nvfp4_layout.py -k "tiled" > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+ab fp8_tiled_wgmma 50 $E --op fp8 --var tiled --values 0,1,0,1 --path wgmma --shapes 28672x8192,128256x4096 --ms 8,16
 ab dq_tiled 60 benchmarks/micro/dq_wgmma_ab.py --tiled --shapes 28672x8192,4096x4096 --ms 64,512,2048
 left=$(( CAP - ($(date +%s) - t0) ))
 if (( left > 100 )); then
