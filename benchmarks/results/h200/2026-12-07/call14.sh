@@ -36,5 +36,10 @@ if (( left > 100 )); then
   echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
     | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
 fi
+if (( CAP - ($(date +%s) - t0) > 100 )); then  # memcheck over the tiled wgmma GEMV and dq GEMM
+  PYTHONPATH=. timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 $PY \
+    benchmarks/micro/fp8_wgmma_memcheck.py tiled > "$R/memcheck.log" 2>&1
+  echo "memcheck rc=$? $(( $(date +%s) - t0 )) s"; tail -n 3 "$R/memcheck.log"
+fi
 tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"
 echo "elapsed $(( $(date +%s) - t0 )) s"
