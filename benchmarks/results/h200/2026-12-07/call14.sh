@@ -32,7 +32,7 @@ ab fp8_tiled_wgmma 50 $E --op fp8 --var tiled --values 0,1,0,1 --path wgmma --sh
 ab dq_tiled 60 benchmarks/micro/dq_wgmma_ab.py --tiled --shapes 28672x8192,4096x4096 --ms 64,512,2048
 left=$(( CAP - ($(date +%s) - t0) ))
 if (( left > 100 )); then
-  timeout $(( left - 30 )) env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
+  timeout $(( left - 30 < 150 ? left - 30 : 150 )) env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
   echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
     | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
 fi
