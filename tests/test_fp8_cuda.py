@@ -551,6 +551,16 @@ def tiled_auto_direct(m, n, k, bs):
     return blocks > sms if m <= 8 else sms < blocks <= 2 * sms
 
 
+def assert_tiled_bits(x, tq, ts, bs, bias, path, want, label):
+    """`path` on the tiled weight, with and without static_weight, output poisoned first: `want`'s
+    bits (the row-major weight's on the same kernel)."""
+    for static in (False, True):
+        poison_output(want.shape, x.dtype)
+        got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=bias, path=path, static_weight=static, tiled=True)
+        torch.cuda.synchronize()
+        assert torch.equal(got, want), f"{label} static={static}"
+
+
 def tiled_auto_kernel(m, n, k, bs):
     """Auto on the tiled weight (fp8_block_gemv.cu): the direct GEMV where direct_rule takes it
     (tiled_auto_direct), else on wide-DRAM cards the wgmma GEMV where the row-major weight would
@@ -629,12 +639,7 @@ def test_gemv_ring_tiled_same_bits(monkeypatch, dtype, bs):
             monkeypatch.setenv("TORCHQUANT_FP8_XRING", "0")
             want = run_gemv(x, w_q, w_scale, bs, b, "mma")
             monkeypatch.delenv("TORCHQUANT_FP8_XRING")
-            for static in (False, True):
-                poison_output((m, n), dtype)
-                got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=b, path="mma", static_weight=static,
-                                         tiled=True)
-                torch.cuda.synchronize()
-                assert torch.equal(got, want), f"tiled ring {dtype} bs={bs} N={n} K={k} M={m} static={static}"
+            assert_tiled_bits(x, tq, ts, bs, b, "mma", want, f"tiled ring {dtype} bs={bs} N={n} K={k} M={m}")
             if m in (1, 8, 16, 33):
                 check_against_reference(want, x, w_q, w_scale, bs, b, f"ring {dtype} bs={bs} N={n} M={m}")
         x = torch.randn(4, k, generator=gen).to(dtype).cuda()
@@ -787,12 +792,7 @@ def test_gemv_wgmma_tiled_same_bits(monkeypatch, dtype, tile, splits):
             x = torch.randn(m, k, generator=gen).to(dtype).cuda()
             b = bias if m % 2 else None
             want = run_gemv(x, w_q, w_scale, bs, b, "wgmma")
-            for static in (False, True):
-                poison_output((m, n), dtype)
-                got = OPS.fp8_block_gemv(x, tq, ts, block_size=bs, bias=b, path="wgmma", static_weight=static,
-                                         tiled=True)
-                torch.cuda.synchronize()
-                assert torch.equal(got, want), f"tiled wgmma {tile} S={splits} N={n} K={k} bs={bs} M={m} {static}"
+            assert_tiled_bits(x, tq, ts, bs, b, "wgmma", want, f"tiled wgmma {tile} S={splits} N={n} K={k} bs={bs} M={m}")
             if m in (1, 16, 33) and splits == "":
                 check_against_reference(want, x, w_q, w_scale, bs, b, f"wgmma {tile} N={n} M={m}")
     monkeypatch.setenv("TORCHQUANT_FP8_WGMMA_BF16", "reseat")
