@@ -11,11 +11,6 @@ set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-560}
 . benchmarks/call_setup.sh "$1"
-ab() {  # name timeout script args...: one A/B run, its rows printed
-  local n=$1 t=$2 s=$3; shift 3
-  timeout "$t" env PYTHONPATH=. $PY "$s" "$@" --out "$R/$n.csv" > "$R/$n.log" 2>&1
-  echo "$n rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^(fp8|nvfp4|[0-9]+x[0-9]+ M=)" "$R/$n.log"
-}
 E=benchmarks/micro/env_ab.py
 if [[ "$gpu" == *H200* ]]; then
   ab fp8_tiled_auto 120 $E --op fp8 --var tiled --values 0,1,0,1 --path auto --dense \

@@ -9,11 +9,6 @@ set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-300}
 . benchmarks/call_setup.sh "$1"
-ab() {  # name timeout script args...: one A/B run, its rows printed
-  local n=$1 t=$2 s=$3; shift 3
-  timeout "$t" env PYTHONPATH=. $PY "$s" "$@" --out "$R/$n.csv" > "$R/$n.log" 2>&1
-  echo "$n rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^(fp8|nvfp4|[0-9]+x[0-9]+ M=)" "$R/$n.log"
-}
 timeout 120 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_wgmma_cuda.py tests/test_nn_fp8_tiled.py \
   tests/test_fp8_cuda.py -k "tiled" > "$R/tests.log" 2>&1
 echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
