@@ -10,12 +10,8 @@ set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-560}
 . benchmarks/call_setup.sh "$1"
-timeout 120 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py \
-  -k "tiled or test_nn_fp8_tiled" > "$R/tests.log" 2>&1
-echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
-timeout 150 env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
-echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
-  | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
+gpu_tests 120 "tiled or test_nn_fp8_tiled" tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py
+e2e_rows 150
 tar czf "$OUT/q.tgz" -C "$OUT" r && rm -rf "$R"
 left=$(( CAP - ($(date +%s) - t0) ))
 if [[ "$gpu" == *H200* && $left -gt 150 ]]; then bash benchmarks/results/h200/2026-12-07/call8.sh "$OUT" $left; fi

@@ -12,31 +12,24 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-560}
 if [[ "$gpu" != *H200* ]]; then exec bash benchmarks/results/h200/2026-12-07/call12.sh "$1" "$CAP"; fi
 . benchmarks/call_setup.sh "$1"
-ab() {  # name timeout args...: one env_ab run, its rows printed
-  local n=$1 t=$2; shift 2
-  timeout "$t" env PYTHONPATH=. $PY benchmarks/micro/env_ab.py "$@" --out "$R/$n.csv" > "$R/$n.log" 2>&1
-  echo "$n rc=$? $(( $(date +%s) - t0 )) s"; grep -E "^(fp8|nvfp4)" "$R/$n.log"
-}
-ab fp8_tiled_auto 120 --op fp8 --var tiled --values 0,1,0,1 --path auto --dense \
+E=benchmarks/micro/env_ab.py
+ab fp8_tiled_auto 120 $E --op fp8 --var tiled --values 0,1,0,1 --path auto --dense \
   --shapes 28672x8192,128256x4096,4096x4096 --ms 1,2,4,8,16
-ab nv_tiled_auto 120 --op nvfp4 --var layout --values 3,4,3,4 --path auto --dense \
+ab nv_tiled_auto 120 $E --op nvfp4 --var layout --values 3,4,3,4 --path auto --dense \
   --shapes 28672x8192,128256x4096,4096x4096 --ms 1,2,4,8,16
 for P in mma direct; do
-  ab fp8_tiled_$P 70 --op fp8 --var tiled --values 0,1,0,1 --path $P --shapes 28672x8192,14336x4096 --ms 1,8,16
+  ab fp8_tiled_$P 70 $E --op fp8 --var tiled --values 0,1,0,1 --path $P --shapes 28672x8192,14336x4096 --ms 1,8,16
 done
-ab nv_tiled_mma 60 --op nvfp4 --var layout --values 3,4,3,4 --path mma --shapes 28672x8192,128256x4096 --ms 1,8
+ab nv_tiled_mma 60 $E --op nvfp4 --var layout --values 3,4,3,4 --path mma --shapes 28672x8192,128256x4096 --ms 1,8
 tar czf "$OUT/a.tgz" -C "$OUT" r && rm -rf "$R"
 left=$(( CAP - ($(date +%s) - t0) ))
 if (( left > 120 )); then
   mkdir -p "$R"
-  timeout $(( left > 200 ? 150 : left - 50 )) $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_nn_fp8_tiled.py \
-    tests/test_fp8_cuda.py tests/test_nvfp4_layout.py -k "tiled or test_nn_fp8_tiled" > "$R/tests.log" 2>&1
-  echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+  gpu_tests $(( left > 200 ? 150 : left - 50 )) "tiled or test_nn_fp8_tiled" tests/test_nn_fp8_tiled.py \
+    tests/test_fp8_cuda.py tests/test_nvfp4_layout.py
   left=$(( CAP - ($(date +%s) - t0) ))
   if (( left > 100 )); then
-    timeout $(( left - 30 )) env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
-    echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
-      | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
+    e2e_rows $(( left - 30 ))
   fi
   tar czf "$OUT/q.tgz" -C "$OUT" r && rm -rf "$R"
 fi

@@ -20,16 +20,13 @@ if [[ "$gpu" == *H200* ]]; then
   ab fp8_tiled_mma 70 $E --op fp8 --var tiled --values 0,1,0,1 --path mma --shapes 28672x8192,14336x4096 --ms 1,8,16
 fi
 left=$(( CAP - ($(date +%s) - t0) ))
-timeout $(( left > 260 ? 150 : left / 2 )) $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_wgmma_cuda.py \
-  tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py tests/test_nvfp4_layout.py -k "tiled" > "$R/tests.log" 2>&1
-echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+gpu_tests $(( left > 260 ? 150 : left / 2 )) "tiled" tests/test_fp8_wgmma_cuda.py tests/test_nn_fp8_tiled.py \
+  tests/test_fp8_cuda.py tests/test_nvfp4_layout.py
 ab fp8_tiled_wgmma 50 $E --op fp8 --var tiled --values 0,1,0,1 --path wgmma --shapes 28672x8192,128256x4096 --ms 8,16
 ab dq_tiled 60 benchmarks/micro/dq_wgmma_ab.py --tiled --shapes 28672x8192,4096x4096 --ms 64,512,2048
 left=$(( CAP - ($(date +%s) - t0) ))
 if (( left > 100 )); then
-  timeout $(( left - 30 < 150 ? left - 30 : 150 )) env PYTHONPATH=. $PY benchmarks/bench_e2e.py --ms 1,8 --out "$R/e2e" > "$R/e2e.log" 2>&1
-  echo "e2e rc=$? $(( $(date +%s) - t0 )) s"; grep -E "fused" "$R/e2e.log" \
-    | grep -E "bf16 F.linear|fp8-block tq|nvfp4 tq|QuantLinear (nvfp4|fp8_block)( static| tiled| tiled_static)?  " | cut -c1-100
+  e2e_rows $(( left - 30 < 150 ? left - 30 : 150 ))
 fi
 if (( CAP - ($(date +%s) - t0) > 100 )); then  # memcheck over the tiled wgmma GEMV and dq GEMM
   PYTHONPATH=. timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 $PY \

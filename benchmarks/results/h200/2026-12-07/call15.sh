@@ -9,9 +9,7 @@ set -uo pipefail
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$gpu"
 CAP=${2:-300}
 . benchmarks/call_setup.sh "$1"
-timeout 120 $PY -m pytest -q -rs -p no:cacheprovider -n 16 tests/test_fp8_wgmma_cuda.py tests/test_nn_fp8_tiled.py \
-  tests/test_fp8_cuda.py -k "tiled" > "$R/tests.log" 2>&1
-echo "tests rc=$? $(( $(date +%s) - t0 )) s"; tail -n 1 "$R/tests.log"; grep -E "^FAILED" "$R/tests.log" | head -8
+gpu_tests 120 "tiled" tests/test_fp8_wgmma_cuda.py tests/test_nn_fp8_tiled.py tests/test_fp8_cuda.py
 E=benchmarks/micro/env_ab.py
 if [[ "$gpu" == *H200* ]]; then
   ab fp8_tiled_auto 80 $E --op fp8 --var tiled --values 0,1,0,1 --path auto --dense --shapes 28672x8192 --ms 1,4,8,16
