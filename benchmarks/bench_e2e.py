@@ -173,8 +173,8 @@ def make_cases(ctx: C.Ctx, layers: List[Any], ms: Tuple[int, ...]) -> Iterable[C
         )
 
         # The tiled fp8_block weight (fp8_block_tile; fp8_block_gemv(..., tiled=True): the direct
-        # GEMV's and the ring kernel's tiled forms, auto's choice between them), decode only: the
-        # layer's projections all have N % 16 == 0 and K % 64 == 0.
+        # GEMV's, the ring kernel's and on sm_90 the wgmma GEMV's tiled forms, auto's choice among
+        # them), decode only: the layer's projections all have N % 16 == 0 and K % 64 == 0.
         tskip = skip or ("" if have("fp8_block_tile") else "torchquant fp8_block_tile unavailable")
         tparams = [ops.fp8_block_tile(p[0], p[1]) for p in params] if not tskip else [()]
         layers_.append(

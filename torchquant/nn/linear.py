@@ -639,7 +639,7 @@ def _reads_stored_orders(device: torch.device) -> bool:
     """Whether the kernels on `device` read the layer's stored orders: the CPU and CUDA sm_80+. For
     nvfp4, layouts 1 / 2 / 3 (the CPU kernel a chunk at a time through a table; the CUDA mma / wgmma
     / direct kernels; the sm_75 kernels read layout 0 only); for fp8_block, the tiled weight (the CPU
-    untiles it; the direct GEMV's and the ring kernel's tiled forms; sm_75's fma GEMV reads rows)."""
+    untiles it; the direct, ring and sm_90 wgmma GEMVs' tiled forms; sm_75's fma GEMV reads rows)."""
     return device.type != "cuda" or torch.cuda.get_device_capability(device)[0] >= 8
 
 
